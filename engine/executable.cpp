@@ -1,0 +1,52 @@
+#include "engine/executable.h"
+
+#include "engine/ir/error.h"
+#include "engine/ir/verifier.h"
+
+namespace kiln {
+
+Executable::Executable(Graph graph) : graph_(std::move(graph)) { verify(graph_); }
+
+void Executable::bind(const std::string& name, Tensor t) {
+  const auto v = graph_.find(name);
+  if (!v || graph_.value(*v).kind == ValueKind::result)
+    throw Error("graph @" + graph_.name() + " declares no input, param or state named '" + name + "'");
+  const TensorType& want = graph_.type(*v);
+  if (!(t.type() == want))
+    throw Error(std::string(value_kind_name(graph_.value(*v).kind)) + " %" + name + " is " + type_str(want) +
+                ", got a tensor of " + type_str(t.type()));
+  bound_.insert_or_assign(name, std::move(t));
+}
+
+const Tensor& Executable::binding(const std::string& name) const {
+  auto it = bound_.find(name);
+  if (it == bound_.end()) throw Error("%" + name + " is not bound");
+  return it->second;
+}
+
+void Executable::run() {
+  std::string missing;
+  for (Value v : graph_.declarations())
+    if (!bound_.count(graph_.name_of(v)))
+      missing += (missing.empty() ? "" : ", ") + std::string(value_kind_name(graph_.value(v).kind)) + " %" +
+                 graph_.name_of(v);
+  if (!missing.empty()) throw Error("graph @" + graph_.name() + ": unbound " + missing);
+  std::map<std::string, Tensor> outputs, assigned;
+  execute(outputs, assigned);
+  outputs_ = std::move(outputs);
+  for (auto& [name, t] : assigned) bound_.insert_or_assign(name, std::move(t));
+}
+
+const Tensor& Executable::output(const std::string& name) const {
+  auto it = outputs_.find(name);
+  if (it == outputs_.end()) throw Error("graph @" + graph_.name() + " has no output '" + name + "' (or it has not run)");
+  return it->second;
+}
+
+std::vector<std::string> Executable::output_names() const {
+  std::vector<std::string> names;
+  for (Value v : graph_.outputs()) names.push_back(graph_.name_of(v));
+  return names;
+}
+
+}  // namespace kiln

@@ -1,0 +1,50 @@
+#pragma once
+// A compiled graph: bind inputs, params and state by name, then run() as many
+// times as wanted. Params and state persist between runs and are updated in place
+// by the graph's `assign` nodes when each run ends. The interpreter and the JIT
+// both implement this, so callers switch backends with one flag.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/tensor/tensor.h"
+
+namespace kiln {
+
+class Executable {
+ public:
+  explicit Executable(Graph graph);
+  virtual ~Executable() = default;
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const Graph& graph() const { return graph_; }
+
+  // Binds a declared input, param or state; throws kiln::Error naming it if the
+  // name is not declared or the tensor's type differs from the declaration.
+  void bind(const std::string& name, Tensor t);
+  bool is_bound(const std::string& name) const { return bound_.count(name) != 0; }
+  // The current tensor of a declaration (params and state change as runs go).
+  const Tensor& binding(const std::string& name) const;
+
+  // Runs one step. Throws kiln::Error if a declaration is unbound.
+  void run();
+
+  const Tensor& output(const std::string& name) const;
+  std::vector<std::string> output_names() const;
+
+ protected:
+  // Computes outputs and the values of assigns from the bound tensors.
+  // `assigned` receives each assign's new value, keyed by target name; run()
+  // commits them after execute() returns, so every node sees the old values.
+  virtual void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) = 0;
+
+  Graph graph_;
+  std::map<std::string, Tensor> bound_;
+
+ private:
+  std::map<std::string, Tensor> outputs_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,16 @@
+#pragma once
+// The reference backend: runs a verified graph node by node with each op's
+// xtensor reference kernel. Every compiled result is tested against it.
+#include "engine/executable.h"
+
+namespace kiln {
+
+class Interpreter : public Executable {
+ public:
+  explicit Interpreter(Graph graph) : Executable(std::move(graph)) {}
+
+ protected:
+  void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) override;
+};
+
+}  // namespace kiln

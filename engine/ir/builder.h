@@ -1,0 +1,51 @@
+#pragma once
+// The Builder adds nodes to a Graph, inferring result types as it goes and
+// rejecting mistakes with an error naming the op and its operands' types.
+// Per-op helpers (ops::add(b, x, y), ops::matmul(...)) live with the ops.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln {
+
+class Builder {
+ public:
+  explicit Builder(Graph& g) : g_(g) {}
+
+  Graph& graph() { return g_; }
+  const TensorType& type(Value v) const { return g_.type(v); }
+
+  Value input(const std::string& name, TensorType t) { return g_.declare(ValueKind::input, name, std::move(t)); }
+  Value param(const std::string& name, TensorType t, Attrs attrs = {}) {
+    return g_.declare(ValueKind::param, name, std::move(t), std::move(attrs));
+  }
+  Value state(const std::string& name, TensorType t, Attrs attrs = {}) {
+    return g_.declare(ValueKind::state, name, std::move(t), std::move(attrs));
+  }
+  void output(Value v) { g_.add_output(v); }
+
+  // Adds `op(operands) {attrs}`; result names come from `names` (fresh if absent).
+  // Throws kiln::Error: "matmul(f32[2,3], f32[4,5]): ..." on any mistake.
+  std::vector<Value> emit(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs = {},
+                          const std::vector<std::string>& names = {});
+  // Same, for an op with exactly one result.
+  Value emit1(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs = {},
+              const std::string& name = {});
+
+ private:
+  Graph& g_;
+};
+
+// The result types of `def` on these operands (attributes already completed):
+// checks the operand count, then runs the op's inference. Errors name the op and
+// the operand types.
+std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<TensorType>& operand_types,
+                                           const Attrs& completed_attrs);
+
+// "op(f32[2,3], i32[4])": how errors name a node's operands.
+std::string op_signature(const std::string& op, const std::vector<TensorType>& operand_types);
+
+}  // namespace kiln

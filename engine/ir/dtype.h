@@ -1,0 +1,14 @@
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+enum class DType { f32, i32, boolean };
+
+std::string_view dtype_name(DType t);                  // "f32", "i32", "bool"
+std::optional<DType> parse_dtype(std::string_view s);  // inverse of dtype_name
+std::size_t dtype_size(DType t);                       // bytes per element
+
+}  // namespace kiln

@@ -1,0 +1,88 @@
+#include "engine/ir/graph.h"
+
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln {
+
+std::string_view value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::input: return "input";
+    case ValueKind::param: return "param";
+    case ValueKind::state: return "state";
+    case ValueKind::result: return "result";
+  }
+  return "?";
+}
+
+const std::string& Node::op() const { return def->name; }
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Value Graph::add_value(ValueInfo info) {
+  if (!is_identifier(info.name)) throw Error("invalid value name '" + info.name + "'");
+  if (by_name_.count(info.name)) throw Error("value %" + info.name + " is already defined");
+  const Value v{static_cast<int32_t>(values_.size())};
+  by_name_.emplace(info.name, v.id);
+  values_.push_back(std::move(info));
+  return v;
+}
+
+Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, Attrs attrs) {
+  if (kind == ValueKind::result) throw Error("declare: a result is not a declaration");
+  const Value v = add_value({name, std::move(type), kind, -1, std::move(attrs)});
+  decls_.push_back(v);
+  return v;
+}
+
+int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
+                        const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names) {
+  const auto node_id = static_cast<int32_t>(nodes_.size());
+  Node node{def, std::move(operands), std::move(attrs), {}};
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    std::string name = i < result_names.size() && !result_names[i].empty() ? result_names[i] : fresh_name();
+    node.results.push_back(add_value({std::move(name), result_types[i], ValueKind::result, node_id, {}}));
+  }
+  nodes_.push_back(std::move(node));
+  return node_id;
+}
+
+void Graph::add_output(Value v) {
+  if (!v.valid() || static_cast<size_t>(v.id) >= values_.size()) throw Error("output: invalid value");
+  outputs_.push_back(v);
+}
+
+std::optional<Value> Graph::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return Value{it->second};
+}
+
+std::vector<Value> Graph::declarations(ValueKind kind) const {
+  std::vector<Value> out;
+  for (Value v : decls_)
+    if (value(v).kind == kind) out.push_back(v);
+  return out;
+}
+
+std::string Graph::fresh_name(std::string_view hint) const {
+  if (hint.empty()) {
+    while (by_name_.count(std::to_string(next_number_))) ++next_number_;
+    return std::to_string(next_number_++);
+  }
+  std::string base(hint);
+  if (!by_name_.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string cand = base + "_" + std::to_string(i);
+    if (!by_name_.count(cand)) return cand;
+  }
+}
+
+}  // namespace kiln

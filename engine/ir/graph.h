@@ -1,0 +1,92 @@
+#pragma once
+// The Graph IR: SSA values with static types, nodes that name an OpDef, and the
+// graph's declarations (input / param / state) and outputs.
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/ir/attr.h"
+#include "engine/ir/shape.h"
+
+namespace kiln {
+
+struct OpDef;
+
+// A handle to one SSA value of a Graph.
+struct Value {
+  int32_t id = -1;
+  bool valid() const { return id >= 0; }
+  auto operator<=>(const Value&) const = default;
+};
+
+// input: fed on every run; param: persistent and trainable; state: persistent, not
+// trainable (optimizer moments, step counter); result: produced by a node.
+enum class ValueKind { input, param, state, result };
+std::string_view value_kind_name(ValueKind k);
+
+struct ValueInfo {
+  std::string name;  // unique in the graph, without the '%'
+  TensorType type;
+  ValueKind kind = ValueKind::result;
+  int32_t node = -1;  // producing node for results
+  Attrs attrs;        // declaration attributes, e.g. a param's {init="ones"}
+};
+
+struct Node {
+  const OpDef* def = nullptr;
+  std::vector<Value> operands;
+  Attrs attrs;
+  std::vector<Value> results;
+  const std::string& op() const;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name = "main") : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Declares an input, param or state; throws kiln::Error if the name is taken or invalid.
+  Value declare(ValueKind kind, const std::string& name, TensorType type, Attrs attrs = {});
+  // Appends a node without checking it (the Builder and the parser check first).
+  // An empty result name gets a fresh numeric name.
+  int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
+                   const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names);
+  void add_output(Value v);
+
+  const ValueInfo& value(Value v) const { return values_.at(static_cast<size_t>(v.id)); }
+  const TensorType& type(Value v) const { return value(v).type; }
+  const std::string& name_of(Value v) const { return value(v).name; }
+  std::optional<Value> find(std::string_view name) const;
+  size_t num_values() const { return values_.size(); }
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& producer(Value v) const { return nodes_.at(static_cast<size_t>(value(v).node)); }
+  const std::vector<Value>& declarations() const { return decls_; }  // in declaration order
+  std::vector<Value> declarations(ValueKind kind) const;
+  const std::vector<Value>& outputs() const { return outputs_; }
+
+  // `hint` if free, else `hint_1`, `hint_2`, ...; with no hint the next free number.
+  std::string fresh_name(std::string_view hint = {}) const;
+
+ private:
+  Value add_value(ValueInfo info);
+
+  std::string name_;
+  std::vector<ValueInfo> values_;
+  std::vector<Node> nodes_;
+  std::vector<Value> decls_;
+  std::vector<Value> outputs_;
+  std::unordered_map<std::string, int32_t> by_name_;
+  mutable int64_t next_number_ = 0;
+};
+
+// Whether `s` is a valid value or graph name: [A-Za-z0-9_.]+
+bool is_identifier(std::string_view s);
+
+}  // namespace kiln

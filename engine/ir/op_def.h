@@ -1,0 +1,76 @@
+#pragma once
+// OpDef: everything the system knows about one op (schema, shape/dtype inference,
+// reference kernel, gradient rule). Ops live in ops/ and register themselves in
+// the OpRegistry at start-up (ops/register_all.h: register_all_ops()).
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/attr.h"
+#include "engine/ir/graph.h"
+#include "engine/ir/shape.h"
+
+namespace kiln {
+
+class Tensor;
+class Builder;
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  std::optional<Attr> default_value;  // none: the attribute is required
+};
+
+// Result types from operand types and (defaults-filled) attributes. Throws
+// kiln::Error with a message about the problem; the Builder adds the op name and
+// the operand types.
+using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& operands, const Attrs& attrs)>;
+
+// The reference kernel's view of one node: operand tensors, result tensors
+// pre-allocated with the inferred types (a kernel may replace them with tensors of
+// the same type), and the node's attributes.
+struct KernelArgs {
+  const std::vector<const Tensor*>& in;
+  const std::vector<Tensor*>& out;
+  const Attrs& attrs;
+};
+using ReferenceFn = std::function<void(const KernelArgs&)>;
+
+// Gradient rule: given the node and the gradient of each result (an invalid Value
+// where a result has none), emits gradient nodes with the Builder and returns one
+// Value per operand (invalid where the operand gets no gradient).
+using GradientFn =
+    std::function<std::vector<Value>(Builder& b, const Node& node, const std::vector<Value>& result_grads)>;
+
+struct OpDef {
+  std::string name;
+  std::string summary;  // one line, for `kiln ops` and docs
+  int min_operands = 0;
+  int max_operands = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  InferFn infer;
+  ReferenceFn reference;
+  GradientFn gradient;       // empty: not differentiable (issue: autodiff)
+  bool side_effect = false;  // assign: writes operand 0 (a param or state) when the step ends
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+  // Adds an op; throws kiln::Error if the name is taken.
+  void add(OpDef def);
+  const OpDef* find(const std::string& name) const;
+  std::vector<const OpDef*> all() const;  // sorted by name
+
+ private:
+  std::map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+// Checks attributes against the op's schema (unknown names, wrong kinds, missing
+// required ones) and returns them with defaults filled in. Throws kiln::Error.
+Attrs complete_attrs(const OpDef& def, const Attrs& given);
+
+}  // namespace kiln

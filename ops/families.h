@@ -1,0 +1,18 @@
+#pragma once
+// One registration function per op family; each lives in the family's .cpp.
+#include "engine/ir/op_def.h"
+
+namespace kiln::ops {
+
+void register_elementwise(OpRegistry& r);    // elementwise.cpp: unary, binary, compare, select, cast
+void register_reductions(OpRegistry& r);     // reduction.cpp: sum, mean, max
+void register_constants(OpRegistry& r);      // constant.cpp: fill, iota, causal_mask
+void register_normalization(OpRegistry& r);  // normalization.cpp: softmax, log_softmax, layer_norm
+void register_shape_ops(OpRegistry& r);      // shape_ops.cpp: reshape, transpose, broadcast, slice, concat
+void register_matmul(OpRegistry& r);         // matmul.cpp: matmul, batched matmul
+void register_gather(OpRegistry& r);         // gather.cpp
+void register_dropout(OpRegistry& r);        // dropout.cpp (Philox RNG in engine/tensor/philox.h)
+void register_loss(OpRegistry& r);           // loss.cpp: cross_entropy
+void register_assign(OpRegistry& r);         // assign.cpp
+
+}  // namespace kiln::ops

@@ -1,0 +1,7 @@
+#include "ops/families.h"
+
+namespace kiln::ops {
+
+void register_normalization(OpRegistry&) {}  // TODO(helper): fill in
+
+}  // namespace kiln::ops
