@@ -1,0 +1,374 @@
+#include "engine/ir/parser.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "engine/ir/builder.h"
+#include "engine/ir/lexer.h"
+#include "engine/ir/op_def.h"
+#include "engine/ir/verifier.h"
+
+namespace kiln {
+
+namespace {
+
+// One `name=value` of an attribute list, with the tokens errors point at.
+struct ParsedAttr {
+  Token name;
+  Token value_start;
+  Attr value;
+};
+
+bool numel_fits_int64(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return false;
+  return true;
+}
+
+// Recursive descent over a grammar with no nesting deeper than an attribute's int
+// list, so every loop consumes a token and nothing recurses on the input.
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& file) : lex_(text, file) { bump(); }
+
+  Graph parse() {
+    if (tok_.kind == TokenKind::end) fail("expected 'graph @name {', got end of file (the file is empty)");
+    if (!tok_.is_word("graph")) fail("expected 'graph' at the start of the file, got " + describe(tok_));
+    graph_loc_ = loc(tok_);
+    bump();
+    if (tok_.kind != TokenKind::graph_name) fail("expected a graph name like '@main' after 'graph', got " + describe(tok_));
+    g_.set_name(tok_.text);
+    bump();
+    expect('{', "after the graph name");
+    while (!tok_.is_punct('}')) {
+      if (tok_.kind == TokenKind::end) fail("expected '}' to close graph @" + g_.name() + ", got end of file");
+      parse_statement();
+    }
+    bump();
+    if (tok_.kind != TokenKind::end)
+      fail("expected end of file after the graph's closing '}', got " + describe(tok_));
+    check_with_verifier();
+    return std::move(g_);
+  }
+
+ private:
+  void bump() { tok_ = lex_.next(); }
+  SourceLoc loc(const Token& t) const { return lex_.loc(t.line, t.col); }
+  [[noreturn]] void fail_at(const Token& t, const std::string& msg) const { throw ParseError(loc(t), msg); }
+  [[noreturn]] void fail(const std::string& msg) const { fail_at(tok_, msg); }
+
+  void expect(char c, std::string_view context) {
+    if (!tok_.is_punct(c)) {
+      std::string msg = "expected '";
+      msg += c;
+      msg += "' ";
+      msg += context;
+      fail(msg + ", got " + describe(tok_));
+    }
+    bump();
+  }
+
+  Token take_value_name(std::string_view context) {
+    if (tok_.kind != TokenKind::value_name) {
+      std::string msg = "expected a value name like '%x' ";
+      msg += context;
+      fail(msg + ", got " + describe(tok_));
+    }
+    Token t = tok_;
+    bump();
+    return t;
+  }
+
+  void parse_statement() {
+    if (tok_.is_word("input")) return parse_declaration(ValueKind::input);
+    if (tok_.is_word("param")) return parse_declaration(ValueKind::param);
+    if (tok_.is_word("state")) return parse_declaration(ValueKind::state);
+    if (tok_.is_word("output")) return parse_output();
+    if (tok_.kind == TokenKind::value_name || tok_.kind == TokenKind::word) return parse_node();
+    fail("expected a declaration, a node, 'output' or '}', got " + describe(tok_));
+  }
+
+  // input %x : f32[2,3] {init="zeros"}
+  void parse_declaration(ValueKind kind) {
+    const std::string keyword = tok_.text;
+    bump();
+    const Token name = take_value_name("after '" + keyword + "'");
+    define(name);
+    expect(':', "after %" + name.text);
+    const TensorType type = parse_type();
+    Attrs attrs;
+    for (ParsedAttr& a : parse_attrs()) attrs.set(a.name.text, std::move(a.value));
+    g_.declare(kind, name.text, type, std::move(attrs));
+  }
+
+  // output %y
+  void parse_output() {
+    bump();
+    g_.add_output(lookup(take_value_name("after 'output'")));
+  }
+
+  // %a, %b = op(%x, %y) {attr=value} : f32[2], f32[3]      or, with no results: op(%x, %y)
+  void parse_node() {
+    std::vector<Token> names;
+    if (tok_.kind == TokenKind::value_name) {
+      names.push_back(take_value_name("as a result"));
+      define(names.back());
+      while (tok_.is_punct(',')) {
+        bump();
+        names.push_back(take_value_name("after ',' in the result list"));
+        define(names.back());
+      }
+      expect('=', "or ',' after the result names");
+    }
+    if (tok_.kind != TokenKind::word)
+      fail("expected an op name" + std::string(names.empty() ? "" : " after '='") + ", got " + describe(tok_));
+    const Token op = tok_;
+    const OpDef* def = OpRegistry::global().find(op.text);
+    if (!def) fail("unknown op '" + op.text + "'");
+    bump();
+    expect('(', "after op name '" + op.text + "'");
+    std::vector<Value> operands;
+    std::vector<TensorType> operand_types;
+    if (!tok_.is_punct(')')) {
+      for (;;) {
+        operands.push_back(lookup(take_value_name("as an operand")));
+        operand_types.push_back(g_.type(operands.back()));
+        if (!tok_.is_punct(',')) break;
+        bump();
+      }
+    }
+    expect(')', "after operands");
+    const std::vector<ParsedAttr> given = parse_attrs();
+    const Attrs attrs = complete_node_attrs(op, *def, operand_types, given);
+
+    std::vector<TensorType> types;
+    try {
+      types = infer_result_types(*def, operand_types, attrs);
+    } catch (const Error& e) {
+      fail_at(op, e.what());
+    }
+    for (const TensorType& t : types) check_size(op, t, "inferred result type");
+    if (names.size() != types.size())
+      fail_at(names.empty() ? op : names.front(), "op '" + op.text + "' has " + std::to_string(types.size()) +
+                                                     " result(s), but " + std::to_string(names.size()) +
+                                                     " result name(s) are given");
+    if (tok_.is_punct(':')) check_annotation(op, types);
+
+    std::vector<std::string> result_names;
+    for (const Token& n : names) result_names.push_back(n.text);
+    g_.add_node(def, std::move(operands), attrs, types, result_names);
+    node_locs_.push_back(loc(op));
+  }
+
+  // Completes a node's attributes from its op's schema; errors point at the
+  // offending attribute (unknown name, wrong kind) or at the op (missing one).
+  Attrs complete_node_attrs(const Token& op, const OpDef& def, const std::vector<TensorType>& operand_types,
+                            const std::vector<ParsedAttr>& given) {
+    Attrs attrs;
+    for (const ParsedAttr& a : given) attrs.set(a.name.text, a.value);
+    try {
+      return complete_attrs(def, attrs);
+    } catch (const Error& e) {
+      const std::string msg = op_signature(def.name, operand_types) + ": " + e.what();
+      for (const ParsedAttr& a : given) {
+        const AttrSpec* spec = nullptr;
+        for (const AttrSpec& s : def.attrs)
+          if (s.name == a.name.text) spec = &s;
+        if (!spec) fail_at(a.name, msg);
+        const bool int_for_float = spec->kind == AttrKind::real && attr_kind(a.value) == AttrKind::integer;
+        if (attr_kind(a.value) != spec->kind && !int_for_float) fail_at(a.value_start, msg);
+      }
+      fail_at(op, msg);
+    }
+  }
+
+  // `: f32[2], f32[3]` after a node; must agree with inference.
+  void check_annotation(const Token& op, const std::vector<TensorType>& inferred) {
+    bump();
+    for (size_t i = 0;; ++i) {
+      const Token at = tok_;
+      const TensorType t = parse_type();
+      if (i >= inferred.size())
+        fail_at(at, "type annotation has more types than op '" + op.text + "' has results (" +
+                        std::to_string(inferred.size()) + ")");
+      if (!(t == inferred[i]))
+        fail_at(at, "type annotation " + type_str(t) + " does not match inferred " + type_str(inferred[i]));
+      if (!tok_.is_punct(',')) {
+        if (i + 1 < inferred.size())
+          fail("expected ',' and the type of result " + std::to_string(i + 2) + " of op '" + op.text + "', got " +
+               describe(tok_));
+        return;
+      }
+      bump();
+    }
+  }
+
+  // f32[2,3], i32[], bool[1]
+  TensorType parse_type() {
+    const Token start = tok_;
+    if (tok_.kind != TokenKind::word) fail("expected a type like 'f32[2,3]', got " + describe(tok_));
+    const std::optional<DType> dtype = parse_dtype(tok_.text);
+    if (!dtype) fail("unknown dtype '" + tok_.text + "' (expected f32, i32 or bool)");
+    bump();
+    expect('[', "after dtype '" + start.text + "'");
+    TensorType t{*dtype, {}};
+    if (!tok_.is_punct(']')) {
+      for (;;) {
+        if (tok_.kind != TokenKind::integer) fail("expected a dimension (a non-negative integer), got " + describe(tok_));
+        const int64_t d = parse_int(tok_);
+        if (d < 0) fail("negative dimension " + tok_.text + " in shape");
+        t.shape.push_back(d);
+        bump();
+        if (tok_.is_punct(']')) break;
+        if (!tok_.is_punct(',')) fail("expected ',' or ']' in shape, got " + describe(tok_));
+        bump();
+      }
+    }
+    bump();
+    check_size(start, t, "type");
+    return t;
+  }
+
+  void check_size(const Token& at, const TensorType& t, std::string_view what) const {
+    for (int64_t d : t.shape)
+      if (d < 0) fail_at(at, std::string(what) + " " + type_str(t) + " has a negative dimension");
+    if (!numel_fits_int64(t.shape))
+      fail_at(at, std::string(what) + " " + type_str(t) + " has too many elements (more than fit in int64)");
+  }
+
+  // `{name=value, ...}` if present; names must be unique.
+  std::vector<ParsedAttr> parse_attrs() {
+    std::vector<ParsedAttr> out;
+    if (!tok_.is_punct('{')) return out;
+    bump();
+    while (!tok_.is_punct('}')) {
+      if (!out.empty()) {
+        if (!tok_.is_punct(',')) fail("expected ',' or '}' after attribute '" + out.back().name.text + "', got " + describe(tok_));
+        bump();
+      }
+      if (tok_.kind != TokenKind::word) fail("expected an attribute name, got " + describe(tok_));
+      const Token name = tok_;
+      for (const ParsedAttr& a : out)
+        if (a.name.text == name.text) fail("duplicate attribute '" + name.text + "'");
+      bump();
+      expect('=', "after attribute name '" + name.text + "'");
+      const Token value_start = tok_;
+      out.push_back({name, value_start, parse_attr_value()});
+    }
+    bump();
+    return out;
+  }
+
+  Attr parse_attr_value() {
+    const Token t = tok_;
+    if (t.is_punct('[')) return parse_int_list();
+    bump();
+    switch (t.kind) {
+      case TokenKind::integer: return parse_int(t);
+      case TokenKind::real: return parse_real(t);
+      case TokenKind::string: return t.text;
+      case TokenKind::word:
+        if (t.text == "true" || t.text == "false") return t.text == "true";
+        if (t.text == "inf" || t.text == "nan") return parse_real(t);
+        if (const std::optional<DType> d = parse_dtype(t.text)) return *d;
+        break;
+      default: break;
+    }
+    fail_at(t, "expected an attribute value (number, true/false, string, int list or dtype), got " + describe(t));
+  }
+
+  std::vector<int64_t> parse_int_list() {
+    bump();
+    std::vector<int64_t> out;
+    if (tok_.is_punct(']')) {
+      bump();
+      return out;
+    }
+    for (;;) {
+      if (tok_.kind != TokenKind::integer) fail("expected an integer in the list, got " + describe(tok_));
+      out.push_back(parse_int(tok_));
+      bump();
+      if (tok_.is_punct(']')) break;
+      if (!tok_.is_punct(',')) fail("expected ',' or ']' in the list, got " + describe(tok_));
+      bump();
+    }
+    bump();
+    return out;
+  }
+
+  int64_t parse_int(const Token& t) const {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec == std::errc::result_out_of_range) fail_at(t, "integer literal " + t.text + " is out of range for int64");
+    if (ec != std::errc() || end != t.text.data() + t.text.size()) fail_at(t, "malformed integer '" + t.text + "'");
+    return v;
+  }
+
+  double parse_real(const Token& t) const {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec == std::errc::result_out_of_range) fail_at(t, "float literal " + t.text + " is out of range for a double");
+    if (ec != std::errc() || end != t.text.data() + t.text.size()) fail_at(t, "malformed float '" + t.text + "'");
+    return v;
+  }
+
+  void define(const Token& name) {
+    const auto [it, inserted] = def_lines_.emplace(name.text, name.line);
+    if (!inserted)
+      fail_at(name, "value %" + name.text + " is already defined (on line " + std::to_string(it->second) + ")");
+  }
+
+  Value lookup(const Token& name) const {
+    const std::optional<Value> v = g_.find(name.text);
+    if (!v) fail_at(name, "unknown value %" + name.text);
+    return *v;
+  }
+
+  // The parser has checked each node as it went; the verifier checks what spans
+  // nodes (assigns). Its problems name "node N", which maps back to a location.
+  void check_with_verifier() const {
+    const std::vector<std::string> problems = verify_problems(g_);
+    if (problems.empty()) return;
+    const std::string& first = problems.front();
+    SourceLoc where = graph_loc_;
+    const std::string_view prefix = "node ";
+    size_t index = 0;
+    if (first.rfind(prefix, 0) == 0 &&
+        std::from_chars(first.data() + prefix.size(), first.data() + first.size(), index).ec == std::errc() &&
+        index < node_locs_.size())
+      where = node_locs_[index];
+    std::string msg = first;
+    if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
+    throw ParseError(where, msg);
+  }
+
+  Lexer lex_;
+  Token tok_;
+  Graph g_;
+  SourceLoc graph_loc_;
+  std::vector<SourceLoc> node_locs_;
+  std::unordered_map<std::string, int> def_lines_;
+};
+
+}  // namespace
+
+Graph parse_kir(std::string_view text, const std::string& filename) { return Parser(text, filename).parse(); }
+
+Graph parse_kir_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err) throw Error("cannot read " + path + ": " + std::strerror(err));
+  return parse_kir(text, path);
+}
+
+}  // namespace kiln

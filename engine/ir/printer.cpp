@@ -1,0 +1,87 @@
+#include "engine/ir/printer.h"
+
+#include "engine/ir/op_def.h"
+
+namespace kiln {
+
+Attrs non_default_attrs(const Node& n) {
+  Attrs out;
+  for (const auto& [name, value] : n.attrs) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& s : n.def->attrs)
+      if (s.name == name) spec = &s;
+    // Compared as text, so -0.0 is not taken for a 0.0 default (and nan matches nan).
+    const bool is_default = spec && spec->default_value && attr_kind(*spec->default_value) == attr_kind(value) &&
+                            attr_str(*spec->default_value) == attr_str(value);
+    if (!is_default) out.set(name, value);
+  }
+  return out;
+}
+
+std::string attrs_text(const Attrs& attrs) {
+  if (attrs.empty()) return {};
+  std::string out = "{";
+  for (const auto& [name, value] : attrs) {
+    if (out.size() > 1) out += ", ";
+    out += name;
+    out += '=';
+    out += attr_str(value);
+  }
+  return out + "}";
+}
+
+static void print_node(const Graph& g, const Node& n, std::string& out) {
+  out += "  ";
+  for (size_t i = 0; i < n.results.size(); ++i) {
+    out += i ? ", %" : "%";
+    out += g.name_of(n.results[i]);
+  }
+  if (!n.results.empty()) out += " = ";
+  out += n.op();
+  out += '(';
+  for (size_t i = 0; i < n.operands.size(); ++i) {
+    out += i ? ", %" : "%";
+    out += g.name_of(n.operands[i]);
+  }
+  out += ')';
+  const std::string attrs = attrs_text(non_default_attrs(n));
+  if (!attrs.empty()) {
+    out += ' ';
+    out += attrs;
+  }
+  for (size_t i = 0; i < n.results.size(); ++i) {
+    out += i ? ", " : " : ";
+    out += type_str(g.type(n.results[i]));
+  }
+  out += '\n';
+}
+
+std::string print_kir(const Graph& g) {
+  std::string out = "graph @";
+  out += g.name();
+  out += " {\n";
+  for (Value v : g.declarations()) {
+    const ValueInfo& info = g.value(v);
+    out += "  ";
+    out += value_kind_name(info.kind);
+    out += " %";
+    out += info.name;
+    out += " : ";
+    out += type_str(info.type);
+    if (!info.attrs.empty()) {
+      out += ' ';
+      out += attrs_text(info.attrs);
+    }
+    out += '\n';
+  }
+  for (const Node& n : g.nodes()) print_node(g, n, out);
+  for (Value v : g.outputs()) {
+    out += "  output %";
+    out += g.name_of(v);
+    out += '\n';
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace kiln
