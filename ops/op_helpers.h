@@ -3,9 +3,12 @@
 // broadcasting and axis handling for inference, and dtype dispatch for kernels.
 // Checks throw kiln::Error with the problem only; the Builder prefixes the op
 // signature ("add(f32[2,3], f32[4]): ...").
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/ir/error.h"
@@ -72,6 +75,50 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
     case DType::boolean: return f(bool{});
   }
   throw Error("unknown dtype");
+}
+
+// The IR dtype of a C++ element type.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::f32;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::i32;
+  if constexpr (std::is_same_v<T, bool>) return DType::boolean;
+}
+
+// Like dispatch_dtype, but only instantiates f for the element types Ts (the
+// dtypes the op's inference allows), so f need not compile for the others.
+template <class... Ts, class F>
+void for_dtype(DType t, F&& f) {
+  const bool done = ((dtype_of<Ts>() == t ? (f(Ts{}), true) : false) || ...);
+  if (!done) {
+    std::string msg = "reference kernel got unexpected dtype ";
+    msg += dtype_name(t);
+    throw Error(msg);
+  }
+}
+
+// Evaluates an xtensor expression into `out`, keeping the expression's element type.
+template <class E>
+void store(Tensor& out, E&& e) {
+  using T = typename std::decay_t<E>::value_type;
+  out = Tensor(xt::xarray<T>(std::forward<E>(e)));
+}
+
+// One element converted between dtypes, defined for every input: to bool is
+// `v != 0`; f32 to i32 truncates toward zero, saturates at the i32 range and
+// maps NaN to 0 (as LLVM's fptosi.sat), so no input is undefined behaviour.
+template <class To, class From>
+To convert_element(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_same_v<To, int32_t> && std::is_same_v<From, float>) {
+    if (std::isnan(v)) return 0;
+    if (v <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
+    if (v >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+    return static_cast<int32_t>(v);
+  } else {
+    return static_cast<To>(v);
+  }
 }
 
 // Axes as xtensor reducers and views want them.
