@@ -1,7 +1,53 @@
+#include "ops/dropout.h"
+
+#include "engine/tensor/philox.h"
 #include "ops/families.h"
+#include "ops/op_helpers.h"
 
 namespace kiln::ops {
 
-void register_dropout(OpRegistry&) {}  // TODO(helper): fill in
+Value dropout(Builder& b, Value x, Value key, double rate, int64_t seed) {
+  return b.emit1("dropout", {x, key}, {{"rate", rate}, {"seed", seed}});
+}
+
+namespace {
+
+std::vector<TensorType> dropout_infer(const std::vector<TensorType>& in, const Attrs& attrs) {
+  check_dtype(in[0], kFloat, operand_role(0));
+  check_dtype(in[1], {DType::i32}, "key");
+  check_rank(in[1], 0, "key");
+  const double rate = attrs.get_float("rate");
+  if (!(rate >= 0.0 && rate < 1.0)) {  // also rejects NaN
+    std::string msg = "rate must be in [0, 1), got ";
+    msg += attr_str(rate);
+    throw Error(msg);
+  }
+  return {in[0]};
+}
+
+void dropout_reference(const KernelArgs& args) {
+  const double rate = args.attrs.get_float("rate");
+  const philox::Key key = philox::dropout_key(args.attrs.get_int("seed"));
+  const int32_t step = args.in[1]->i32()();
+  const uint64_t threshold = philox::dropout_threshold(rate);
+  const float scale = philox::dropout_scale(rate);
+  const Tensor::F32& x = args.in[0]->f32();
+  Tensor::F32& y = args.out[0]->f32();
+  for (size_t i = 0; i < x.size(); ++i)
+    y.data()[i] = philox::dropout_keep(key, step, i, threshold) ? x.data()[i] * scale : 0.0f;
+}
+
+}  // namespace
+
+void register_dropout(OpRegistry& r) {
+  OpDef d;
+  d.name = "dropout";
+  d.summary = "zeroes elements with probability rate (Philox mask from seed and key), scales the rest by 1/(1-rate)";
+  d.min_operands = d.max_operands = 2;
+  d.attrs = {required_attr("rate", AttrKind::real), optional_attr("seed", int64_t{0})};
+  d.infer = dropout_infer;
+  d.reference = dropout_reference;
+  r.add(std::move(d));
+}
 
 }  // namespace kiln::ops

@@ -1,7 +1,84 @@
+#include "ops/loss.h"
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xview.hpp>
+
 #include "ops/families.h"
+#include "ops/op_helpers.h"
 
 namespace kiln::ops {
 
-void register_loss(OpRegistry&) {}  // TODO(helper): fill in
+Value cross_entropy(Builder& b, Value logits, Value labels, double smoothing, int64_t ignore_index) {
+  return b.emit1("cross_entropy", {logits, labels}, {{"smoothing", smoothing}, {"ignore_index", ignore_index}});
+}
+
+namespace {
+
+std::vector<TensorType> cross_entropy_infer(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const TensorType &logits = in[0], &labels = in[1];
+  check_dtype(logits, kFloat, "logits");
+  check_min_rank(logits, 1, "logits");
+  check_dtype(labels, {DType::i32}, "labels");
+  if (logits.shape.back() < 1) throw Error("logits must have at least one class in the last axis");
+  const Shape positions(logits.shape.begin(), logits.shape.end() - 1);
+  if (labels.shape != positions)
+    throw Error(std::string("labels must have the logits' shape without the last axis, ")
+                    .append(shape_str(positions))
+                    .append(", got ")
+                    .append(shape_str(labels.shape)));
+  const double smoothing = attrs.get_float("smoothing");
+  if (!(smoothing >= 0.0 && smoothing <= 1.0))  // also rejects NaN
+    throw Error(std::string("smoothing must be in [0, 1], got ").append(attr_str(smoothing)));
+  return {{DType::f32, {}}};
+}
+
+void cross_entropy_reference(const KernelArgs& args) {
+  const double smoothing = args.attrs.get_float("smoothing");
+  const int64_t ignore_index = args.attrs.get_int("ignore_index");
+  const Tensor::F32& logits = args.in[0]->f32();
+  const Tensor::I32& labels = args.in[1]->i32();
+  const size_t classes = logits.shape().back();
+  const size_t positions = labels.size();
+  // Stable log_softmax per row: shift by the row max before exp.
+  const auto rows = xt::reshape_view(logits, {positions, classes});
+  const Tensor::F32 shifted = rows - xt::amax(rows, {1}, xt::keep_dims);
+  const Tensor::F32 logp = shifted - xt::log(xt::sum(xt::exp(shifted), {1}, xt::keep_dims));
+  const Tensor::F32 logp_sum = xt::sum(logp, {1});
+  double total = 0.0;
+  int64_t kept = 0;
+  for (size_t p = 0; p < positions; ++p) {
+    const int32_t label = labels.data()[p];
+    if (label == ignore_index) continue;
+    if (label < 0 || static_cast<size_t>(label) >= classes) {
+      std::string msg = "cross_entropy: label ";
+      msg += std::to_string(label);
+      msg += " (at flat position ";
+      msg += std::to_string(p);
+      msg += ") is out of range [0, ";
+      msg += std::to_string(classes);
+      msg += ") and is not ignore_index ";
+      msg += std::to_string(ignore_index);
+      throw Error(msg);
+    }
+    total += -(1.0 - smoothing) * logp(p, static_cast<size_t>(label)) -
+             smoothing / static_cast<double>(classes) * logp_sum(p);
+    ++kept;
+  }
+  args.out[0]->f32()() = kept ? static_cast<float>(total / static_cast<double>(kept)) : 0.0f;
+}
+
+}  // namespace
+
+void register_loss(OpRegistry& r) {
+  OpDef d;
+  d.name = "cross_entropy";
+  d.summary = "mean softmax cross-entropy of logits [...,V] and i32 labels, with label smoothing and ignore_index";
+  d.min_operands = d.max_operands = 2;
+  d.attrs = {optional_attr("smoothing", 0.0), optional_attr("ignore_index", int64_t{-100})};
+  d.infer = cross_entropy_infer;
+  d.reference = cross_entropy_reference;
+  r.add(std::move(d));
+}
 
 }  // namespace kiln::ops

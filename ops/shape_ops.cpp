@@ -1,7 +1,287 @@
+#include "ops/shape_ops.h"
+
+#include <algorithm>
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xstrided_view.hpp>
+
 #include "ops/families.h"
+#include "ops/op_helpers.h"
 
 namespace kiln::ops {
 
-void register_shape_ops(OpRegistry&) {}  // TODO(helper): fill in
+Value reshape(Builder& b, Value x, Shape shape) { return b.emit1("reshape", {x}, {{"shape", std::move(shape)}}); }
+Value transpose(Builder& b, Value x, std::vector<int64_t> perm) {
+  return b.emit1("transpose", {x}, {{"perm", std::move(perm)}});
+}
+Value broadcast(Builder& b, Value x, Shape shape) { return b.emit1("broadcast", {x}, {{"shape", std::move(shape)}}); }
+Value slice(Builder& b, Value x, std::vector<int64_t> axes, std::vector<int64_t> starts, std::vector<int64_t> ends) {
+  return b.emit1("slice", {x}, {{"axes", std::move(axes)}, {"starts", std::move(starts)}, {"ends", std::move(ends)}});
+}
+Value concat(Builder& b, const std::vector<Value>& xs, int64_t axis) { return b.emit1("concat", xs, {{"axis", axis}}); }
+
+namespace {
+
+// Calls f(x, out) with x the operand's array and out the result tensor, for whatever dtype x has.
+template <class F>
+void with_array(const KernelArgs& a, F&& f) {
+  dispatch_dtype(a.in[0]->dtype(), [&](auto t) { f(a.in[0]->as<decltype(t)>(), *a.out[0]); });
+}
+
+// ---- reshape ----
+
+Shape reshape_result(const TensorType& x, const Shape& target) {
+  int64_t known = 1;
+  int wildcards = 0;
+  for (int64_t d : target) {
+    if (d == -1) {
+      ++wildcards;
+    } else if (d < 0) {
+      throw Error(std::string("shape ").append(shape_str(target)).append(" may only use -1 as a negative dim"));
+    } else {
+      known *= d;
+    }
+  }
+  if (wildcards > 1) throw Error(std::string("shape ").append(shape_str(target)).append(" has more than one -1"));
+  Shape out = target;
+  if (wildcards == 1) {
+    if (known == 0 || x.numel() % known != 0)
+      throw Error(std::string("cannot reshape ")
+                      .append(std::to_string(x.numel()))
+                      .append(" elements into shape ")
+                      .append(shape_str(target)));
+    std::replace(out.begin(), out.end(), int64_t{-1}, x.numel() / known);
+  } else if (known != x.numel()) {
+    std::string msg = "cannot reshape ";
+    msg += std::to_string(x.numel());
+    msg += " elements into shape ";
+    msg += shape_str(target);
+    msg += " (";
+    msg += std::to_string(known);
+    msg += " elements)";
+    throw Error(msg);
+  }
+  return out;
+}
+
+OpDef reshape_def() {
+  OpDef d;
+  d.name = "reshape";
+  d.summary = "same elements (row-major) under a new shape; one dim may be -1";
+  d.min_operands = d.max_operands = 1;
+  d.attrs = {required_attr("shape", AttrKind::ints)};
+  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    return std::vector<TensorType>{{in[0].dtype, reshape_result(in[0], attrs.get_ints("shape"))}};
+  };
+  d.reference = [](const KernelArgs& a) {
+    const auto shape = xt_shape(a.out[0]->shape());  // -1 already resolved by inference
+    with_array(a, [&](const auto& x, Tensor& out) {
+      auto r = x;
+      r.reshape(shape);
+      out = Tensor(std::move(r));
+    });
+  };
+  return d;
+}
+
+// ---- transpose ----
+
+void check_permutation(const std::vector<int64_t>& perm, int64_t rank) {
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  bool ok = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    ok = ok && p >= 0 && p < rank && !seen[static_cast<size_t>(p)];
+    if (ok) seen[static_cast<size_t>(p)] = true;
+  }
+  if (!ok) {
+    std::string msg = "perm ";
+    msg += shape_str(perm);
+    msg += " is not a permutation of the operand's ";
+    msg += std::to_string(rank);
+    msg += " axes";
+    throw Error(msg);
+  }
+}
+
+OpDef transpose_def() {
+  OpDef d;
+  d.name = "transpose";
+  d.summary = "permutes axes: result dim i is operand dim perm[i]";
+  d.min_operands = d.max_operands = 1;
+  d.attrs = {required_attr("perm", AttrKind::ints)};
+  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    const auto& perm = attrs.get_ints("perm");
+    check_permutation(perm, in[0].rank());
+    Shape out;
+    for (int64_t p : perm) out.push_back(in[0].shape[static_cast<size_t>(p)]);
+    return std::vector<TensorType>{{in[0].dtype, out}};
+  };
+  d.reference = [](const KernelArgs& a) {
+    const auto perm = xt_axes(a.attrs.get_ints("perm"));
+    with_array(a, [&](const auto& x, Tensor& out) {
+      using Array = std::decay_t<decltype(x)>;
+      out = Tensor(Array(xt::transpose(x, perm)));
+    });
+  };
+  return d;
+}
+
+// ---- broadcast ----
+
+OpDef broadcast_def() {
+  OpDef d;
+  d.name = "broadcast";
+  d.summary = "np.broadcast_to(x, shape)";
+  d.min_operands = d.max_operands = 1;
+  d.attrs = {required_attr("shape", AttrKind::ints)};
+  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    const Shape& target = attrs.get_ints("shape");
+    check_dims_nonnegative(target, "shape");
+    const Shape& x = in[0].shape;
+    bool ok = x.size() <= target.size();
+    for (size_t i = 0; ok && i < x.size(); ++i) {
+      const int64_t dx = x[x.size() - 1 - i];
+      ok = dx == 1 || dx == target[target.size() - 1 - i];
+    }
+    if (!ok) throw Error(std::string("cannot broadcast shape ").append(shape_str(x)).append(" to ").append(shape_str(target)));
+    return std::vector<TensorType>{{in[0].dtype, target}};
+  };
+  d.reference = [](const KernelArgs& a) {
+    const auto shape = xt_shape(a.attrs.get_ints("shape"));
+    with_array(a, [&](const auto& x, Tensor& out) {
+      using Array = std::decay_t<decltype(x)>;
+      out = Tensor(Array(xt::broadcast(x, shape)));
+    });
+  };
+  return d;
+}
+
+// ---- slice ----
+
+// The [start, end) range of every axis of `shape` that the slice attributes select.
+std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const Attrs& attrs) {
+  const auto& axes = attrs.get_ints("axes");
+  const auto& starts = attrs.get_ints("starts");
+  const auto& ends = attrs.get_ints("ends");
+  if (axes.size() != starts.size() || axes.size() != ends.size()) {
+    std::string msg = "axes, starts and ends must have equal lengths, got ";
+    msg += std::to_string(axes.size());
+    msg += ", ";
+    msg += std::to_string(starts.size());
+    msg += " and ";
+    msg += std::to_string(ends.size());
+    throw Error(msg);
+  }
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  normalize_axes(axes, rank, false);  // rejects out-of-range and repeated axes
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t dim : shape) ranges.emplace_back(0, dim);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = normalize_axis(axes[i], rank);
+    const int64_t dim = shape[static_cast<size_t>(axis)];
+    const auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
+    const int64_t start = clamp(starts[i]), end = clamp(ends[i]);
+    if (end <= start) {
+      std::string msg = "slice [";
+      msg += std::to_string(starts[i]);
+      msg += ":";
+      msg += std::to_string(ends[i]);
+      msg += "] of axis ";
+      msg += std::to_string(axis);
+      msg += " (dim ";
+      msg += std::to_string(dim);
+      msg += ") is empty";
+      throw Error(msg);
+    }
+    ranges[static_cast<size_t>(axis)] = {start, end};
+  }
+  return ranges;
+}
+
+OpDef slice_def() {
+  OpDef d;
+  d.name = "slice";
+  d.summary = "x[starts:ends] along axes (step 1, Python bounds); empty results are rejected";
+  d.min_operands = d.max_operands = 1;
+  d.attrs = {required_attr("axes", AttrKind::ints), required_attr("starts", AttrKind::ints),
+             required_attr("ends", AttrKind::ints)};
+  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    Shape out;
+    for (const auto& [start, end] : slice_ranges(in[0].shape, attrs)) out.push_back(end - start);
+    return std::vector<TensorType>{{in[0].dtype, out}};
+  };
+  d.reference = [](const KernelArgs& a) {
+    xt::xstrided_slice_vector sv;
+    for (const auto& [start, end] : slice_ranges(a.in[0]->shape(), a.attrs)) sv.push_back(xt::range(start, end));
+    with_array(a, [&](const auto& x, Tensor& out) {
+      using Array = std::decay_t<decltype(x)>;
+      out = Tensor(Array(xt::strided_view(x, sv)));
+    });
+  };
+  return d;
+}
+
+// ---- concat ----
+
+OpDef concat_def() {
+  OpDef d;
+  d.name = "concat";
+  d.summary = "np.concatenate(operands, axis)";
+  d.min_operands = 1;
+  d.max_operands = -1;
+  d.attrs = {required_attr("axis", AttrKind::integer)};
+  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    check_min_rank(in[0], 1, operand_role(0));
+    const int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+    Shape out = in[0].shape;
+    out[static_cast<size_t>(axis)] = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      check_same_dtype(in[0], in[i]);
+      Shape s = in[i].shape;
+      const bool same_rank = s.size() == out.size();
+      const int64_t along = same_rank ? s[static_cast<size_t>(axis)] : 0;
+      if (same_rank) s[static_cast<size_t>(axis)] = 0;
+      if (s != out) {
+        std::string msg = operand_role(i);
+        msg += " has shape ";
+        msg += shape_str(in[i].shape);
+        msg += ", which differs from operand 0's ";
+        msg += shape_str(in[0].shape);
+        msg += " outside axis ";
+        msg += std::to_string(axis);
+        throw Error(msg);
+      }
+      out[static_cast<size_t>(axis)] += along;
+    }
+    return std::vector<TensorType>{{in[0].dtype, out}};
+  };
+  d.reference = [](const KernelArgs& a) {
+    const int64_t rank = a.out[0]->type().rank();
+    const auto axis = static_cast<size_t>(normalize_axis(a.attrs.get_int("axis"), rank));
+    dispatch_dtype(a.out[0]->dtype(), [&](auto t) {
+      auto& out = a.out[0]->as<decltype(t)>();
+      xt::xstrided_slice_vector sv(static_cast<size_t>(rank), xt::all());
+      int64_t offset = 0;
+      for (const Tensor* x : a.in) {
+        const int64_t len = x->shape()[axis];
+        sv[axis] = xt::range(offset, offset + len);
+        xt::noalias(xt::strided_view(out, sv)) = x->as<decltype(t)>();
+        offset += len;
+      }
+    });
+  };
+  return d;
+}
+
+}  // namespace
+
+void register_shape_ops(OpRegistry& r) {
+  r.add(reshape_def());
+  r.add(transpose_def());
+  r.add(broadcast_def());
+  r.add(slice_def());
+  r.add(concat_def());
+}
 
 }  // namespace kiln::ops
