@@ -1,8 +1,91 @@
+// The kiln command: flags and subcommands (CLI11), and the one place where errors
+// become messages and exit codes: 0 success, 1 a user error (bad graph, file or
+// binding), 2 bad flags.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "compiler/host.h"
+#include "engine/ir/error.h"
+#include "ops/register_all.h"
+#include "tools/cli_common.h"
 
-int main() {
+namespace {
+
+std::string version_text() {
   const auto h = kiln::compiler::host_info();
-  std::cout << "kiln " << KILN_VERSION << " (LLVM " << h.llvm_version << ", host CPU " << h.cpu_name << ")\n";
+  std::string s = "kiln ";
+  s += KILN_VERSION;
+  s += " (LLVM " + h.llvm_version;
+  s += ", host CPU " + h.cpu_name;
+  s += ", " + h.target_triple;
+  return s + ")";
+}
+
+// Accepts NAME=PATH for --input, so a malformed binding is a flag error naming --input.
+const CLI::Validator kNameEqualsPath(
+    [](const std::string& arg) {
+      try {
+        kiln::cli::split_binding(arg);
+        return std::string();
+      } catch (const kiln::Error& e) {
+        return std::string(e.what());
+      }
+    },
+    "NAME=PATH.npy");
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kiln::register_all_ops();
+
+  CLI::App app{"kiln: an autodiff tensor engine with a static graph compiler", "kiln"};
+  app.set_version_flag("--version", version_text, "Print kiln's version, the LLVM version and the host CPU");
+  app.require_subcommand(1);
+
+  std::string graph_path;
+  auto* check = app.add_subcommand("check", "Parse and verify a .kir graph and print its canonical form");
+  check->add_option("FILE", graph_path, "the .kir file")->required();
+
+  auto* dot = app.add_subcommand("dot", "Print a .kir graph as Graphviz DOT");
+  dot->add_option("FILE", graph_path, "the .kir file")->required();
+
+  app.add_subcommand("ops", "List the registered ops with their operands, attributes and summaries");
+
+  kiln::cli::RunOptions run_opts;
+  auto* run = app.add_subcommand("run", "Run a .kir graph once and write its outputs as .npy files");
+  run->add_option("FILE", run_opts.graph_path, "the .kir file")->required();
+  run->add_option("--input,-i", run_opts.inputs,
+                  "bind a declared input, param or state to a .npy file (repeatable); unbound params "
+                  "and state are initialized from --seed, unbound inputs are an error")
+      ->check(kNameEqualsPath)
+      ->allow_extra_args(false);
+  run->add_option("--output-dir,-o", run_opts.output_dir, "where each output goes, as NAME.npy")
+      ->capture_default_str();
+  run->add_option("--seed", run_opts.seed, "seed of the param initialization")->capture_default_str();
+  run->add_option("--backend", run_opts.backend, "execution backend")
+      ->check(CLI::IsMember({"interp"}))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\nRun 'kiln --help' for usage.\n";
+    return 2;
+  }
+
+  try {
+    if (*check) kiln::cli::check(graph_path);
+    if (*dot) kiln::cli::dot(graph_path);
+    if (app.got_subcommand("ops")) kiln::cli::list_ops();
+    if (*run) kiln::cli::run(run_opts);
+  } catch (const kiln::ParseError& e) {
+    std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
 }

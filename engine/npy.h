@@ -1,0 +1,21 @@
+#pragma once
+// Tensors in numpy's .npy format (format versions 1.0, 2.0 and 3.0).
+//
+// Loading accepts C-order little-endian arrays of '<f4' (f32), '<i4' (i32) and
+// '|b1' (bool). Numpy's defaults '<f8' and '<i8' are converted to f32 and i32,
+// refusing values the narrower type cannot hold. Anything else (fortran order,
+// big-endian, other dtypes, truncated or corrupt files) is a kiln::Error naming
+// the file.
+#include <string>
+
+#include "engine/tensor/tensor.h"
+
+namespace kiln {
+
+Tensor load_npy(const std::string& path);
+
+// Writes PATH.tmp, then renames it over PATH, so an existing PATH is never left
+// half-written. Throws kiln::Error naming the file.
+void save_npy(const std::string& path, const Tensor& t);
+
+}  // namespace kiln

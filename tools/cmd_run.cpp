@@ -1,0 +1,101 @@
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "engine/interpreter.h"
+#include "engine/ir/error.h"
+#include "engine/ir/parser.h"
+#include "engine/npy.h"
+#include "engine/param_init.h"
+#include "tools/cli_common.h"
+
+namespace kiln::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The JIT backend joins here; CLI11 already restricts --backend to the names handled.
+std::unique_ptr<Executable> make_executable(const std::string& backend, Graph g) {
+  if (backend == "interp") return std::make_unique<Interpreter>(std::move(g));
+  throw Error("unknown backend '" + backend + "'");
+}
+
+// Loads and binds each --input NAME=PATH. The name is checked before the file is read,
+// so a typo in NAME is reported as such.
+void bind_inputs(Executable& exe, const std::vector<std::string>& args) {
+  const Graph& g = exe.graph();
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    const auto [name, path] = split_binding(arg);
+    if (!seen.insert(name).second) throw Error("--input " + name + " is given twice");
+    const auto v = g.find(name);
+    if (!v || g.value(*v).kind == ValueKind::result)
+      throw Error("--input " + arg + ": graph @" + g.name() + " declares no input, param or state named '" + name + "'");
+    Tensor t = load_npy(path);
+    try {
+      exe.bind(name, std::move(t));
+    } catch (const Error& e) {
+      throw Error("--input " + arg + ": " + e.what());
+    }
+  }
+}
+
+void require_inputs_bound(const Executable& exe) {
+  std::string missing;
+  for (Value v : exe.graph().declarations(ValueKind::input)) {
+    const std::string& name = exe.graph().name_of(v);
+    if (exe.is_bound(name)) continue;
+    if (!missing.empty()) missing += ", ";
+    missing += "%" + name;
+  }
+  if (!missing.empty()) throw Error("input " + missing + " not bound (pass --input NAME=FILE.npy)");
+}
+
+std::string scalar_text(const Tensor& t) {
+  return t.visit([](const auto& a) -> std::string {
+    const auto v = a.flat(0);
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>) {
+      return v ? "true" : "false";
+    } else {
+      char buf[32];
+      return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    }
+  });
+}
+
+void write_outputs(const Executable& exe, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("--output-dir " + dir + ": " + ec.message());
+  for (const std::string& name : exe.output_names()) {
+    const Tensor& t = exe.output(name);
+    const std::string path = (fs::path(dir) / (name + ".npy")).string();
+    save_npy(path, t);
+    std::cout << '%' << name << " : " << type_str(t.type());
+    if (t.type().rank() == 0) std::cout << " = " << scalar_text(t);
+    std::cout << " -> " << path << '\n';
+  }
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_binding(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    throw Error("'" + arg + "' is not NAME=PATH.npy");
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+// Everything that can fail on user input happens before the first output is written.
+void run(const RunOptions& opts) {
+  auto exe = make_executable(opts.backend, parse_kir_file(opts.graph_path));
+  bind_inputs(*exe, opts.inputs);
+  require_inputs_bound(*exe);
+  bind_initial_values(*exe, opts.seed);
+  exe->run();
+  write_outputs(*exe, opts.output_dir);
+}
+
+}  // namespace kiln::cli
