@@ -76,11 +76,7 @@ OpDef reshape_def() {
   };
   d.reference = [](const KernelArgs& a) {
     const auto shape = xt_shape(a.out[0]->shape());  // -1 already resolved by inference
-    with_array(a, [&](const auto& x, Tensor& out) {
-      auto r = x;
-      r.reshape(shape);
-      out = Tensor(std::move(r));
-    });
+    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::reshape_view(x, shape)); });
   };
   return d;
 }
@@ -119,10 +115,7 @@ OpDef transpose_def() {
   };
   d.reference = [](const KernelArgs& a) {
     const auto perm = xt_axes(a.attrs.get_ints("perm"));
-    with_array(a, [&](const auto& x, Tensor& out) {
-      using Array = std::decay_t<decltype(x)>;
-      out = Tensor(Array(xt::transpose(x, perm)));
-    });
+    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::transpose(x, perm)); });
   };
   return d;
 }
@@ -149,10 +142,7 @@ OpDef broadcast_def() {
   };
   d.reference = [](const KernelArgs& a) {
     const auto shape = xt_shape(a.attrs.get_ints("shape"));
-    with_array(a, [&](const auto& x, Tensor& out) {
-      using Array = std::decay_t<decltype(x)>;
-      out = Tensor(Array(xt::broadcast(x, shape)));
-    });
+    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::broadcast(x, shape)); });
   };
   return d;
 }
@@ -214,10 +204,7 @@ OpDef slice_def() {
   d.reference = [](const KernelArgs& a) {
     xt::xstrided_slice_vector sv;
     for (const auto& [start, end] : slice_ranges(a.in[0]->shape(), a.attrs)) sv.push_back(xt::range(start, end));
-    with_array(a, [&](const auto& x, Tensor& out) {
-      using Array = std::decay_t<decltype(x)>;
-      out = Tensor(Array(xt::strided_view(x, sv)));
-    });
+    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
   };
   return d;
 }
@@ -234,15 +221,15 @@ OpDef concat_def() {
   d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     check_min_rank(in[0], 1, operand_role(0));
     const int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
-    Shape out = in[0].shape;
-    out[static_cast<size_t>(axis)] = 0;
+    const auto outside_axis = [axis](Shape s) {  // the shape with the concat axis blanked out
+      if (static_cast<int64_t>(s.size()) > axis) s[static_cast<size_t>(axis)] = 0;
+      return s;
+    };
+    const Shape common = outside_axis(in[0].shape);
+    Shape out = common;
     for (size_t i = 0; i < in.size(); ++i) {
       check_same_dtype(in[0], in[i]);
-      Shape s = in[i].shape;
-      const bool same_rank = s.size() == out.size();
-      const int64_t along = same_rank ? s[static_cast<size_t>(axis)] : 0;
-      if (same_rank) s[static_cast<size_t>(axis)] = 0;
-      if (s != out) {
+      if (outside_axis(in[i].shape) != common) {
         std::string msg = operand_role(i);
         msg += " has shape ";
         msg += shape_str(in[i].shape);
@@ -252,7 +239,7 @@ OpDef concat_def() {
         msg += std::to_string(axis);
         throw Error(msg);
       }
-      out[static_cast<size_t>(axis)] += along;
+      out[static_cast<size_t>(axis)] += in[i].shape[static_cast<size_t>(axis)];
     }
     return std::vector<TensorType>{{in[0].dtype, out}};
   };
