@@ -14,5 +14,6 @@ void register_gather(OpRegistry& r);         // gather.cpp
 void register_dropout(OpRegistry& r);        // dropout.cpp (Philox RNG in engine/tensor/philox.h)
 void register_loss(OpRegistry& r);           // loss.cpp: cross_entropy
 void register_assign(OpRegistry& r);         // assign.cpp
+void register_identity(OpRegistry& r);       // identity.cpp: identity, stop_gradient
 
 }  // namespace kiln::ops

@@ -59,6 +59,15 @@ void Graph::add_output(Value v) {
   outputs_.push_back(v);
 }
 
+void Graph::rename(Value v, const std::string& name) {
+  if (!is_identifier(name)) throw Error("invalid value name '" + name + "'");
+  if (by_name_.count(name)) throw Error("value %" + name + " is already defined");
+  ValueInfo& info = values_.at(static_cast<size_t>(v.id));
+  by_name_.erase(info.name);
+  by_name_.emplace(name, v.id);
+  info.name = name;
+}
+
 std::optional<Value> Graph::find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;

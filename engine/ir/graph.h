@@ -58,6 +58,8 @@ class Graph {
   int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                    const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names);
   void add_output(Value v);
+  // Gives a value a new unique name; throws kiln::Error if it is taken or invalid.
+  void rename(Value v, const std::string& name);
 
   const ValueInfo& value(Value v) const { return values_.at(static_cast<size_t>(v.id)); }
   const TensorType& type(Value v) const { return value(v).type; }
