@@ -3,11 +3,13 @@
 // Interpreter, and compare results with expected arrays.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <source_location>
 #include <sstream>
 #include <string>
 #include <vector>
-#include <xtensor/xio.hpp>
 
 #include "engine/interpreter.h"
 #include "engine/ir/builder.h"
@@ -87,10 +89,24 @@ inline std::vector<TensorType> result_types(const std::string& op, const std::ve
   return types;
 }
 
+// An array of `shape` holding `values` in row-major order. Nested braces cannot
+// spell shapes with size-1 dims ({{1.0f}} is ambiguous to xtensor); this can.
+template <class T>
+xt::xarray<T> shaped(const Shape& shape, std::initializer_list<T> values) {
+  REQUIRE(static_cast<int64_t>(values.size()) == numel(shape));
+  xt::xarray<T> a = xt::xarray<T>::from_shape(xt_shape(shape));
+  std::copy(values.begin(), values.end(), a.begin());
+  return a;
+}
+
+// "[2,2] {1, 2, 3, 4}": shape and row-major values. (xtensor's xio printer
+// trips a false GCC 12 -Wrestrict warning, so it is not used.)
 template <class T>
 std::string array_str(const xt::xarray<T>& a) {
   std::ostringstream os;
-  os << a;
+  os << shape_str(ir_shape(a.shape())) << " {";
+  for (size_t i = 0; i < a.size(); ++i) os << (i ? ", " : "") << +a.data()[i];
+  os << "}";
   return os.str();
 }
 
@@ -103,26 +119,30 @@ inline bool close(float got, float want, float atol, float rtol) {
 }
 
 // Checks that `got` is f32 with `want`'s shape and values within tolerance.
-inline void check_close(const Tensor& got, const xt::xarray<float>& want, float atol = 1e-5f, float rtol = 1e-5f) {
+inline void check_close(const Tensor& got, const xt::xarray<float>& want, float atol = 1e-5f, float rtol = 1e-5f,
+                        std::source_location caller = std::source_location::current()) {
+  INFO("checked at " << std::string(caller.file_name()) << ":" << caller.line());
   REQUIRE_MESSAGE(got.dtype() == DType::f32, "got dtype " << dtype_name(got.dtype()));
   const auto& g = got.f32();
   REQUIRE_MESSAGE(ir_shape(g.shape()) == ir_shape(want.shape()),
                   "got shape " << shape_str(ir_shape(g.shape())) << ", want " << shape_str(ir_shape(want.shape())));
   bool ok = true;
   for (size_t i = 0; i < want.size(); ++i) ok = ok && close(g.data()[i], want.data()[i], atol, rtol);
-  CHECK_MESSAGE(ok, "got\n" << array_str(g) << "\nwant\n" << array_str(want));
+  CHECK_MESSAGE(ok, "got " << array_str(g) << ", want " << array_str(want));
 }
 
 // Checks that `got` has T's dtype, `want`'s shape and exactly its values.
 template <class T>
-void check_equal(const Tensor& got, const xt::xarray<T>& want) {
+void check_equal(const Tensor& got, const xt::xarray<T>& want,
+                 std::source_location caller = std::source_location::current()) {
+  INFO("checked at " << std::string(caller.file_name()) << ":" << caller.line());
   const DType want_dtype = Tensor(want).dtype();
   REQUIRE_MESSAGE(got.dtype() == want_dtype,
                   "got dtype " << dtype_name(got.dtype()) << ", want " << dtype_name(want_dtype));
   const auto& g = got.as<T>();
   REQUIRE_MESSAGE(ir_shape(g.shape()) == ir_shape(want.shape()),
                   "got shape " << shape_str(ir_shape(g.shape())) << ", want " << shape_str(ir_shape(want.shape())));
-  CHECK_MESSAGE(g == want, "got\n" << array_str(g) << "\nwant\n" << array_str(want));
+  CHECK_MESSAGE(g == want, "got " << array_str(g) << ", want " << array_str(want));
 }
 
 }  // namespace kiln::test
