@@ -1,7 +1,113 @@
+// Constant ops: fill, iota, causal_mask.
+#include "ops/constant.h"
+
+#include <limits>
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xoperation.hpp>
+
 #include "ops/families.h"
+#include "ops/op_helpers.h"
 
 namespace kiln::ops {
 
-void register_constants(OpRegistry&) {}  // TODO(helper): fill in
+namespace {
+
+std::vector<TensorType> infer_fill(const std::vector<TensorType>&, const Attrs& attrs) {
+  const Shape& shape = attrs.get_ints("shape");
+  check_dims_nonnegative(shape, "shape");
+  return {{attrs.get_dtype("dtype"), shape}};
+}
+
+void fill_kernel(const KernelArgs& k) {
+  const double value = k.attrs.get_float("value");
+  dispatch_dtype(k.out[0]->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    k.out[0]->as<T>().fill(convert_element<T>(value));
+  });
+}
+
+std::vector<TensorType> infer_iota(const std::vector<TensorType>&, const Attrs& attrs) {
+  const Shape& shape = attrs.get_ints("shape");
+  check_dims_nonnegative(shape, "shape");
+  const DType dtype = attrs.get_dtype("dtype");
+  check_dtype({dtype, shape}, kNumeric, "dtype");
+  normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(shape.size()));
+  return {{dtype, shape}};
+}
+
+void iota_kernel(const KernelArgs& k) {
+  const Shape shape = k.out[0]->shape();
+  const size_t axis = static_cast<size_t>(normalize_axis(k.attrs.get_int("axis"), static_cast<int64_t>(shape.size())));
+  // arange along `axis`, shaped [1,..,n,..,1] and broadcast to the full shape.
+  std::vector<size_t> line_shape(shape.size(), 1);
+  line_shape[axis] = static_cast<size_t>(shape[axis]);
+  for_dtype<float, int32_t>(k.out[0]->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    xt::xarray<T> line = xt::arange<T>(static_cast<T>(shape[axis]));
+    line.reshape(line_shape);
+    store(*k.out[0], xt::broadcast(line, xt_shape(shape)));
+  });
+}
+
+std::vector<TensorType> infer_causal_mask(const std::vector<TensorType>&, const Attrs& attrs) {
+  const int64_t size = attrs.get_int("size");
+  if (size < 0) {
+    std::string msg = "size must not be negative, got ";
+    msg += std::to_string(size);
+    throw Error(msg);
+  }
+  return {{DType::f32, {size, size}}};
+}
+
+void causal_mask_kernel(const KernelArgs& k) {
+  const auto n = static_cast<size_t>(k.attrs.get_int("size"));
+  xt::xarray<int64_t> row = xt::arange<int64_t>(static_cast<int64_t>(n));
+  row.reshape({n, 1});
+  const xt::xarray<int64_t> col = xt::arange<int64_t>(static_cast<int64_t>(n));
+  store(*k.out[0], xt::where(col > row, -std::numeric_limits<float>::infinity(), 0.0f));
+}
+
+}  // namespace
+
+void register_constants(OpRegistry& r) {
+  r.add(OpDef{"fill",
+              "a tensor of {shape} filled with {value} as {dtype}",
+              0,
+              0,
+              {required_attr("shape", AttrKind::ints), optional_attr("dtype", DType::f32), optional_attr("value", 0.0)},
+              infer_fill,
+              fill_kernel,
+              {},
+              false});
+  r.add(OpDef{"iota",
+              "a tensor of {shape} holding each element's index along {axis}",
+              0,
+              0,
+              {required_attr("shape", AttrKind::ints), optional_attr("axis", int64_t{0}),
+               optional_attr("dtype", DType::i32)},
+              infer_iota,
+              iota_kernel,
+              {},
+              false});
+  r.add(OpDef{"causal_mask",
+              "f32[size,size]: 0 where col <= row, -inf where col > row (additive attention mask)",
+              0,
+              0,
+              {required_attr("size", AttrKind::integer)},
+              infer_causal_mask,
+              causal_mask_kernel,
+              {},
+              false});
+}
+
+Value fill(Builder& b, const Shape& shape, double value, DType dtype) {
+  return b.emit1("fill", {}, {{"shape", shape}, {"value", value}, {"dtype", dtype}});
+}
+
+Value iota(Builder& b, const Shape& shape, int64_t axis, DType dtype) {
+  return b.emit1("iota", {}, {{"shape", shape}, {"axis", axis}, {"dtype", dtype}});
+}
+
+Value causal_mask(Builder& b, int64_t size) { return b.emit1("causal_mask", {}, {{"size", size}}); }
 
 }  // namespace kiln::ops

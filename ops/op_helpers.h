@@ -105,16 +105,16 @@ void store(Tensor& out, E&& e) {
 }
 
 // One element converted between dtypes, defined for every input: to bool is
-// `v != 0`; f32 to i32 truncates toward zero, saturates at the i32 range and
-// maps NaN to 0 (as LLVM's fptosi.sat), so no input is undefined behaviour.
+// `v != 0`; floating point to i32 truncates toward zero, saturates at the i32
+// range and maps NaN to 0 (as LLVM's fptosi.sat), so no input is undefined behaviour.
 template <class To, class From>
 To convert_element(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
-  } else if constexpr (std::is_same_v<To, int32_t> && std::is_same_v<From, float>) {
+  } else if constexpr (std::is_same_v<To, int32_t> && std::is_floating_point_v<From>) {
     if (std::isnan(v)) return 0;
-    if (v <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
-    if (v >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+    if (v <= -2147483648.0) return std::numeric_limits<int32_t>::min();
+    if (v >= 2147483648.0) return std::numeric_limits<int32_t>::max();
     return static_cast<int32_t>(v);
   } else {
     return static_cast<To>(v);
