@@ -40,10 +40,15 @@ void cross_entropy_reference(const KernelArgs& args) {
   const Tensor::I32& labels = args.in[1]->i32();
   const size_t classes = logits.shape().back();
   const size_t positions = labels.size();
-  // Stable log_softmax per row: shift by the row max before exp.
-  const auto rows = xt::reshape_view(logits, {positions, classes});
-  const Tensor::F32 shifted = rows - xt::amax(rows, {1}, xt::keep_dims);
-  const Tensor::F32 logp = shifted - xt::log(xt::sum(xt::exp(shifted), {1}, xt::keep_dims));
+  // Stable log_softmax per row: shift by the row max before exp. The keep_dims
+  // reductions are evaluated into arrays first: xtensor 0.24 broadcasts a lazy
+  // keep_dims reducer wrongly inside a larger expression.
+  Tensor::F32 rows = logits;
+  rows.reshape({positions, classes});
+  const Tensor::F32 row_max = xt::amax(rows, {1}, xt::keep_dims);
+  const Tensor::F32 shifted = rows - row_max;
+  const Tensor::F32 log_sum_exp = xt::log(xt::sum(xt::exp(shifted), {1}, xt::keep_dims));
+  const Tensor::F32 logp = shifted - log_sum_exp;
   const Tensor::F32 logp_sum = xt::sum(logp, {1});
   double total = 0.0;
   int64_t kept = 0;
