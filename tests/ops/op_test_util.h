@@ -93,7 +93,7 @@ inline std::vector<TensorType> result_types(const std::string& op, const std::ve
 // spell shapes with size-1 dims ({{1.0f}} is ambiguous to xtensor); this can.
 template <class T>
 xt::xarray<T> shaped(const Shape& shape, std::initializer_list<T> values) {
-  REQUIRE(static_cast<int64_t>(values.size()) == numel(shape));
+  if (static_cast<int64_t>(values.size()) != numel(shape)) throw Error("shaped: value count differs from the shape's size");
   xt::xarray<T> a = xt::xarray<T>::from_shape(xt_shape(shape));
   std::copy(values.begin(), values.end(), a.begin());
   return a;
