@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages kiln builds with, if any is missing (needs root
+# then). Every dependency is a Debian package; nothing is downloaded otherwise.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
