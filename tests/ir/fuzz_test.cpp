@@ -26,6 +26,9 @@ const std::vector<std::string> kHostileTokens = {
     "[[[[[[[[[[[[", "}}}}", "\\", "\"", "%", "@", "f64", "bool[]", "output %x", "assign(", "graph @g {",
     "-1", "0", "4294967296", "{axes=[0,0]}", "{shape=[-1,-1]}", "\xff\xfe", std::string(1, '\0')};
 
+const std::vector<std::string> kOddIntegers = {"0", "1", "-1", "2", "3", "-2", "7", "-7", "4294967296",
+                                               "9223372036854775807", "-9223372036854775808", "2147483648"};
+
 size_t position(test::Rng& rng, const std::string& s, bool may_be_end) {
   const auto last = static_cast<int64_t>(s.size()) - (may_be_end ? 0 : 1);
   return last <= 0 ? 0 : static_cast<size_t>(rng.uniform(0, last));
@@ -33,7 +36,7 @@ size_t position(test::Rng& rng, const std::string& s, bool may_be_end) {
 
 std::string mutate(std::string s, test::Rng& rng) {
   for (int64_t n = rng.uniform(1, 3); n > 0; --n) {
-    switch (rng.uniform(0, 5)) {
+    switch (rng.uniform(0, 6)) {
       case 0:  // flip a byte
         if (!s.empty()) s[position(rng, s, false)] = static_cast<char>(rng.uniform(0, 255));
         break;
@@ -54,6 +57,13 @@ std::string mutate(std::string s, test::Rng& rng) {
         std::string copy(1, '\n');
         copy += s.substr(begin, end - begin);
         s.insert(end, copy);
+        break;
+      }
+      case 5: {  // replace a number, so op inference sees odd shapes, axes and bounds
+        const size_t at = s.find_first_of("0123456789", position(rng, s, true));
+        if (at == std::string::npos) break;
+        const size_t end = std::min(s.find_first_not_of("0123456789", at), s.size());
+        s.replace(at, end - at, rng.pick(kOddIntegers));
         break;
       }
       default:  // insert a hostile token
@@ -118,7 +128,7 @@ TEST_CASE("mutated example files parse or fail with a located error") {
     ++examples;
     const std::string text = read_file(entry.path());
     check_input(text, results);
-    for (int i = 0; i < 800; ++i) check_input(mutate(text, rng), results);
+    for (int i = 0; i < 2000; ++i) check_input(mutate(text, rng), results);
   }
   CHECK(examples >= 3);
   report(results, true);
@@ -127,9 +137,9 @@ TEST_CASE("mutated example files parse or fail with a located error") {
 TEST_CASE("mutated printed random graphs parse or fail with a located error") {
   FuzzResults results;
   test::Rng rng(7);
-  for (uint64_t seed = 1000; seed < 1060; ++seed) {
+  for (uint64_t seed = 1000; seed < 1100; ++seed) {
     const std::string text = print_kir(test::random_graph(seed));
-    for (int i = 0; i < 40; ++i) check_input(mutate(text, rng), results);
+    for (int i = 0; i < 60; ++i) check_input(mutate(text, rng), results);
   }
   report(results, true);
 }
@@ -141,7 +151,7 @@ TEST_CASE("random bytes and token soup are rejected cleanly") {
       "graph", "@g", "{", "}", "%x", "%y", "%z", "=", "(", ")", ",", ":", "f32", "i32", "[", "]", "2", "-1", "0",
       "input", "param", "state", "output", "add", "sum", "fill", "reshape", "matmul", "assign", "axes", "shape",
       "value", "keepdims", "true", "1.5", "\"s\"", "\n", "# c\n"};
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 1000; ++i) {
     std::string bytes;
     for (int64_t n = rng.uniform(0, 200); n > 0; --n) bytes += static_cast<char>(rng.uniform(0, 255));
     check_input(bytes, results);
