@@ -1,0 +1,103 @@
+#include "models/optimizer.h"
+
+#include <cmath>
+
+#include "engine/autodiff.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/error.h"
+#include "ops/assign.h"
+#include "ops/constant.h"
+#include "ops/elementwise.h"
+#include "ops/identity.h"
+
+namespace kiln {
+namespace {
+
+Value scalar(Builder& b, double v) { return ops::fill(b, {}, v); }
+
+std::vector<Value> trainable_params(const Graph& g) {
+  std::vector<Value> params = g.declarations(ValueKind::param);
+  if (params.empty()) throw Error("optimizer: graph @" + g.name() + " has no params to train");
+  for (const Node& n : g.nodes())
+    if (n.def->side_effect && g.value(n.operands[0]).kind == ValueKind::param)
+      throw Error("optimizer: param %" + g.name_of(n.operands[0]) + " is already assigned by the graph");
+  return params;
+}
+
+// The step counter: declares or finds %step, assigns step + 1, and returns the new
+// step as f32 (1 on the first run).
+Value advance_step(Builder& b) {
+  Graph& g = b.graph();
+  const auto existing = g.find(kStepState);
+  const Value step = existing ? *existing : b.state(kStepState, {DType::i32, {}});
+  if (g.value(step).kind != ValueKind::state || !(g.type(step) == TensorType{DType::i32, {}}))
+    throw Error("optimizer: %" + kStepState + " must be a state of type i32[]");
+  const Value next = ops::add(b, step, ops::fill(b, {}, 1.0, DType::i32));
+  ops::assign(b, step, next);
+  return ops::cast(b, next, DType::f32);
+}
+
+void output_once(Builder& b, Value v) {
+  for (Value o : b.graph().outputs())
+    if (o == v) return;
+  b.output(v);
+}
+
+}  // namespace
+
+void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
+  const std::vector<Value> params = trainable_params(g);
+  const std::vector<Value> grads = grad(g, loss, params);
+  Builder b(g);
+  advance_step(b);
+  const Value lr = ops::identity(b, scalar(b, opts.lr), g.fresh_name(kLearningRateOutput));
+  for (size_t i = 0; i < params.size(); ++i)
+    ops::assign(b, params[i], ops::sub(b, params[i], ops::mul(b, lr, grads[i])));
+  output_once(b, loss);
+  output_once(b, lr);
+}
+
+void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
+  const std::vector<Value> params = trainable_params(g);
+  const std::vector<Value> grads = grad(g, loss, params);
+  Builder b(g);
+  const Value t = advance_step(b);
+
+  Value lr;
+  if (opts.constant_lr > 0) {
+    lr = scalar(b, opts.constant_lr);
+  } else {
+    const double scale = opts.factor / std::sqrt(static_cast<double>(opts.d_model));
+    const Value warm = ops::mul(b, t, scalar(b, std::pow(static_cast<double>(opts.warmup), -1.5)));
+    lr = ops::mul(b, scalar(b, scale), ops::minimum(b, ops::rsqrt(b, t), warm));
+  }
+  lr = ops::identity(b, lr, g.fresh_name(kLearningRateOutput));
+  // Bias corrections 1 - beta^t, with beta^t = exp(t * log(beta)).
+  auto correction = [&](double beta) {
+    return ops::sub(b, scalar(b, 1.0), ops::exp(b, ops::mul(b, t, scalar(b, std::log(beta)))));
+  };
+  const Value c1 = correction(opts.beta1);
+  const Value c2 = correction(opts.beta2);
+  const Value step_size = ops::div(b, lr, c1);  // lr / (1 - beta1^t)
+
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Value p = params[i], gp = grads[i];
+    const std::string& name = g.name_of(p);
+    const TensorType type = g.type(p);
+    const Value m = b.state(name + ".adam_m", type);
+    const Value v = b.state(name + ".adam_v", type);
+    const Value m_new = ops::add(b, ops::mul(b, scalar(b, opts.beta1), m), ops::mul(b, scalar(b, 1 - opts.beta1), gp));
+    const Value v_new = ops::add(b, ops::mul(b, scalar(b, opts.beta2), v),
+                                 ops::mul(b, scalar(b, 1 - opts.beta2), ops::mul(b, gp, gp)));
+    // p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m / c1 and v_hat = v / c2.
+    const Value denom = ops::add(b, ops::sqrt(b, ops::div(b, v_new, c2)), scalar(b, opts.eps));
+    const Value p_new = ops::sub(b, p, ops::mul(b, step_size, ops::div(b, m_new, denom)));
+    ops::assign(b, m, m_new);
+    ops::assign(b, v, v_new);
+    ops::assign(b, p, p_new);
+  }
+  output_once(b, loss);
+  output_once(b, lr);
+}
+
+}  // namespace kiln
