@@ -20,10 +20,14 @@ static std::string quoted(const std::vector<std::string>& lines) {
 
 static std::string declaration_style(ValueKind kind) {
   switch (kind) {
-    case ValueKind::input: return "shape=invhouse, style=filled, fillcolor=\"#cfe2ff\"";
-    case ValueKind::param: return "shape=box, style=filled, fillcolor=\"#d4edda\"";
-    case ValueKind::state: return "shape=cylinder, style=filled, fillcolor=\"#fff3cd\"";
-    case ValueKind::result: break;
+    case ValueKind::input:
+      return "shape=invhouse, style=filled, fillcolor=\"#cfe2ff\"";
+    case ValueKind::param:
+      return "shape=box, style=filled, fillcolor=\"#d4edda\"";
+    case ValueKind::state:
+      return "shape=cylinder, style=filled, fillcolor=\"#fff3cd\"";
+    case ValueKind::result:
+      break;
   }
   return "shape=ellipse";
 }

@@ -19,15 +19,19 @@ static std::string char_str(char c) {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case TokenKind::end: return "end of file";
-    case TokenKind::value_name: return "'%" + t.text + "'";
-    case TokenKind::graph_name: return "'@" + t.text + "'";
+    case TokenKind::end:
+      return "end of file";
+    case TokenKind::value_name:
+      return "'%" + t.text + "'";
+    case TokenKind::graph_name:
+      return "'@" + t.text + "'";
     case TokenKind::string: {
       std::string s = "string \"";
       s += t.text.size() > 20 ? t.text.substr(0, 20) + "..." : t.text;
       return s + "\"";
     }
-    default: return "'" + t.text + "'";
+    default:
+      return "'" + t.text + "'";
   }
 }
 
@@ -138,8 +142,7 @@ Token Lexer::lex_string() {
   Token t{TokenKind::string, {}, line_, col_};
   advance();
   for (;;) {
-    if (at_end() || peek() == '\n')
-      throw ParseError(loc(t.line, t.col), "unterminated string (missing closing '\"')");
+    if (at_end() || peek() == '\n') throw ParseError(loc(t.line, t.col), "unterminated string (missing closing '\"')");
     const char c = peek();
     if (c == '"') {
       advance();

@@ -40,7 +40,8 @@ class Parser {
     if (!tok_.is_word("graph")) fail("expected 'graph' at the start of the file, got " + describe(tok_));
     graph_loc_ = loc(tok_);
     bump();
-    if (tok_.kind != TokenKind::graph_name) fail("expected a graph name like '@main' after 'graph', got " + describe(tok_));
+    if (tok_.kind != TokenKind::graph_name)
+      fail("expected a graph name like '@main' after 'graph', got " + describe(tok_));
     g_.set_name(tok_.text);
     bump();
     expect('{', "after the graph name");
@@ -49,8 +50,7 @@ class Parser {
       parse_statement();
     }
     bump();
-    if (tok_.kind != TokenKind::end)
-      fail("expected end of file after the graph's closing '}', got " + describe(tok_));
+    if (tok_.kind != TokenKind::end) fail("expected end of file after the graph's closing '}', got " + describe(tok_));
     check_with_verifier();
     return std::move(g_);
   }
@@ -154,8 +154,8 @@ class Parser {
     for (const TensorType& t : types) check_size(op, t, "inferred result type");
     if (names.size() != types.size())
       fail_at(names.empty() ? op : names.front(), "op '" + op.text + "' has " + std::to_string(types.size()) +
-                                                     " result(s), but " + std::to_string(names.size()) +
-                                                     " result name(s) are given");
+                                                      " result(s), but " + std::to_string(names.size()) +
+                                                      " result name(s) are given");
     if (tok_.is_punct(':')) check_annotation(op, types);
 
     std::vector<std::string> result_names;
@@ -218,7 +218,8 @@ class Parser {
     TensorType t{*dtype, {}};
     if (!tok_.is_punct(']')) {
       for (;;) {
-        if (tok_.kind != TokenKind::integer) fail("expected a dimension (a non-negative integer), got " + describe(tok_));
+        if (tok_.kind != TokenKind::integer)
+          fail("expected a dimension (a non-negative integer), got " + describe(tok_));
         const int64_t d = parse_int(tok_);
         if (d < 0) fail("negative dimension " + tok_.text + " in shape");
         t.shape.push_back(d);
@@ -247,7 +248,8 @@ class Parser {
     bump();
     while (!tok_.is_punct('}')) {
       if (!out.empty()) {
-        if (!tok_.is_punct(',')) fail("expected ',' or '}' after attribute '" + out.back().name.text + "', got " + describe(tok_));
+        if (!tok_.is_punct(','))
+          fail("expected ',' or '}' after attribute '" + out.back().name.text + "', got " + describe(tok_));
         bump();
       }
       if (tok_.kind != TokenKind::word) fail("expected an attribute name, got " + describe(tok_));
@@ -268,15 +270,19 @@ class Parser {
     if (t.is_punct('[')) return parse_int_list();
     bump();
     switch (t.kind) {
-      case TokenKind::integer: return parse_int(t);
-      case TokenKind::real: return parse_real(t);
-      case TokenKind::string: return t.text;
+      case TokenKind::integer:
+        return parse_int(t);
+      case TokenKind::real:
+        return parse_real(t);
+      case TokenKind::string:
+        return t.text;
       case TokenKind::word:
         if (t.text == "true" || t.text == "false") return t.text == "true";
         if (t.text == "inf" || t.text == "nan") return parse_real(t);
         if (const std::optional<DType> d = parse_dtype(t.text)) return *d;
         break;
-      default: break;
+      default:
+        break;
     }
     fail_at(t, "expected an attribute value (number, true/false, string, int list or dtype), got " + describe(t));
   }

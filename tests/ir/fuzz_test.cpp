@@ -21,13 +21,35 @@ using namespace kiln;
 namespace {
 
 const std::string kPunctuation = "(){}[],=:%@\"#-.\n e0123456789";
-const std::vector<std::string> kHostileTokens = {
-    "99999999999999999999999", "-9223372036854775808", "9223372036854775807", "1e999", "1e-999", "nan", "-inf",
-    "[[[[[[[[[[[[", "}}}}", "\\", "\"", "%", "@", "f64", "bool[]", "output %x", "assign(", "graph @g {",
-    "-1", "0", "4294967296", "{axes=[0,0]}", "{shape=[-1,-1]}", "\xff\xfe", std::string(1, '\0')};
+const std::vector<std::string> kHostileTokens = {"99999999999999999999999",
+                                                 "-9223372036854775808",
+                                                 "9223372036854775807",
+                                                 "1e999",
+                                                 "1e-999",
+                                                 "nan",
+                                                 "-inf",
+                                                 "[[[[[[[[[[[[",
+                                                 "}}}}",
+                                                 "\\",
+                                                 "\"",
+                                                 "%",
+                                                 "@",
+                                                 "f64",
+                                                 "bool[]",
+                                                 "output %x",
+                                                 "assign(",
+                                                 "graph @g {",
+                                                 "-1",
+                                                 "0",
+                                                 "4294967296",
+                                                 "{axes=[0,0]}",
+                                                 "{shape=[-1,-1]}",
+                                                 "\xff\xfe",
+                                                 std::string(1, '\0')};
 
-const std::vector<std::string> kOddIntegers = {"0", "1", "-1", "2", "3", "-2", "7", "-7", "4294967296",
-                                               "9223372036854775807", "-9223372036854775808", "2147483648"};
+const std::vector<std::string> kOddIntegers = {
+    "0",         "1", "-1", "2", "3", "-2", "7", "-7", "4294967296", "9223372036854775807", "-9223372036854775808",
+    "2147483648"};
 
 size_t position(test::Rng& rng, const std::string& s, bool may_be_end) {
   const auto last = static_cast<int64_t>(s.size()) - (may_be_end ? 0 : 1);
@@ -148,9 +170,10 @@ TEST_CASE("random bytes and token soup are rejected cleanly") {
   FuzzResults results;
   test::Rng rng(99);
   const std::vector<std::string> tokens = {
-      "graph", "@g", "{", "}", "%x", "%y", "%z", "=", "(", ")", ",", ":", "f32", "i32", "[", "]", "2", "-1", "0",
-      "input", "param", "state", "output", "add", "sum", "fill", "reshape", "matmul", "assign", "axes", "shape",
-      "value", "keepdims", "true", "1.5", "\"s\"", "\n", "# c\n"};
+      "graph", "@g",    "{",        "}",    "%x",  "%y",    "%z",      "=",      "(",      ")",
+      ",",     ":",     "f32",      "i32",  "[",   "]",     "2",       "-1",     "0",      "input",
+      "param", "state", "output",   "add",  "sum", "fill",  "reshape", "matmul", "assign", "axes",
+      "shape", "value", "keepdims", "true", "1.5", "\"s\"", "\n",      "# c\n"};
   for (int i = 0; i < 1000; ++i) {
     std::string bytes;
     for (int64_t n = rng.uniform(0, 200); n > 0; --n) bytes += static_cast<char>(rng.uniform(0, 255));

@@ -38,7 +38,8 @@ std::string header_value(const std::string& line, const std::string& key) {
 
 TEST_CASE("every malformed file of tests/kir_bad fails at the expected place with the expected message") {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(KILN_SOURCE_DIR) / "tests/kir_bad"))
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(KILN_SOURCE_DIR) / "tests/kir_bad"))
     if (entry.path().extension() == ".kir") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   CHECK(files.size() >= 25);
@@ -99,8 +100,8 @@ TEST_CASE("errors name the exact line and byte column") {
 }
 
 TEST_CASE("shape inference errors carry the Builder's message, located at the op") {
-  const ParseError e = parse_error(
-      "graph @g {\n  input %a : f32[2,3]\n  input %b : f32[4,5]\n  %c = matmul(%a, %b)\n  output %c\n}\n");
+  const ParseError e =
+      parse_error("graph @g {\n  input %a : f32[2,3]\n  input %b : f32[4,5]\n  %c = matmul(%a, %b)\n  output %c\n}\n");
   CHECK(e.loc.line == 4);
   CHECK(e.loc.col == 8);
   CHECK(std::string(e.what()).find("error: matmul(f32[2,3], f32[4,5]): ") != std::string::npos);

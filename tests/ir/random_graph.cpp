@@ -30,25 +30,23 @@ namespace {
 
 // Values that stress float printing and parsing: binary fractions that never
 // terminate, tiny, huge and subnormal magnitudes, and a zero with a sign.
-const std::vector<double> kAwkwardFloats = {0.1,  1e-30, -0.0,   0.0,    1.0,    -2.5,
+const std::vector<double> kAwkwardFloats = {0.1,  1e-30,   -0.0,   0.0,    1.0,          -2.5,
                                             1e-5, 1.0 / 3, 3.4e38, 5e-324, 123456789.125};
 const std::vector<double> kEpsilons = {0.1, 1e-30, 1e-12, 5e-324, 1e-3};
 
 class Generator {
  public:
-  Generator(Graph& g, uint64_t seed, const RandomGraphOptions& options)
-      : g_(g), b_(g), rng_(seed), opt_(options) {}
+  Generator(Graph& g, uint64_t seed, const RandomGraphOptions& options) : g_(g), b_(g), rng_(seed), opt_(options) {}
 
   void run() {
     const int decls = static_cast<int>(rng_.uniform(1, 2));
     for (int i = 0; i < decls; ++i) declare({DType::f32, random_shape(0)});
     if (rng_.coin(0.3)) declare({DType::i32, random_shape(0)});
     const std::vector<bool (Generator::*)()> steps = {
-        &Generator::unary,   &Generator::binary,    &Generator::compare,    &Generator::logical,
-        &Generator::select,  &Generator::cast,      &Generator::reduce,     &Generator::reshape,
-        &Generator::transpose, &Generator::broadcast, &Generator::slice,    &Generator::concat,
-        &Generator::matmul,  &Generator::softmax,   &Generator::layer_norm, &Generator::fill,
-        &Generator::iota};
+        &Generator::unary,   &Generator::binary, &Generator::compare, &Generator::logical,   &Generator::select,
+        &Generator::cast,    &Generator::reduce, &Generator::reshape, &Generator::transpose, &Generator::broadcast,
+        &Generator::slice,   &Generator::concat, &Generator::matmul,  &Generator::softmax,   &Generator::layer_norm,
+        &Generator::dropout, &Generator::fill,   &Generator::iota};
     for (int i = 0; i < opt_.steps; ++i) {
       bool done = false;
       for (int attempt = 0; attempt < 8 && !done; ++attempt) done = (this->*rng_.pick(steps))();
@@ -87,7 +85,8 @@ class Generator {
 
   Value declare(const TensorType& t) {
     ValueKind kind = ValueKind::input;
-    if (t.dtype == DType::f32) kind = rng_.pick(std::vector<ValueKind>{ValueKind::input, ValueKind::param, ValueKind::state});
+    if (t.dtype == DType::f32)
+      kind = rng_.pick(std::vector<ValueKind>{ValueKind::input, ValueKind::param, ValueKind::state});
     Attrs attrs;
     if (kind == ValueKind::param && rng_.coin(0.5)) {
       std::vector<std::string> inits = {"zeros", "ones", "normal"};
@@ -181,7 +180,8 @@ class Generator {
   }
 
   bool compare() {
-    static const std::vector<std::string> ops = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+    static const std::vector<std::string> ops = {"equal",      "not_equal", "less",
+                                                 "less_equal", "greater",   "greater_equal"};
     const DType t = numeric_dtype();
     const Value x = need(t, 0);
     emit(rng_.pick(ops), {x, partner(g_.type(x).shape, t)});
@@ -253,7 +253,8 @@ class Generator {
     if (!x) return false;
     std::vector<int64_t> perm(static_cast<size_t>(g_.type(*x).rank()));
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
-    for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(i) - 1))]);
+    for (size_t i = perm.size(); i > 1; --i)
+      std::swap(perm[i - 1], perm[static_cast<size_t>(rng_.uniform(0, static_cast<int64_t>(i) - 1))]);
     emit("transpose", {*x}, {{"perm", perm}});
     return true;
   }
@@ -348,11 +349,20 @@ class Generator {
     return true;
   }
 
+  bool dropout() {
+    static const std::vector<double> rates = {0.1, 1e-30, -0.0, 0.0, 0.5, 0.9999999999999999};
+    Attrs attrs{{"rate", rng_.pick(rates)}};
+    if (rng_.coin()) attrs.set("seed", rng_.uniform(-1000, int64_t{1} << 40));
+    emit("dropout", {need(DType::f32, 0), of_type({DType::i32, {}})}, attrs);
+    return true;
+  }
+
   bool fill() {
     if (rng_.coin(0.8))
       constant(random_shape(0));
     else
-      emit("fill", {}, {{"shape", random_shape(0)}, {"dtype", DType::i32}, {"value", rng_.pick(std::vector<double>{1.0, -3.0})}});
+      emit("fill", {},
+           {{"shape", random_shape(0)}, {"dtype", DType::i32}, {"value", rng_.pick(std::vector<double>{1.0, -3.0})}});
     return true;
   }
 

@@ -1,7 +1,7 @@
 #pragma once
 // A seeded generator of valid graphs built with the Builder from a mix of real
 // ops (elementwise, compare/select, cast, reductions, reshape, transpose,
-// broadcast, slice, concat, matmul, softmax, layer_norm, fill, iota), random
+// broadcast, slice, concat, matmul, softmax, layer_norm, dropout, fill, iota), random
 // shapes (scalars and size-1 dims included) and awkward float attributes. Used by
 // the .kir round-trip and fuzz tests, and meant for differential tests of the JIT
 // against the interpreter. The graph is valid by construction: the generator

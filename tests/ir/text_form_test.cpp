@@ -150,8 +150,9 @@ TEST_CASE("a graph built with the Builder round-trips with its types and attribu
   const Value mask = b.emit1("less", {s, m});
   const Value pick = b.emit1("select", {mask, s, e}, {}, "pick");
   const Value flat = b.emit1("reshape", {pick}, {{"shape", std::vector<int64_t>{-1, 4}}});
-  const Value part = b.emit1("slice", {flat}, {{"axes", std::vector<int64_t>{0}}, {"starts", std::vector<int64_t>{-1}},
-                                               {"ends", std::vector<int64_t>{2}}});
+  const Value part = b.emit1(
+      "slice", {flat},
+      {{"axes", std::vector<int64_t>{0}}, {"starts", std::vector<int64_t>{-1}}, {"ends", std::vector<int64_t>{2}}});
   const Value both = b.emit1("concat", {part, flat}, {{"axis", int64_t{0}}});
   const Value one = b.emit1("fill", {}, {{"shape", std::vector<int64_t>{}}, {"dtype", DType::i32}, {"value", 1.0}});
   b.emit("assign", {step, b.emit1("add", {step, one})});
@@ -166,14 +167,14 @@ TEST_CASE("a graph built with the Builder round-trips with its types and attribu
 }
 
 TEST_CASE("awkward float attributes survive print and parse bit for bit") {
-  const std::vector<double> values = {0.1,   1e-30, -0.0, 0.0, 5e-324, 1e300, 1.0 / 3, -2.5e-8, 123456789.125,
-                                      1e21,  INFINITY, -INFINITY};
+  const std::vector<double> values = {0.1,     1e-30,   -0.0,          0.0,  5e-324,   1e300,
+                                      1.0 / 3, -2.5e-8, 123456789.125, 1e21, INFINITY, -INFINITY};
   Graph g("floats");
   Builder b(g);
   for (double v : values) b.output(b.emit1("fill", {}, {{"shape", std::vector<int64_t>{1}}, {"value", v}}));
   const std::string text = print_kir(g);
-  for (const char* s : {"value=0.1}", "value=1e-30}", "value=-0.0}", "value=5e-324}", "value=1e+300}",
-                        "value=inf}", "value=-inf}", "value=1e+21}", "value=123456789.125}"})
+  for (const char* s : {"value=0.1}", "value=1e-30}", "value=-0.0}", "value=5e-324}", "value=1e+300}", "value=inf}",
+                        "value=-inf}", "value=1e+21}", "value=123456789.125}"})
     CHECK_MESSAGE(text.find(s) != std::string::npos, s);
   const Graph back = parse_kir(text, "floats.kir");
   CHECK(print_kir(back) == text);
@@ -235,9 +236,10 @@ TEST_CASE("250 random graphs round-trip") {
     check_round_trip(g);
     for (const Node& n : g.nodes()) ops.insert(n.op());
   }
-  for (const char* op : {"neg", "exp", "add", "div", "maximum", "less", "logical_and", "select", "cast", "sum", "mean",
-                         "max", "reshape", "transpose", "broadcast", "slice", "concat", "matmul", "softmax",
-                         "log_softmax", "layer_norm", "fill", "iota", "assign"})
+  for (const char* op :
+       {"neg",     "exp",         "add",        "div",     "maximum",   "less",      "logical_and", "select", "cast",
+        "sum",     "mean",        "max",        "reshape", "transpose", "broadcast", "slice",       "concat", "matmul",
+        "softmax", "log_softmax", "layer_norm", "dropout", "fill",      "iota",      "assign"})
     CHECK_MESSAGE(ops.count(op), op);
 }
 
@@ -247,8 +249,8 @@ TEST_CASE("the random graph generator is deterministic in its seed") {
 }
 
 TEST_CASE("parse_kir_file names the file it cannot read") {
-  CHECK_THROWS_WITH_AS(parse_kir_file("/no/such/dir/x.kir"), "cannot read /no/such/dir/x.kir: No such file or directory",
-                       Error);
+  CHECK_THROWS_WITH_AS(parse_kir_file("/no/such/dir/x.kir"),
+                       "cannot read /no/such/dir/x.kir: No such file or directory", Error);
   CHECK_THROWS_WITH_AS(parse_kir_file(KILN_SOURCE_DIR), doctest::Contains("Is a directory"), Error);
 }
 
