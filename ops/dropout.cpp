@@ -17,11 +17,8 @@ std::vector<TensorType> dropout_infer(const std::vector<TensorType>& in, const A
   check_dtype(in[1], {DType::i32}, "key");
   check_rank(in[1], 0, "key");
   const double rate = attrs.get_float("rate");
-  if (!(rate >= 0.0 && rate < 1.0)) {  // also rejects NaN
-    std::string msg = "rate must be in [0, 1), got ";
-    msg += attr_str(rate);
-    throw Error(msg);
-  }
+  if (!(rate >= 0.0 && rate < 1.0))  // also rejects NaN
+    throw Error(std::string("rate must be in [0, 1), got ").append(attr_str(rate)));
   return {in[0]};
 }
 

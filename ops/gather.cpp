@@ -37,15 +37,14 @@ void gather_reference(const KernelArgs& args) {
   for (size_t j = 0; j < indices.size(); ++j) {
     const int32_t index = indices.data()[j];
     if (index < 0 || index >= dim) {
-      std::string msg = "gather: index ";
-      msg += std::to_string(index);
-      msg += " (at flat position ";
-      msg += std::to_string(j);
-      msg += " of the indices) is out of range [0, ";
-      msg += std::to_string(dim);
-      msg += ") for axis ";
-      msg += std::to_string(axis);
-      throw Error(msg);
+      throw Error(std::string("gather: index ")
+                      .append(std::to_string(index))
+                      .append(" (at flat position ")
+                      .append(std::to_string(j))
+                      .append(" of the indices) is out of range [0, ")
+                      .append(std::to_string(dim))
+                      .append(") for axis ")
+                      .append(std::to_string(axis)));
     }
   }
   dispatch_dtype(args.in[0]->dtype(), [&](auto t) {

@@ -56,15 +56,14 @@ void cross_entropy_reference(const KernelArgs& args) {
     const int32_t label = labels.data()[p];
     if (label == ignore_index) continue;
     if (label < 0 || static_cast<size_t>(label) >= classes) {
-      std::string msg = "cross_entropy: label ";
-      msg += std::to_string(label);
-      msg += " (at flat position ";
-      msg += std::to_string(p);
-      msg += ") is out of range [0, ";
-      msg += std::to_string(classes);
-      msg += ") and is not ignore_index ";
-      msg += std::to_string(ignore_index);
-      throw Error(msg);
+      throw Error(std::string("cross_entropy: label ")
+                      .append(std::to_string(label))
+                      .append(" (at flat position ")
+                      .append(std::to_string(p))
+                      .append(") is out of range [0, ")
+                      .append(std::to_string(classes))
+                      .append(") and is not ignore_index ")
+                      .append(std::to_string(ignore_index)));
     }
     total += -(1.0 - smoothing) * logp(p, static_cast<size_t>(label)) -
              smoothing / static_cast<double>(classes) * logp_sum(p);

@@ -34,12 +34,11 @@ std::vector<TensorType> matmul_infer(const std::vector<TensorType>& in, const At
   const MatrixOperand a = matrix_operand(in[0].shape, attrs.get_bool("transpose_a"));
   const MatrixOperand b = matrix_operand(in[1].shape, attrs.get_bool("transpose_b"));
   if (a.cols != b.rows) {
-    std::string msg = "inner dimensions differ: ";
-    msg += std::to_string(a.cols);
-    msg += " (operand 0) vs ";
-    msg += std::to_string(b.rows);
-    msg += " (operand 1)";
-    throw Error(msg);
+    throw Error(std::string("inner dimensions differ: ")
+                    .append(std::to_string(a.cols))
+                    .append(" (operand 0) vs ")
+                    .append(std::to_string(b.rows))
+                    .append(" (operand 1)"));
   }
   Shape out;
   try {

@@ -53,14 +53,13 @@ Shape reshape_result(const TensorType& x, const Shape& target) {
                       .append(shape_str(target)));
     std::replace(out.begin(), out.end(), int64_t{-1}, x.numel() / known);
   } else if (known != x.numel()) {
-    std::string msg = "cannot reshape ";
-    msg += std::to_string(x.numel());
-    msg += " elements into shape ";
-    msg += shape_str(target);
-    msg += " (";
-    msg += std::to_string(known);
-    msg += " elements)";
-    throw Error(msg);
+    throw Error(std::string("cannot reshape ")
+                    .append(std::to_string(x.numel()))
+                    .append(" elements into shape ")
+                    .append(shape_str(target))
+                    .append(" (")
+                    .append(std::to_string(known))
+                    .append(" elements)"));
   }
   return out;
 }
@@ -91,12 +90,11 @@ void check_permutation(const std::vector<int64_t>& perm, int64_t rank) {
     if (ok) seen[static_cast<size_t>(p)] = true;
   }
   if (!ok) {
-    std::string msg = "perm ";
-    msg += shape_str(perm);
-    msg += " is not a permutation of the operand's ";
-    msg += std::to_string(rank);
-    msg += " axes";
-    throw Error(msg);
+    throw Error(std::string("perm ")
+                    .append(shape_str(perm))
+                    .append(" is not a permutation of the operand's ")
+                    .append(std::to_string(rank))
+                    .append(" axes"));
   }
 }
 
@@ -137,7 +135,8 @@ OpDef broadcast_def() {
       const int64_t dx = x[x.size() - 1 - i];
       ok = dx == 1 || dx == target[target.size() - 1 - i];
     }
-    if (!ok) throw Error(std::string("cannot broadcast shape ").append(shape_str(x)).append(" to ").append(shape_str(target)));
+    if (!ok)
+      throw Error(std::string("cannot broadcast shape ").append(shape_str(x)).append(" to ").append(shape_str(target)));
     return std::vector<TensorType>{{in[0].dtype, target}};
   };
   d.reference = [](const KernelArgs& a) {
@@ -155,13 +154,12 @@ std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const 
   const auto& starts = attrs.get_ints("starts");
   const auto& ends = attrs.get_ints("ends");
   if (axes.size() != starts.size() || axes.size() != ends.size()) {
-    std::string msg = "axes, starts and ends must have equal lengths, got ";
-    msg += std::to_string(axes.size());
-    msg += ", ";
-    msg += std::to_string(starts.size());
-    msg += " and ";
-    msg += std::to_string(ends.size());
-    throw Error(msg);
+    throw Error(std::string("axes, starts and ends must have equal lengths, got ")
+                    .append(std::to_string(axes.size()))
+                    .append(", ")
+                    .append(std::to_string(starts.size()))
+                    .append(" and ")
+                    .append(std::to_string(ends.size())));
   }
   const int64_t rank = static_cast<int64_t>(shape.size());
   normalize_axes(axes, rank, false);  // rejects out-of-range and repeated axes
@@ -173,16 +171,15 @@ std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const 
     const auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
     const int64_t start = clamp(starts[i]), end = clamp(ends[i]);
     if (end <= start) {
-      std::string msg = "slice [";
-      msg += std::to_string(starts[i]);
-      msg += ":";
-      msg += std::to_string(ends[i]);
-      msg += "] of axis ";
-      msg += std::to_string(axis);
-      msg += " (dim ";
-      msg += std::to_string(dim);
-      msg += ") is empty";
-      throw Error(msg);
+      throw Error(std::string("slice [")
+                      .append(std::to_string(starts[i]))
+                      .append(":")
+                      .append(std::to_string(ends[i]))
+                      .append("] of axis ")
+                      .append(std::to_string(axis))
+                      .append(" (dim ")
+                      .append(std::to_string(dim))
+                      .append(") is empty"));
     }
     ranges[static_cast<size_t>(axis)] = {start, end};
   }
@@ -230,14 +227,13 @@ OpDef concat_def() {
     for (size_t i = 0; i < in.size(); ++i) {
       check_same_dtype(in[0], in[i]);
       if (outside_axis(in[i].shape) != common) {
-        std::string msg = operand_role(i);
-        msg += " has shape ";
-        msg += shape_str(in[i].shape);
-        msg += ", which differs from operand 0's ";
-        msg += shape_str(in[0].shape);
-        msg += " outside axis ";
-        msg += std::to_string(axis);
-        throw Error(msg);
+        throw Error(operand_role(i)
+                        .append(" has shape ")
+                        .append(shape_str(in[i].shape))
+                        .append(", which differs from operand 0's ")
+                        .append(shape_str(in[0].shape))
+                        .append(" outside axis ")
+                        .append(std::to_string(axis)));
       }
       out[static_cast<size_t>(axis)] += in[i].shape[static_cast<size_t>(axis)];
     }

@@ -63,9 +63,9 @@ TEST_CASE("cross_entropy is stable for large logits") {
 }
 
 TEST_CASE("cross_entropy rejects labels out of range at run time") {
-  CHECK_THROWS_WITH_AS(cross_entropy(kLogits, I{0, 3, 1}),
-                       "cross_entropy: label 3 (at flat position 1) is out of range [0, 3) and is not ignore_index -100",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      cross_entropy(kLogits, I{0, 3, 1}),
+      "cross_entropy: label 3 (at flat position 1) is out of range [0, 3) and is not ignore_index -100", Error);
   CHECK_THROWS_WITH_AS(cross_entropy(kLogits, I{-1, 0, 0}, 0.0, -7),
                        "cross_entropy: label -1 (at flat position 0) is out of range [0, 3) and is not ignore_index -7",
                        Error);

@@ -14,10 +14,10 @@ using F = Tensor::F32;
 namespace {
 Attrs flags(bool ta, bool tb) { return {{"transpose_a", ta}, {"transpose_b", tb}}; }
 
-const F kA = {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}};        // [2,3]
-const F kAt = {{1.0f, 4.0f}, {2.0f, 5.0f}, {3.0f, 6.0f}};     // kA transposed
-const F kB = {{7.0f, 8.0f}, {9.0f, 10.0f}, {11.0f, 12.0f}};   // [3,2]
-const F kBt = {{7.0f, 9.0f, 11.0f}, {8.0f, 10.0f, 12.0f}};    // kB transposed
+const F kA = {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}};       // [2,3]
+const F kAt = {{1.0f, 4.0f}, {2.0f, 5.0f}, {3.0f, 6.0f}};    // kA transposed
+const F kB = {{7.0f, 8.0f}, {9.0f, 10.0f}, {11.0f, 12.0f}};  // [3,2]
+const F kBt = {{7.0f, 9.0f, 11.0f}, {8.0f, 10.0f, 12.0f}};   // kB transposed
 // kA @ kB by hand: [1*7+2*9+3*11, 1*8+2*10+3*12; 4*7+5*9+6*11, 4*8+5*10+6*12].
 const F kAB = {{58.0f, 64.0f}, {139.0f, 154.0f}};
 }  // namespace

@@ -14,7 +14,8 @@ const Tensor::F32 k2x3 = {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}};
 }
 
 TEST_CASE("reshape keeps row-major order and infers one -1") {
-  check_equal(run_op1("reshape", {k2x3}, {{"shape", Shape{3, -1}}}), Tensor::F32{{1.0f, 2.0f}, {3.0f, 4.0f}, {5.0f, 6.0f}});
+  check_equal(run_op1("reshape", {k2x3}, {{"shape", Shape{3, -1}}}),
+              Tensor::F32{{1.0f, 2.0f}, {3.0f, 4.0f}, {5.0f, 6.0f}});
   check_equal(run_op1("reshape", {k2x3}, {{"shape", Shape{6}}}), Tensor::F32{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f});
   check_equal(run_op1("reshape", {shaped<int32_t>({2, 1}, {7, 8})}, {{"shape", Shape{-1}}}), Tensor::I32{7, 8});
   check_equal(run_op1("reshape", {Tensor::Bool{true, false}}, {{"shape", Shape{2, 1}}}),
@@ -32,7 +33,8 @@ TEST_CASE("reshape rejects element-count mismatches and bad -1s") {
         "reshape(f32[2,3]): cannot reshape 6 elements into shape [4,2] (8 elements)");
   CHECK(build_error("reshape", {x}, {{"shape", Shape{4, -1}}}) ==
         "reshape(f32[2,3]): cannot reshape 6 elements into shape [4,-1]");
-  CHECK(build_error("reshape", {x}, {{"shape", Shape{-1, -1}}}) == "reshape(f32[2,3]): shape [-1,-1] has more than one -1");
+  CHECK(build_error("reshape", {x}, {{"shape", Shape{-1, -1}}}) ==
+        "reshape(f32[2,3]): shape [-1,-1] has more than one -1");
   CHECK(build_error("reshape", {x}, {{"shape", Shape{-2, -3}}}) ==
         "reshape(f32[2,3]): shape [-2,-3] may only use -1 as a negative dim");
   CHECK(build_error("reshape", {x}) == "reshape(f32[2,3]): op 'reshape' requires attribute 'shape' (int list)");
@@ -65,7 +67,8 @@ TEST_CASE("broadcast follows np.broadcast_to") {
   check_equal(run_op1("broadcast", {shaped<int32_t>({2, 1}, {1, 2})}, {{"shape", Shape{2, 3}}}),
               Tensor::I32{{1, 1, 1}, {2, 2, 2}});
   check_equal(run_op1("broadcast", {Tensor::Bool(true)}, {{"shape", Shape{2}}}), Tensor::Bool{true, true});
-  check_equal(run_op1("broadcast", {k2x3}, {{"shape", Shape{1, 2, 3}}}), shaped<float>({1, 2, 3}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}));
+  check_equal(run_op1("broadcast", {k2x3}, {{"shape", Shape{1, 2, 3}}}),
+              shaped<float>({1, 2, 3}, {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}));
 }
 
 TEST_CASE("broadcast rejects incompatible targets") {
@@ -92,7 +95,8 @@ TEST_CASE("slice selects [start, end) per axis with Python bounds") {
   // Negative axis, and bounds beyond the dim are clamped.
   check_equal(run_op1("slice", {k3x4}, slice_attrs({-2}, {-100}, {100})), k3x4);
   check_equal(run_op1("slice", {k3x4}, slice_attrs({0}, {2}, {100})), shaped<int32_t>({1, 4}, {20, 21, 22, 23}));
-  check_equal(run_op1("slice", {Tensor::F32{5.0f, 6.0f, 7.0f, 8.0f}}, slice_attrs({0}, {1}, {-1})), Tensor::F32{6.0f, 7.0f});
+  check_equal(run_op1("slice", {Tensor::F32{5.0f, 6.0f, 7.0f, 8.0f}}, slice_attrs({0}, {1}, {-1})),
+              Tensor::F32{6.0f, 7.0f});
   check_equal(run_op1("slice", {Tensor::F32(2.0f)}, slice_attrs({}, {}, {})), Tensor::F32(2.0f));
 }
 
@@ -104,15 +108,15 @@ TEST_CASE("slice rejects empty results, repeated axes and mismatched lists") {
         "slice(i32[3,4]): slice [5:9] of axis 0 (dim 3) is empty");
   CHECK(build_error("slice", {x}, slice_attrs({1, -1}, {0, 0}, {1, 1})) ==
         "slice(i32[3,4]): duplicate axis -1 in [1,-1] for rank 2");
-  CHECK(build_error("slice", {x}, slice_attrs({2}, {0}, {1})) ==
-        "slice(i32[3,4]): axis 2 is out of range for rank 2");
+  CHECK(build_error("slice", {x}, slice_attrs({2}, {0}, {1})) == "slice(i32[3,4]): axis 2 is out of range for rank 2");
   CHECK(build_error("slice", {x}, slice_attrs({0, 1}, {0}, {1, 1})) ==
         "slice(i32[3,4]): axes, starts and ends must have equal lengths, got 2, 1 and 2");
 }
 
 TEST_CASE("concat joins along each axis") {
   const Tensor::F32 b = shaped<float>({1, 3}, {7.0f, 8.0f, 9.0f});
-  check_equal(run_op1("concat", {k2x3, b}, {{"axis", int64_t{0}}}), Tensor::F32{{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}, {7.0f, 8.0f, 9.0f}});
+  check_equal(run_op1("concat", {k2x3, b}, {{"axis", int64_t{0}}}),
+              Tensor::F32{{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}, {7.0f, 8.0f, 9.0f}});
   const Tensor::F32 c = shaped<float>({2, 1}, {7.0f, 8.0f});
   check_equal(run_op1("concat", {k2x3, c, k2x3}, {{"axis", int64_t{1}}}),
               shaped<float>({2, 7}, {1, 2, 3, 7, 1, 2, 3, 4, 5, 6, 8, 4, 5, 6}));
@@ -153,6 +157,5 @@ TEST_CASE("shape op builder helpers chain") {
   interp.bind("x", Tensor(k2x3));
   interp.run();
   // transpose: 1 4 2 5 3 6; slice [1:4]: 4 2 5; concat twice, reshape, broadcast.
-  check_equal(interp.output(interp.graph().name_of(y)),
-              shaped<float>({2, 2, 3}, {4, 2, 5, 4, 2, 5, 4, 2, 5, 4, 2, 5}));
+  check_equal(interp.output(interp.graph().name_of(y)), shaped<float>({2, 2, 3}, {4, 2, 5, 4, 2, 5, 4, 2, 5, 4, 2, 5}));
 }
