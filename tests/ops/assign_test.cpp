@@ -10,7 +10,7 @@ using kiln::test::build_error;
 using kiln::test::check_equal;
 using F = Tensor::F32;
 
-TEST_CASE("assign updates a param when the step ends; the step sees the old value") {
+TEST_CASE("assign updates a param when the step ends and the step sees the old value") {
   Graph g("step");
   Builder b(g);
   const Value w = b.param("w", {DType::f32, {2}});

@@ -52,7 +52,7 @@ TEST_CASE("dropout's mask is the documented Philox scheme") {
   check_equal(y, want);
 }
 
-TEST_CASE("dropout: same seed and key give the same mask, another key or seed another mask") {
+TEST_CASE("dropout: same seed and key give the same mask and another key or seed another mask") {
   const F x = counting(1000);
   const Tensor a = dropout(x, 3, 0.5, 11);
   check_equal(dropout(x, 3, 0.5, 11), a.f32());

@@ -47,7 +47,7 @@ TEST_CASE("cross_entropy with label smoothing") {
   check_close(cross_entropy(F{1.0f, 2.0f, 3.0f}, I(2), 1.0), F(1.4076059644f));
 }
 
-TEST_CASE("cross_entropy with another ignore_index, nothing kept, and batch dims") {
+TEST_CASE("cross_entropy with another ignore_index and nothing kept and batch dims") {
   // ignore_index 2 drops row B; row C's label 1 is kept: -log_softmax([5,0,0])[1] = 5 + ln(1 + 2e^-5) = 5.0133857.
   check_close(cross_entropy(kLogits, I{0, 2, 1}, 0.0, 2), F((2.4076059644f + 5.0133857f) / 2));
   check_close(cross_entropy(kLogits, I{-100, -100, -100}), F(0.0f));

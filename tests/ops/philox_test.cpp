@@ -24,7 +24,7 @@ TEST_CASE("dropout key splits the 64-bit seed into two words") {
   CHECK(dropout_key(-1) == Key{0xffffffff, 0xffffffff});
 }
 
-TEST_CASE("dropout threshold is ceil(rate * 2^32)") {
+TEST_CASE("dropout threshold is the ceiling of rate times 2^32") {
   CHECK(dropout_threshold(0.0) == 0);
   CHECK(dropout_threshold(0.5) == 0x80000000u);
   CHECK(dropout_threshold(0.25) == 0x40000000u);
@@ -32,7 +32,7 @@ TEST_CASE("dropout threshold is ceil(rate * 2^32)") {
   CHECK(dropout_threshold(0.1) == 429496730u);
 }
 
-TEST_CASE("dropout_keep draws element i from counter (i, step, i >> 32, 0)") {
+TEST_CASE("dropout_keep draws element i from the counter of i and the step") {
   // Counter 0 key 0 gives 0x6627e8d5 first (see the known answers above).
   CHECK(dropout_keep({0, 0}, 0, 0, 0x6627e8d5u));
   CHECK_FALSE(dropout_keep({0, 0}, 0, 0, 0x6627e8d6u));

@@ -88,7 +88,7 @@ Attrs slice_attrs(std::vector<int64_t> axes, std::vector<int64_t> starts, std::v
 const Tensor::I32 k3x4 = {{0, 1, 2, 3}, {10, 11, 12, 13}, {20, 21, 22, 23}};
 }  // namespace
 
-TEST_CASE("slice selects [start, end) per axis with Python bounds") {
+TEST_CASE("slice selects start to end per axis with Python bounds") {
   check_equal(run_op1("slice", {k3x4}, slice_attrs({1}, {1}, {3})), Tensor::I32{{1, 2}, {11, 12}, {21, 22}});
   // Negative bounds count from the end: columns -3..-1 are 1 and 2, rows -1.. is row 2.
   check_equal(run_op1("slice", {k3x4}, slice_attrs({1, 0}, {-3, -1}, {-1, 3})), shaped<int32_t>({1, 2}, {21, 22}));
@@ -100,7 +100,7 @@ TEST_CASE("slice selects [start, end) per axis with Python bounds") {
   check_equal(run_op1("slice", {Tensor::F32(2.0f)}, slice_attrs({}, {}, {})), Tensor::F32(2.0f));
 }
 
-TEST_CASE("slice rejects empty results, repeated axes and mismatched lists") {
+TEST_CASE("slice rejects empty results and repeated axes and mismatched lists") {
   const TensorType x = {DType::i32, {3, 4}};
   CHECK(build_error("slice", {x}, slice_attrs({1}, {3}, {2})) ==
         "slice(i32[3,4]): slice [3:2] of axis 1 (dim 4) is empty");
@@ -129,7 +129,7 @@ TEST_CASE("concat joins along each axis") {
               Tensor::I32{{{1, 2}, {5, 6}, {7, 8}}, {{3, 4}, {9, 10}, {11, 12}}});
 }
 
-TEST_CASE("concat rejects mismatched shapes, dtypes and scalars") {
+TEST_CASE("concat rejects mismatched shapes and dtypes and scalars") {
   CHECK(build_error("concat", {{DType::f32, {2, 3}}, {DType::f32, {2, 4}}}, {{"axis", int64_t{0}}}) ==
         "concat(f32[2,3], f32[2,4]): operand 1 has shape [2,4], which differs from operand 0's [2,3] outside axis 0");
   CHECK(build_error("concat", {{DType::f32, {2, 3}}, {DType::f32, {2, 3, 1}}}, {{"axis", int64_t{1}}}) ==
