@@ -40,7 +40,7 @@ TEST_CASE("iota counts along its axis") {
               shaped<float>({2, 1, 2}, {0.0f, 1.0f, 0.0f, 1.0f}));
 }
 
-TEST_CASE("causal_mask is 0 on and below the diagonal, -inf above") {
+TEST_CASE("causal_mask is 0 on and below the diagonal and -inf above") {
   check_close(run_op1("causal_mask", {}, {{"size", int64_t{3}}}),
               F{{0.0f, -kInf, -kInf}, {0.0f, 0.0f, -kInf}, {0.0f, 0.0f, 0.0f}});
   check_close(run_op1("causal_mask", {}, {{"size", int64_t{1}}}), shaped<float>({1, 1}, {0.0f}));

@@ -29,7 +29,7 @@ TEST_CASE("unary f32 ops") {
   check_close(run_op1("relu", {F{{-2.0f, 0.0f}, {3.0f, -0.5f}}}), F{{0.0f, 0.0f}, {3.0f, 0.0f}});
 }
 
-TEST_CASE("unary ops on scalars, i32 and bool") {
+TEST_CASE("unary ops on scalars and on i32 and bool") {
   check_close(run_op1("exp", {F(0.0f)}), F(1.0f));
   check_equal(run_op1("neg", {shaped<int32_t>({1, 2}, {3, -4})}), shaped<int32_t>({1, 2}, {-3, 4}));
   check_equal(run_op1("logical_not", {B{true, false}}), B{false, true});
@@ -125,7 +125,7 @@ TEST_CASE("cast edge cases") {
   check_close(run_op1("cast", {F(2.5f)}, {{"dtype", DType::f32}}), F(2.5f));
 }
 
-TEST_CASE("inference errors name the op, the operands and the problem") {
+TEST_CASE("inference errors name the op and operands and the problem") {
   using test::build_error;
   const std::string incompatible = build_error("add", {{DType::f32, {2, 3}}, {DType::f32, {4}}});
   CHECK(incompatible.find("add(f32[2,3], f32[4])") != std::string::npos);

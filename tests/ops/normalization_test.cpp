@@ -99,3 +99,10 @@ TEST_CASE("normalization builder helpers") {
   CHECK(g.type(y) == TensorType{DType::f32, {2, 4}});
   CHECK(g.producer(y).attrs.get_float("eps") == 1e-5);
 }
+
+TEST_CASE("normalizations of zero-size tensors give zero-size results") {
+  check_close(run_op1("softmax", {F::from_shape({2, 0})}), F::from_shape({2, 0}));
+  check_close(run_op1("log_softmax", {F::from_shape({0, 3})}), F::from_shape({0, 3}));
+  check_close(run_op1("layer_norm", {F::from_shape({0, 3}), F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}}),
+              F::from_shape({0, 3}));
+}

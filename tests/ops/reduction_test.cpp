@@ -20,7 +20,7 @@ const F x23 = {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}};
 const F x223 = {{{0, 1, 2}, {3, 4, 5}}, {{6, 7, 8}, {9, 10, 11}}};
 }  // namespace
 
-TEST_CASE("sum over single, negative, multiple and all axes") {
+TEST_CASE("sum over single and negative and multiple and all axes") {
   check_close(run_op1("sum", {x23}), F(21.0f));
   check_close(run_op1("sum", {x23}, reduce_attrs({0})), F{5.0f, 7.0f, 9.0f});
   check_close(run_op1("sum", {x23}, reduce_attrs({1})), F{6.0f, 15.0f});
@@ -39,12 +39,15 @@ TEST_CASE("keepdims keeps reduced axes as size 1") {
               shaped<float>({2, 1, 3}, {3.0f, 4.0f, 5.0f, 9.0f, 10.0f, 11.0f}));
 }
 
-TEST_CASE("scalars and size-1 dims") {
+TEST_CASE("scalars and size-1 and size-0 dims") {
   check_close(run_op1("sum", {F(2.5f)}), F(2.5f));
   check_close(run_op1("mean", {F(2.5f)}, reduce_attrs({}, true)), F(2.5f));
   check_close(run_op1("sum", {shaped<float>({1, 3}, {1.0f, 2.0f, 3.0f})}, reduce_attrs({0})), F{1.0f, 2.0f, 3.0f});
   check_close(run_op1("max", {shaped<float>({3, 1}, {1.0f, 7.0f, 3.0f})}, reduce_attrs({-1})), F{1.0f, 7.0f, 3.0f});
   check_close(run_op1("sum", {F::from_shape({0, 2})}, reduce_attrs({0})), F{0.0f, 0.0f});
+  check_close(run_op1("max", {F::from_shape({0, 2})}, reduce_attrs({1})), F::from_shape({0}));
+  // numpy: the mean of nothing is NaN.
+  check_close(run_op1("mean", {F::from_shape({0, 2})}, reduce_attrs({0})), F{NAN, NAN});
 }
 
 TEST_CASE("mean") {
