@@ -5,7 +5,9 @@
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xvectorize.hpp>
 
+#include "ops/constant.h"
 #include "ops/families.h"
+#include "ops/grad_util.h"
 #include "ops/op_helpers.h"
 
 namespace kiln::ops {
@@ -41,28 +43,83 @@ int32_t int_div(int32_t x, int32_t y) {
   return x / y;
 }
 
+// ---- gradient rules ----
+// Written with differentiable builder ops only, so that grad of grad works.
+
+Value scalar(Builder& b, double v) { return fill(b, Shape{}, v); }
+
+// A rule for a one-operand op: dx = f(b, x, y, dy) with y the op's result.
+template <class F>
+GradientFn unary_grad(F f) {
+  return [f](Builder& b, const Node& n, const std::vector<Value>& dy) {
+    return std::vector<Value>{f(b, n.operands[0], n.results[0], dy[0])};
+  };
+}
+
+// A rule for a broadcasting two-operand op: f(b, x, y, z, dz) gives both
+// gradients in the broadcast shape of z; they are summed back to the operands' shapes.
+template <class F>
+GradientFn binary_grad(F f) {
+  return [f](Builder& b, const Node& n, const std::vector<Value>& dz) {
+    const Value x = n.operands[0], y = n.operands[1];
+    // Copies: emitting nodes may move the graph's type storage.
+    const Shape x_shape = b.type(x).shape, y_shape = b.type(y).shape;
+    const auto [dx, dy] = f(b, x, y, n.results[0], dz[0]);
+    return std::vector<Value>{sum_to_shape(b, dx, x_shape), sum_to_shape(b, dy, y_shape)};
+  };
+}
+
+using GradPair = std::pair<Value, Value>;
+
+// maximum/minimum: the gradient goes to the operand that `wins` (is greater for
+// maximum, less for minimum); on ties it is split equally between both, so
+// maximum(x, x) has gradient 1 with respect to x, as for x itself.
+GradientFn extremum_grad(Value (*wins)(Builder&, Value, Value)) {
+  return binary_grad([wins](Builder& b, Value x, Value y, Value, Value dz) {
+    const Value x_share = select(b, equal(b, x, y), scalar(b, 0.5), cast(b, wins(b, x, y), DType::f32));
+    const Value dx = mul(b, dz, x_share);
+    return GradPair{dx, sub(b, dz, dx)};
+  });
+}
+
 struct ElementwiseOp {
   const char* name;
   const char* summary;
   int operands;
   InferFn infer;
   ReferenceFn reference;
+  GradientFn gradient = {};  // none for integer- and bool-only ops
 };
 
 std::vector<ElementwiseOp> unary_ops() {
   return {
-      {"neg", "-x", 1, same_type_infer(kNumeric), unary_kernel<float, int32_t>([](const auto& x) { return -x; })},
-      {"exp", "e^x", 1, same_type_infer(kFloat), unary_kernel<float>([](const auto& x) { return xt::exp(x); })},
+      {"neg", "-x", 1, same_type_infer(kNumeric), unary_kernel<float, int32_t>([](const auto& x) { return -x; }),
+       unary_grad([](Builder& b, Value, Value, Value dy) { return neg(b, dy); })},
+      {"exp", "e^x", 1, same_type_infer(kFloat), unary_kernel<float>([](const auto& x) { return xt::exp(x); }),
+       unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, dy, y); })},
       {"log", "natural logarithm", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::log(x); })},
+       unary_kernel<float>([](const auto& x) { return xt::log(x); }),
+       unary_grad([](Builder& b, Value x, Value, Value dy) { return div(b, dy, x); })},
       {"sqrt", "square root", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::sqrt(x); })},
+       unary_kernel<float>([](const auto& x) { return xt::sqrt(x); }),
+       unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, div(b, dy, y), scalar(b, 0.5)); })},
       {"rsqrt", "1 / sqrt(x)", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return 1.0f / xt::sqrt(x); })},
+       unary_kernel<float>([](const auto& x) { return 1.0f / xt::sqrt(x); }),
+       // d/dx x^(-1/2) = -0.5 x^(-3/2) = -0.5 y / x
+       unary_grad([](Builder& b, Value x, Value y, Value dy) {
+         return mul(b, mul(b, dy, div(b, y, x)), scalar(b, -0.5));
+       })},
       {"tanh", "hyperbolic tangent", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::tanh(x); })},
+       unary_kernel<float>([](const auto& x) { return xt::tanh(x); }),
+       unary_grad([](Builder& b, Value, Value y, Value dy) {
+         return mul(b, dy, sub(b, scalar(b, 1.0), mul(b, y, y)));
+       })},
       {"relu", "max(x, 0)", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::maximum(x, 0.0f); })},
+       unary_kernel<float>([](const auto& x) { return xt::maximum(x, 0.0f); }),
+       // The gradient at the kink x == 0 is 0.
+       unary_grad([](Builder& b, Value x, Value, Value dy) {
+         return select(b, greater(b, x, scalar(b, 0.0)), dy, scalar(b, 0.0));
+       })},
       {"logical_not", "not x", 1, same_type_infer(kBool), unary_kernel<bool>([](const auto& x) { return !x; })},
   };
 }
@@ -74,24 +131,43 @@ std::vector<ElementwiseOp> binary_ops() {
   const auto logic = broadcast_infer(kBool);
   return {
       {"add", "x + y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x + y; })},
+       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x + y; }),
+       binary_grad([](Builder&, Value, Value, Value, Value dz) { return GradPair{dz, dz}; })},
       {"sub", "x - y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x - y; })},
+       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x - y; }),
+       binary_grad([](Builder& b, Value, Value, Value, Value dz) { return GradPair{dz, neg(b, dz)}; })},
       {"mul", "x * y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x * y; })},
+       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x * y; }),
+       binary_grad([](Builder& b, Value x, Value y, Value, Value dz) {
+         return GradPair{mul(b, dz, y), mul(b, dz, x)};
+       })},
       {"div", "x / y (broadcasting; i32 truncates toward zero)", 2, arith,
        binary_kernel<float, int32_t>([](const auto& x, const auto& y) {
          if constexpr (std::is_same_v<typename std::decay_t<decltype(x)>::value_type, int32_t>)
            return xt::vectorize(int_div)(x, y);
          else
            return x / y;
+       }),
+       // z = x / y: dz/dx = 1 / y, dz/dy = -x / y^2 = -z / y
+       binary_grad([](Builder& b, Value, Value y, Value z, Value dz) {
+         const Value dx = div(b, dz, y);
+         return GradPair{dx, neg(b, mul(b, dx, z))};
        })},
       {"pow", "x ^ y (broadcasting)", 2, broadcast_infer(kFloat),
-       binary_kernel<float>([](const auto& x, const auto& y) { return xt::pow(x, y); })},
+       binary_kernel<float>([](const auto& x, const auto& y) { return xt::pow(x, y); }),
+       // z = x^y: dz/dx = y x^(y-1), right wherever x^y is differentiable in x
+       // (also x < 0 with integer y). dz/dy = z log(x) is only defined for x > 0
+       // (NaN for x < 0, where x^y is real only at integer y).
+       binary_grad([](Builder& b, Value x, Value y, Value z, Value dz) {
+         const Value dx = mul(b, dz, mul(b, y, pow(b, x, sub(b, y, scalar(b, 1.0)))));
+         return GradPair{dx, mul(b, dz, mul(b, z, log(b, x)))};
+       })},
       {"maximum", "elementwise max (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::maximum(x, y); })},
+       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::maximum(x, y); }),
+       extremum_grad(greater)},
       {"minimum", "elementwise min (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::minimum(x, y); })},
+       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::minimum(x, y); }),
+       extremum_grad(less)},
       {"equal", "x == y (broadcasting)", 2, compare_any,
        binary_kernel<float, int32_t, bool>([](const auto& x, const auto& y) { return xt::equal(x, y); })},
       {"not_equal", "x != y (broadcasting)", 2, compare_any,
@@ -125,6 +201,15 @@ void select_kernel(const KernelArgs& k) {
   });
 }
 
+// No gradient for the condition; x and y get dz where they were chosen.
+std::vector<Value> select_grad(Builder& b, const Node& n, const std::vector<Value>& dz) {
+  const Value cond = n.operands[0];
+  const Shape x_shape = b.type(n.operands[1]).shape, y_shape = b.type(n.operands[2]).shape;
+  const Value zero = scalar(b, 0.0);
+  return {Value{}, sum_to_shape(b, select(b, cond, dz[0], zero), x_shape),
+          sum_to_shape(b, select(b, cond, zero, dz[0]), y_shape)};
+}
+
 std::vector<TensorType> infer_cast(const std::vector<TensorType>& in, const Attrs& attrs) {
   return {{attrs.get_dtype("dtype"), in[0].shape}};
 }
@@ -139,16 +224,22 @@ void cast_kernel(const KernelArgs& k) {
   });
 }
 
+// Only f32 -> f32 carries a gradient: other results and operands are not f32 and have none.
+std::vector<Value> cast_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const bool float_to_float = b.type(n.operands[0]).dtype == DType::f32 && b.type(n.results[0]).dtype == DType::f32;
+  return {float_to_float ? dy[0] : Value{}};
+}
+
 }  // namespace
 
 void register_elementwise(OpRegistry& r) {
   for (const auto& table : {unary_ops(), binary_ops()})
     for (const ElementwiseOp& op : table)
-      r.add(OpDef{op.name, op.summary, op.operands, op.operands, {}, op.infer, op.reference, {}, false});
-  r.add(OpDef{"select", "np.where(cond, x, y) (broadcasting all three)", 3, 3, {}, infer_select, select_kernel, {},
-              false});
+      r.add(OpDef{op.name, op.summary, op.operands, op.operands, {}, op.infer, op.reference, op.gradient, false});
+  r.add(OpDef{"select", "np.where(cond, x, y) (broadcasting all three)", 3, 3, {}, infer_select, select_kernel,
+              select_grad, false});
   r.add(OpDef{"cast", "converts to {dtype}; f32 -> i32 truncates toward zero, -> bool is x != 0", 1, 1,
-              {required_attr("dtype", AttrKind::dtype)}, infer_cast, cast_kernel, {}, false});
+              {required_attr("dtype", AttrKind::dtype)}, infer_cast, cast_kernel, cast_grad, false});
 }
 
 namespace {

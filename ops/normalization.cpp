@@ -4,8 +4,12 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "ops/families.h"
+#include "ops/grad_util.h"
 #include "ops/op_helpers.h"
+#include "ops/reduction.h"
 
 namespace kiln::ops {
 
@@ -83,15 +87,50 @@ void layer_norm_kernel(const KernelArgs& k) {
   store(*k.out[0], xt::cast<float>(centered / xt::sqrt(var + eps) * gamma + beta));
 }
 
+// ---- gradient rules ----
+// Written with differentiable builder ops only, so that grad of grad works.
+
+// The general rule dx = y * (dy - sum(dy * y)), right for any dy: it does not
+// assume a cross-entropy follows.
+std::vector<Value> softmax_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const int64_t axis = n.attrs.get_int("axis");
+  const Value y = n.results[0];
+  const Value dot = sum(b, mul(b, dy[0], y), {axis}, true);
+  return {mul(b, y, sub(b, dy[0], dot))};
+}
+
+// dx = dy - softmax(x) * sum(dy), with softmax(x) = exp(y).
+std::vector<Value> log_softmax_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const int64_t axis = n.attrs.get_int("axis");
+  return {sub(b, dy[0], mul(b, exp(b, n.results[0]), sum(b, dy[0], {axis}, true)))};
+}
+
+// With xhat = (x - mean) * rstd over the last axis and g = dy * gamma:
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
+//   dgamma = sum of dy * xhat and dbeta = sum of dy over the leading dims.
+// mean and rstd are recomputed from x, as the forward op does not return them.
+std::vector<Value> layer_norm_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const Value x = n.operands[0], gamma = n.operands[1];
+  const Shape param_shape = b.type(gamma).shape;
+  const Value centered = sub(b, x, mean(b, x, {-1}, true));
+  const Value var = mean(b, mul(b, centered, centered), {-1}, true);
+  const Value rstd = rsqrt(b, add(b, var, fill(b, Shape{}, n.attrs.get_float("eps"))));
+  const Value xhat = mul(b, centered, rstd);
+  const Value g = mul(b, dy[0], gamma);
+  const Value g_centered = sub(b, g, mean(b, g, {-1}, true));
+  const Value dx = mul(b, rstd, sub(b, g_centered, mul(b, xhat, mean(b, mul(b, g, xhat), {-1}, true))));
+  return {dx, sum_to_shape(b, mul(b, dy[0], xhat), param_shape), sum_to_shape(b, dy[0], param_shape)};
+}
+
 }  // namespace
 
 void register_normalization(OpRegistry& r) {
   r.add(OpDef{"softmax", "exp(x) / sum(exp(x)) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, softmax_kernel, {}, false});
+              {optional_attr("axis", int64_t{-1})}, infer_softmax, softmax_kernel, softmax_grad, false});
   r.add(OpDef{"log_softmax", "x - log(sum(exp(x))) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, log_softmax_kernel, {}, false});
+              {optional_attr("axis", int64_t{-1})}, infer_softmax, log_softmax_kernel, log_softmax_grad, false});
   r.add(OpDef{"layer_norm", "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis", 3, 3,
-              {optional_attr("eps", 1e-5)}, infer_layer_norm, layer_norm_kernel, {}, false});
+              {optional_attr("eps", 1e-5)}, infer_layer_norm, layer_norm_kernel, layer_norm_grad, false});
 }
 
 Value softmax(Builder& b, Value x, int64_t axis) { return b.emit1("softmax", {x}, {{"axis", axis}}); }

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <xtensor/xreducer.hpp>
 
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "ops/families.h"
 #include "ops/op_helpers.h"
+#include "ops/shape_ops.h"
 
 namespace kiln::ops {
 
@@ -76,6 +79,59 @@ void max_kernel(const KernelArgs& k) {
   });
 }
 
+// ---- gradient rules ----
+// Written with differentiable builder ops only, so that grad of grad works.
+
+// What a gradient rule needs to know about a reduction node.
+struct Reduction {
+  Shape x_shape;
+  std::vector<int64_t> axes;  // normalized, ascending
+  Shape kept_shape;  // x_shape with the reduced axes as size 1 (the keepdims result)
+  double count = 1;  // elements reduced into each result element
+};
+
+Reduction reduction_of(Builder& b, const Node& n) {
+  Reduction r;
+  r.x_shape = b.type(n.operands[0]).shape;
+  r.axes = normalize_axes(n.attrs.get_ints("axes"), static_cast<int64_t>(r.x_shape.size()), true);
+  r.kept_shape = r.x_shape;
+  for (int64_t a : r.axes) {
+    r.count *= static_cast<double>(r.x_shape[static_cast<size_t>(a)]);
+    r.kept_shape[static_cast<size_t>(a)] = 1;
+  }
+  return r;
+}
+
+// A result-shaped value reshaped to the keepdims shape, so it broadcasts against x.
+Value to_kept_shape(Builder& b, Value v, const Reduction& r) {
+  return b.type(v).shape == r.kept_shape ? v : reshape(b, v, r.kept_shape);
+}
+
+// A keepdims-shaped gradient broadcast back over the reduced axes.
+Value broadcast_to_operand(Builder& b, Value kept_grad, const Reduction& r) {
+  return b.type(kept_grad).shape == r.x_shape ? kept_grad : broadcast(b, kept_grad, r.x_shape);
+}
+
+std::vector<Value> sum_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const Reduction r = reduction_of(b, n);
+  return {broadcast_to_operand(b, to_kept_shape(b, dy[0], r), r)};
+}
+
+std::vector<Value> mean_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const Reduction r = reduction_of(b, n);
+  return {broadcast_to_operand(b, div(b, to_kept_shape(b, dy[0], r), fill(b, Shape{}, r.count)), r)};
+}
+
+// The gradient is divided equally among all positions equal to the max, so a
+// tie of k elements gives each dy / k (the subgradient that keeps max(x, x, ...)
+// symmetric and sums to dy).
+std::vector<Value> max_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  const Reduction r = reduction_of(b, n);
+  const Value is_max = cast(b, equal(b, n.operands[0], to_kept_shape(b, n.results[0], r)), DType::f32);
+  const Value ties = sum(b, is_max, r.axes, true);
+  return {mul(b, is_max, div(b, to_kept_shape(b, dy[0], r), ties))};
+}
+
 std::vector<AttrSpec> reduction_attrs() {
   return {optional_attr("axes", std::vector<int64_t>{}), optional_attr("keepdims", false)};
 }
@@ -88,11 +144,11 @@ Value reduce(Builder& b, const char* op, Value x, std::vector<int64_t> axes, boo
 
 void register_reductions(OpRegistry& r) {
   r.add(OpDef{"sum", "sum over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1, reduction_attrs(),
-              reduction_infer(kNumeric, false), sum_kernel, {}, false});
+              reduction_infer(kNumeric, false), sum_kernel, sum_grad, false});
   r.add(OpDef{"mean", "mean over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1,
-              reduction_attrs(), reduction_infer(kFloat, false), mean_kernel, {}, false});
+              reduction_attrs(), reduction_infer(kFloat, false), mean_kernel, mean_grad, false});
   r.add(OpDef{"max", "max over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1, reduction_attrs(),
-              reduction_infer(kNumeric, true), max_kernel, {}, false});
+              reduction_infer(kNumeric, true), max_kernel, max_grad, false});
 }
 
 Value sum(Builder& b, Value x, std::vector<int64_t> axes, bool keepdims) {
