@@ -88,7 +88,7 @@ struct ElementwiseOp {
   int operands;
   InferFn infer;
   ReferenceFn reference;
-  GradientFn gradient = {};  // none for integer- and bool-only ops
+  GradientFn gradient = {};  // none for ops with bool results (comparisons, logic): no gradient flows there
 };
 
 std::vector<ElementwiseOp> unary_ops() {

@@ -5,6 +5,12 @@
 
 namespace kiln::ops {
 
+// Gradients: relu's is 0 at x == 0. pow's gradient for the base, y x^(y-1), holds
+// wherever x^y is differentiable in x; for the exponent, x^y log(x), only for x > 0.
+// maximum/minimum send the gradient to the winning operand and split it equally
+// between both on ties. select sends it to the chosen operand (none to cond);
+// cast passes it only from f32 to f32.
+
 // Unary: f32 (neg also i32).
 Value neg(Builder& b, Value x);
 Value exp(Builder& b, Value x);

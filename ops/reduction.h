@@ -1,5 +1,6 @@
 #pragma once
 // Builder helpers for the reductions. `axes` may be negative; empty means all axes.
+// max's gradient is divided equally among all elements equal to the max.
 #include <cstdint>
 #include <vector>
 

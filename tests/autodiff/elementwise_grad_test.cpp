@@ -28,8 +28,7 @@ const std::vector<Shape> kShapes = {{}, {5}, {2, 3}, {2, 1, 4}};
 // Operand shape pairs: equal, rank mismatch either way, size-1 dims on both
 // sides, scalars, and both at once.
 const std::vector<std::pair<Shape, Shape>> kBroadcastPairs = {
-    {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}}, {{2, 1}, {1, 3}},
-    {{}, {2, 3}},     {{2, 3}, {}},  {{4, 1, 3}, {2, 1}}};
+    {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}, {{2, 3}, {}}, {{4, 1, 3}, {2, 1}}};
 
 // Values with |x| in [margin, margin + 1), random signs.
 Tensor away_from_zero(const Shape& s, uint64_t seed, float margin) {
@@ -45,7 +44,9 @@ Tensor on_grid(const Shape& s, uint64_t seed, float offset) {
   return Tensor(F(k * 0.4f + offset + random_tensor(s, seed + 100, -0.05f, 0.05f).f32()));
 }
 
-Tensor mask_tensor(const Shape& s, uint64_t seed) { return Tensor(xt::xarray<bool>(random_tensor(s, seed).f32() > 0.0f)); }
+Tensor mask_tensor(const Shape& s, uint64_t seed) {
+  return Tensor(xt::xarray<bool>(random_tensor(s, seed).f32() > 0.0f));
+}
 
 void check_unary(Unary op, float lo, float hi) {
   uint64_t seed = 1;
@@ -93,9 +94,7 @@ std::vector<F> gradients_of_sum(const GraphFn& f, const std::vector<Tensor>& val
 // f(inputs) = d/d inputs[0] of sum(op(inputs)): checking its gradient by finite
 // differences checks the second derivative, i.e. the rules of the rule's ops.
 GraphFn first_derivative(const GraphFn& op) {
-  return [op](Builder& b, const std::vector<Value>& in) {
-    return grad(b.graph(), ops::sum(b, op(b, in)), {in[0]})[0];
-  };
+  return [op](Builder& b, const std::vector<Value>& in) { return grad(b.graph(), ops::sum(b, op(b, in)), {in[0]})[0]; };
 }
 
 }  // namespace
@@ -179,8 +178,9 @@ TEST_CASE("maximum and minimum split the gradient equally on ties") {
   CHECK(gmin[1] == F{0.5f, 1.0f, 0.0f});
 
   SUBCASE("maximum of x with itself has gradient 1") {
-    const auto g = gradients_of_sum([](Builder& b, const std::vector<Value>& in) { return ops::maximum(b, in[0], in[0]); },
-                                    {Tensor(F{-1.0f, 0.0f, 4.0f})});
+    const auto g =
+        gradients_of_sum([](Builder& b, const std::vector<Value>& in) { return ops::maximum(b, in[0], in[0]); },
+                         {Tensor(F{-1.0f, 0.0f, 4.0f})});
     CHECK(g[0] == F{1.0f, 1.0f, 1.0f});
   }
   SUBCASE("a broadcast scalar collects its shares") {
@@ -193,11 +193,8 @@ TEST_CASE("maximum and minimum split the gradient equally on ties") {
 
 TEST_CASE("select gradients with broadcasting") {
   // (cond, x, y) shapes: equal, x and y broadcast, all three broadcast, a scalar condition.
-  const std::vector<std::vector<Shape>> cases = {{{2, 3}, {2, 3}, {2, 3}},
-                                                 {{2, 3}, {3}, {}},
-                                                 {{2, 1}, {1, 3}, {2, 3}},
-                                                 {{3}, {2, 1}, {2, 3}},
-                                                 {{}, {2, 3}, {3}}};
+  const std::vector<std::vector<Shape>> cases = {
+      {{2, 3}, {2, 3}, {2, 3}}, {{2, 3}, {3}, {}}, {{2, 1}, {1, 3}, {2, 3}}, {{3}, {2, 1}, {2, 3}}, {{}, {2, 3}, {3}}};
   uint64_t seed = 1;
   for (const auto& s : cases) {
     INFO("shapes ", shape_str(s[0]), " ", shape_str(s[1]), " ", shape_str(s[2]));
@@ -208,10 +205,10 @@ TEST_CASE("select gradients with broadcasting") {
 }
 
 TEST_CASE("select routes the gradient to the chosen operand") {
-  const auto g = gradients_of_sum(
-      [](Builder& b, const std::vector<Value>& in) { return ops::select(b, in[0], in[1], in[2]); },
-      {Tensor(xt::xarray<bool>{{true, false, true}, {false, false, true}}), Tensor(F{1.0f, 2.0f, 3.0f}),
-       Tensor::scalar(7.0f)});
+  const auto g =
+      gradients_of_sum([](Builder& b, const std::vector<Value>& in) { return ops::select(b, in[0], in[1], in[2]); },
+                       {Tensor(xt::xarray<bool>{{true, false, true}, {false, false, true}}),
+                        Tensor(F{1.0f, 2.0f, 3.0f}), Tensor::scalar(7.0f)});
   CHECK(g[0] == F{1.0f, 0.0f, 2.0f});  // x broadcast over the rows: counts of true per column
   CHECK(g[1]() == 3.0f);               // y: count of false
 }
@@ -249,17 +246,18 @@ TEST_CASE("grad of grad for elementwise ops by finite differences") {
   }
   SUBCASE("div") {
     // Differentiated first with respect to the denominator in[0]: -x / y^2.
-    check_gradients(first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::div(b, in[1], in[0]); }),
-                    {away_from_zero({2, 1}, 5, 0.5f), random_tensor({2, 3}, 6)});
+    check_gradients(
+        first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::div(b, in[1], in[0]); }),
+        {away_from_zero({2, 1}, 5, 0.5f), random_tensor({2, 3}, 6)});
   }
   SUBCASE("sqrt and log") {
-    check_gradients(first_derivative([](Builder& b, const std::vector<Value>& in) {
-                      return ops::log(b, ops::sqrt(b, in[0]));
-                    }),
-                    {random_tensor({4}, 7, 0.5f, 2.0f)});
+    check_gradients(
+        first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::log(b, ops::sqrt(b, in[0])); }),
+        {random_tensor({4}, 7, 0.5f, 2.0f)});
   }
   SUBCASE("pow") {
-    check_gradients(first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::pow(b, in[0], in[1]); }),
-                    {random_tensor({2, 3}, 8, 0.5f, 2.0f), random_tensor({3}, 9, -1.5f, 1.5f)});
+    check_gradients(
+        first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::pow(b, in[0], in[1]); }),
+        {random_tensor({2, 3}, 8, 0.5f, 2.0f), random_tensor({3}, 9, -1.5f, 1.5f)});
   }
 }

@@ -26,7 +26,7 @@ struct AxisCase {
   int64_t axis;
 };
 
-const std::vector<AxisCase> kAxisCases = {{{5}, -1}, {{5}, 0},       {{2, 3}, -1}, {{2, 3}, 0},
+const std::vector<AxisCase> kAxisCases = {{{5}, -1},      {{5}, 0},        {{2, 3}, -1}, {{2, 3}, 0},
                                           {{2, 3, 4}, 1}, {{2, 3, 4}, -1}, {{1, 4}, 0}};
 
 void check_axes(Normalize op) {
@@ -178,9 +178,9 @@ TEST_CASE("grad of grad for normalizations by finite differences") {
         {random_tensor({2, 3}, 35, -2.0f, 2.0f), random_tensor({2, 3}, 36)});
   }
   SUBCASE("layer_norm") {
-    check_gradients(first_derivative([](Builder& b, const std::vector<Value>& in) {
-                      return ops::layer_norm(b, in[0], in[1], in[2]);
-                    }),
-                    {layer_norm_x({2, 4}, 37), layer_norm_gamma(4, 38), random_tensor({4}, 39), random_tensor({2, 4}, 40)});
+    check_gradients(
+        first_derivative(
+            [](Builder& b, const std::vector<Value>& in) { return ops::layer_norm(b, in[0], in[1], in[2]); }),
+        {layer_norm_x({2, 4}, 37), layer_norm_gamma(4, 38), random_tensor({4}, 39), random_tensor({2, 4}, 40)});
   }
 }

@@ -28,9 +28,9 @@ struct Case {
 
 // Every kind of axes list: all (empty), one axis from either end, several,
 // every axis named, a size-1 axis, a scalar.
-const std::vector<Case> kCases = {{{2, 3, 4}, {}},     {{2, 3, 4}, {0}},       {{2, 3, 4}, {1}},
-                                  {{2, 3, 4}, {-1}},   {{2, 3, 4}, {0, 2}},    {{2, 3, 4}, {0, 1, 2}},
-                                  {{2, 1, 3}, {1}},    {{5}, {0}},             {{}, {}}};
+const std::vector<Case> kCases = {{{2, 3, 4}, {}},   {{2, 3, 4}, {0}},    {{2, 3, 4}, {1}},
+                                  {{2, 3, 4}, {-1}}, {{2, 3, 4}, {0, 2}}, {{2, 3, 4}, {0, 1, 2}},
+                                  {{2, 1, 3}, {1}},  {{5}, {0}},          {{}, {}}};
 
 std::string axes_str(const std::vector<int64_t>& axes) {
   std::string s = "[";
@@ -99,7 +99,8 @@ TEST_CASE("sum and mean gradients at exact values") {
   const Tensor w(F{2.0f, 3.0f});  // one weight per row
   CHECK(gradient_of_weighted(ops::sum, x, {1}, false, w) == F{{2.0f, 2.0f, 2.0f}, {3.0f, 3.0f, 3.0f}});
   CHECK(gradient_of_weighted(ops::mean, x, {1}, false, w) == F{{2.0f / 3, 2.0f / 3, 2.0f / 3}, {1.0f, 1.0f, 1.0f}});
-  CHECK(gradient_of_weighted(ops::sum, x, {-1}, true, column(F{2.0f, 3.0f})) == F{{2.0f, 2.0f, 2.0f}, {3.0f, 3.0f, 3.0f}});
+  CHECK(gradient_of_weighted(ops::sum, x, {-1}, true, column(F{2.0f, 3.0f})) ==
+        F{{2.0f, 2.0f, 2.0f}, {3.0f, 3.0f, 3.0f}});
 }
 
 TEST_CASE("max divides the gradient equally among tied maxima") {
