@@ -253,7 +253,9 @@ Tensor load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<size_t>(in.tellg());
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw Error("cannot determine the file size (not a regular file?)");
+  const auto file_size = static_cast<size_t>(end);
   in.seekg(0);
 
   const NpyHeader h = read_header(in);
