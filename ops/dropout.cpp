@@ -34,6 +34,13 @@ void dropout_reference(const KernelArgs& args) {
     y.data()[i] = philox::dropout_keep(key, step, i, threshold) ? x.data()[i] * scale : 0.0f;
 }
 
+// The mask depends only on seed, key and element index, so dropout of dy with the
+// same attributes and key applies exactly the forward's mask and scale.
+std::vector<Value> dropout_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const Value key = node.operands[1];
+  return {dropout(b, dy[0], key, node.attrs.get_float("rate"), node.attrs.get_int("seed")), Value{}};
+}
+
 }  // namespace
 
 void register_dropout(OpRegistry& r) {
@@ -44,6 +51,7 @@ void register_dropout(OpRegistry& r) {
   d.attrs = {required_attr("rate", AttrKind::real), optional_attr("seed", int64_t{0})};
   d.infer = dropout_infer;
   d.reference = dropout_reference;
+  d.gradient = dropout_gradient;
   r.add(std::move(d));
 }
 

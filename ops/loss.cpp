@@ -4,8 +4,13 @@
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "ops/families.h"
+#include "ops/normalization.h"
 #include "ops/op_helpers.h"
+#include "ops/reduction.h"
+#include "ops/shape_ops.h"
 
 namespace kiln::ops {
 
@@ -72,6 +77,29 @@ void cross_entropy_reference(const KernelArgs& args) {
   args.out[0]->f32()() = kept ? static_cast<float>(total / static_cast<double>(kept)) : 0.0f;
 }
 
+// d logits = dy * (softmax(logits) - target) * keep / count per position, with
+// target = (1 - s) * onehot(label) + s / V, keep = 1 where label != ignore_index
+// (else 0) and count = max(sum(keep), 1), the forward's divisor. Labels outside
+// [0, V) need no care here: the forward raises an error first.
+std::vector<Value> cross_entropy_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const Value logits = node.operands[0], labels = node.operands[1];
+  const Shape shape = b.type(logits).shape;  // a copy: emitting nodes moves the graph's types
+  const auto classes = static_cast<double>(shape.back());
+  const double smoothing = node.attrs.get_float("smoothing");
+  const auto ignore_index = static_cast<double>(node.attrs.get_int("ignore_index"));
+
+  Shape column = b.type(labels).shape;  // labels as [..., 1], to broadcast over the classes
+  column.push_back(1);
+  const Value label = reshape(b, labels, column);
+  const Value class_index = iota(b, shape, static_cast<int64_t>(shape.size()) - 1);
+  Value target = cast(b, equal(b, class_index, label), DType::f32);
+  if (smoothing != 0.0) target = add(b, mul(b, target, fill(b, {}, 1.0 - smoothing)), fill(b, {}, smoothing / classes));
+  const Value keep = cast(b, not_equal(b, label, fill(b, {}, ignore_index, DType::i32)), DType::f32);
+  const Value count = maximum(b, sum(b, keep), fill(b, {}, 1.0));
+  const Value per_position = mul(b, sub(b, softmax(b, logits), target), keep);
+  return {mul(b, per_position, div(b, dy[0], count)), Value{}};
+}
+
 }  // namespace
 
 void register_loss(OpRegistry& r) {
@@ -82,6 +110,7 @@ void register_loss(OpRegistry& r) {
   d.attrs = {optional_attr("smoothing", 0.0), optional_attr("ignore_index", int64_t{-100})};
   d.infer = cross_entropy_infer;
   d.reference = cross_entropy_reference;
+  d.gradient = cross_entropy_gradient;
   r.add(std::move(d));
 }
 

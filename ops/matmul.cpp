@@ -3,6 +3,7 @@
 #include <xtensor/xbroadcast.hpp>
 
 #include "ops/families.h"
+#include "ops/grad_util.h"
 #include "ops/op_helpers.h"
 
 namespace kiln::ops {
@@ -86,6 +87,20 @@ void matmul_reference(const KernelArgs& args) {
   }
 }
 
+// With A = lhs, B = rhs and op(X) = X or X^T by the flags, C = op(A) op(B) gives
+// d op(A) = dC op(B)^T and d op(B) = op(A)^T dC. Undoing each operand's own transpose
+// folds into the flags of one matmul per operand (no explicit transposes). Those
+// products have the full batch dims; sum_to_shape folds them back where an
+// operand's were broadcast.
+std::vector<Value> matmul_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const bool ta = node.attrs.get_bool("transpose_a"), tb = node.attrs.get_bool("transpose_b");
+  const Value lhs = node.operands[0], rhs = node.operands[1], dc = dy[0];
+  const Value dlhs = ta ? matmul(b, rhs, dc, tb, true) : matmul(b, dc, rhs, false, !tb);
+  const Value drhs = tb ? matmul(b, dc, lhs, true, ta) : matmul(b, lhs, dc, !ta, false);
+  const Shape lhs_shape = b.type(lhs).shape, rhs_shape = b.type(rhs).shape;  // copies: emitting moves the types
+  return {sum_to_shape(b, dlhs, lhs_shape), sum_to_shape(b, drhs, rhs_shape)};
+}
+
 }  // namespace
 
 void register_matmul(OpRegistry& r) {
@@ -96,6 +111,7 @@ void register_matmul(OpRegistry& r) {
   d.attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)};
   d.infer = matmul_infer;
   d.reference = matmul_reference;
+  d.gradient = matmul_gradient;
   r.add(std::move(d));
 }
 

@@ -6,7 +6,9 @@
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xstrided_view.hpp>
 
+#include "ops/constant.h"
 #include "ops/families.h"
+#include "ops/grad_util.h"
 #include "ops/op_helpers.h"
 
 namespace kiln::ops {
@@ -77,6 +79,9 @@ OpDef reshape_def() {
     const auto shape = xt_shape(a.out[0]->shape());  // -1 already resolved by inference
     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::reshape_view(x, shape)); });
   };
+  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+    return std::vector<Value>{reshape(b, dy[0], b.type(node.operands[0]).shape)};
+  };
   return d;
 }
 
@@ -115,6 +120,12 @@ OpDef transpose_def() {
     const auto perm = xt_axes(a.attrs.get_ints("perm"));
     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::transpose(x, perm)); });
   };
+  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+    const auto& perm = node.attrs.get_ints("perm");
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    return std::vector<Value>{transpose(b, dy[0], std::move(inverse))};
+  };
   return d;
 }
 
@@ -142,6 +153,10 @@ OpDef broadcast_def() {
   d.reference = [](const KernelArgs& a) {
     const auto shape = xt_shape(a.attrs.get_ints("shape"));
     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::broadcast(x, shape)); });
+  };
+  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+    const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
+    return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
   };
   return d;
 }
@@ -186,6 +201,34 @@ std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const 
   return ranges;
 }
 
+// dx is dy put back in place with zeros around it: for each sliced axis, dy is
+// concatenated between zero blocks (fill) of the cut-off lengths. Built from concat
+// and fill rather than a new pad op: both exist and concat's rule is slice, so
+// grad of grad needs nothing new, and each step is a plain elemental op for fusion.
+std::vector<Value> slice_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
+  const auto ranges = slice_ranges(shape, node.attrs);
+  Value dx = dy[0];
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    const auto [start, end] = ranges[axis];
+    const int64_t dim = shape[axis];
+    if (start == 0 && end == dim) continue;
+    Shape block = b.type(dx).shape;
+    std::vector<Value> parts;
+    if (start > 0) {
+      block[axis] = start;
+      parts.push_back(fill(b, block, 0.0, b.type(dx).dtype));
+    }
+    parts.push_back(dx);
+    if (end < dim) {
+      block[axis] = dim - end;
+      parts.push_back(fill(b, block, 0.0, b.type(dx).dtype));
+    }
+    dx = concat(b, parts, static_cast<int64_t>(axis));
+  }
+  return {dx};
+}
+
 OpDef slice_def() {
   OpDef d;
   d.name = "slice";
@@ -203,10 +246,32 @@ OpDef slice_def() {
     for (const auto& [start, end] : slice_ranges(a.in[0]->shape(), a.attrs)) sv.push_back(xt::range(start, end));
     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
   };
+  d.gradient = slice_gradient;
   return d;
 }
 
 // ---- concat ----
+
+// Each operand's gradient is its stretch of dy along the axis (zeros for an
+// operand of length 0 there, which slice cannot produce).
+std::vector<Value> concat_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const int64_t axis = normalize_axis(node.attrs.get_int("axis"), b.type(dy[0]).rank());
+  const int64_t total = b.type(dy[0]).shape[static_cast<size_t>(axis)];
+  std::vector<Value> dxs;
+  int64_t offset = 0;
+  for (Value x : node.operands) {
+    const TensorType t = b.type(x);
+    const int64_t len = t.shape[static_cast<size_t>(axis)];
+    if (len == total)
+      dxs.push_back(dy[0]);
+    else if (len == 0)
+      dxs.push_back(fill(b, t.shape, 0.0, t.dtype));
+    else
+      dxs.push_back(slice(b, dy[0], {axis}, {offset}, {offset + len}));
+    offset += len;
+  }
+  return dxs;
+}
 
 OpDef concat_def() {
   OpDef d;
@@ -254,6 +319,7 @@ OpDef concat_def() {
       }
     });
   };
+  d.gradient = concat_gradient;
   return d;
 }
 
