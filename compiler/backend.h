@@ -1,0 +1,21 @@
+#pragma once
+// One switch for every caller: the interpreter or the JIT behind the Executable API.
+#include <memory>
+#include <string>
+
+#include "engine/executable.h"
+
+namespace kiln::compiler {
+
+struct BackendOptions {
+  std::string backend = "jit";  // "jit" or "interp"
+  int threads = 0;              // kiln_parallel_for's threads; 0: leave as is (all cores by default)
+  std::string target_cpu;       // jit: empty for the host CPU
+  bool time_passes = false;     // jit: print compile time by stage to stderr
+};
+
+// Throws kiln::Error for an unknown backend, an unknown CPU, or (jit) an op with
+// no lowering.
+std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts = {});
+
+}  // namespace kiln::compiler

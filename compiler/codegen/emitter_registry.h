@@ -1,0 +1,74 @@
+#pragma once
+// The table of LLVM emitters, keyed by op name. Each op family has one file in
+// compiler/codegen/ with a `register_<family>_emitters(EmitterRegistry&)` function
+// (declared in codegen/families.h, called from register_all_emitters()) that adds
+// one entry per op, of one of two kinds:
+//
+//  * elemental (elemental.h): the op computes each result element from operand
+//    elements; the driver wraps it in a vectorized, parallel loop over the result,
+//    and the fusion pass composes it with its producers and consumers.
+//  * kernel: the op needs its own loop structure (reductions, normalizations,
+//    matmul, losses). Its KernelFn emits the whole computation of one node at the
+//    builder's position, inside a function `void kernel(ptr buffers)`, reading
+//    operands through args.operands (generators: fused producers later) or
+//    args.operand_ptr(i) (raw memory, e.g. for GEMM packing) and writing
+//    args.result_ptr(i). Use cx.parallel_for to split outer loops across threads;
+//    operand/result pointers and generators work inside its outlined body.
+//    reduction_emitters.cpp is the model to follow.
+//
+// Adding an op family's emitters:
+//   1. compiler/codegen/<family>_emitters.cpp defines
+//      `void register_<family>_emitters(EmitterRegistry& r)` with r.add_elemental
+//      or r.add_kernel per op;
+//   2. declare it in compiler/codegen/families.h and call it in
+//      register_all_emitters() (emitter_registry.cpp);
+//   3. add the op's differential test in tests/jit/ (differential.h).
+// A graph using an op with no entry fails to compile with "jit: no lowering for
+// op 'NAME'", never at run time.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/elemental.h"
+
+namespace kiln::compiler {
+
+struct KernelEmitArgs {
+  LoweringContext& cx;
+  NodeRef node;
+  const std::vector<Generator>& operands;  // element access, indexed in operand space
+
+  // Data pointers of operand i / result i in the function being emitted.
+  llvm::Value* operand_ptr(size_t i) const { return cx.buffer(node.node.operands[i]); }
+  llvm::Value* result_ptr(size_t i = 0) const { return cx.buffer(node.node.results[i]); }
+};
+using KernelFn = std::function<void(const KernelEmitArgs& args)>;
+
+// One op's entry: exactly one of the two is set.
+struct OpEmitter {
+  ElementalFn elemental;
+  KernelFn kernel;
+};
+
+class EmitterRegistry {
+ public:
+  // The registry used by the lowering driver, filled by register_all_emitters().
+  static EmitterRegistry& global();
+
+  // Throw kiln::Error if the op already has an emitter.
+  void add_elemental(const std::string& op, ElementalFn fn);
+  void add_kernel(const std::string& op, KernelFn fn);
+
+  const OpEmitter* find(const std::string& op) const;  // nullptr: no lowering yet
+  std::vector<std::string> ops() const;                 // sorted
+
+ private:
+  std::map<std::string, OpEmitter> emitters_;
+};
+
+// Registers every family's emitters in EmitterRegistry::global() (once; safe to
+// call repeatedly and from several threads).
+void register_all_emitters();
+
+}  // namespace kiln::compiler

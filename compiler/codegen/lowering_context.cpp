@@ -1,0 +1,264 @@
+#include "compiler/codegen/lowering_context.h"
+
+#include <cmath>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/error.h"
+
+namespace kiln::compiler {
+
+LoweringContext::LoweringContext(llvm::Module& module, const Target& target, size_t num_values)
+    : module_(module), target_(target), num_values_(num_values), builder_(module.getContext()) {}
+
+// ---- types ----
+
+llvm::Type* LoweringContext::reg_type(DType t, int width) {
+  llvm::Type* scalar = nullptr;
+  switch (t) {
+    case DType::f32: scalar = builder_.getFloatTy(); break;
+    case DType::i32: scalar = builder_.getInt32Ty(); break;
+    case DType::boolean: scalar = builder_.getInt1Ty(); break;
+  }
+  if (width == 1) return scalar;
+  return llvm::FixedVectorType::get(scalar, static_cast<unsigned>(width));
+}
+
+llvm::Type* LoweringContext::mem_type(DType t) {
+  return t == DType::boolean ? builder_.getInt8Ty() : reg_type(t);
+}
+
+llvm::Type* LoweringContext::i64() { return builder_.getInt64Ty(); }
+llvm::Type* LoweringContext::ptr() { return builder_.getPtrTy(); }
+
+// ---- constants ----
+
+llvm::Value* LoweringContext::i64c(int64_t v) { return builder_.getInt64(static_cast<uint64_t>(v)); }
+
+llvm::Value* LoweringContext::i32c(int32_t v, int width) {
+  return splat(builder_.getInt32(static_cast<uint32_t>(v)), width);
+}
+
+llvm::Value* LoweringContext::f32c(float v, int width) {
+  return splat(llvm::ConstantFP::get(builder_.getFloatTy(), v), width);
+}
+
+llvm::Value* LoweringContext::constant(DType t, double v, int width) {
+  switch (t) {
+    case DType::f32: return f32c(static_cast<float>(v), width);
+    case DType::i32: {
+      // Saturating and NaN -> 0, like convert_element.
+      int32_t i = 0;
+      if (std::isnan(v)) i = 0;
+      else if (v <= -2147483648.0) i = INT32_MIN;
+      else if (v >= 2147483648.0) i = INT32_MAX;
+      else i = static_cast<int32_t>(v);
+      return i32c(i, width);
+    }
+    case DType::boolean: return splat(builder_.getInt1(v != 0), width);
+  }
+  throw Error("codegen: unknown dtype");
+}
+
+llvm::Value* LoweringContext::splat(llvm::Value* scalar, int width) {
+  if (width == 1) return scalar;
+  return builder_.CreateVectorSplat(static_cast<unsigned>(width), scalar);
+}
+
+// ---- memory ----
+
+llvm::Value* LoweringContext::load(DType t, llvm::Value* base, llvm::Value* offset, int width) {
+  llvm::Type* elem = mem_type(t);
+  llvm::Value* addr = builder_.CreateInBoundsGEP(elem, base, offset);
+  llvm::Type* type = width == 1 ? elem : llvm::FixedVectorType::get(elem, static_cast<unsigned>(width));
+  llvm::Value* v = builder_.CreateAlignedLoad(type, addr, llvm::Align(dtype_size(t)));
+  if (t == DType::boolean) v = builder_.CreateICmpNE(v, llvm::Constant::getNullValue(type));
+  return v;
+}
+
+void LoweringContext::store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v) {
+  llvm::Type* elem = mem_type(t);
+  llvm::Value* addr = builder_.CreateInBoundsGEP(elem, base, offset);
+  if (t == DType::boolean) {
+    llvm::Type* type = elem;
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+      type = llvm::FixedVectorType::get(elem, vt->getNumElements());
+    v = builder_.CreateZExt(v, type);
+  }
+  builder_.CreateAlignedStore(v, addr, llvm::Align(dtype_size(t)));
+}
+
+// ---- buffers ----
+
+namespace {
+
+llvm::Value* load_table_entry(llvm::IRBuilder<>& b, llvm::Value* table, size_t index) {
+  llvm::Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), table, index);
+  llvm::LoadInst* load = b.CreateAlignedLoad(b.getPtrTy(), slot, llvm::Align(8));
+  // The table does not change during a run: lets LLVM hoist and merge these loads.
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+  return load;
+}
+
+}  // namespace
+
+llvm::Value* LoweringContext::buffer(Value v) {
+  if (!buffers_arg_) throw Error("codegen: buffer() outside a generated function");
+  auto it = buffer_cache_.find(v.id);
+  if (it != buffer_cache_.end()) return it->second;
+  llvm::IRBuilder<> entry(entry_end_);
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, static_cast<size_t>(v.id));
+  buffer_cache_[v.id] = p;
+  return p;
+}
+
+llvm::Value* LoweringContext::status_word() {
+  if (!buffers_arg_) throw Error("codegen: status_word() outside a generated function");
+  auto it = buffer_cache_.find(-1);
+  if (it != buffer_cache_.end()) return it->second;
+  llvm::IRBuilder<> entry(entry_end_);
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, num_values_);
+  buffer_cache_[-1] = p;
+  return p;
+}
+
+// ---- functions ----
+
+std::string LoweringContext::unique_name(const std::string& prefix) {
+  const int n = name_counts_[prefix]++;
+  if (n == 0) return prefix;
+  std::string name = prefix;
+  name += '.';
+  name += std::to_string(n);
+  return name;
+}
+
+llvm::Function* LoweringContext::define_function(const std::string& name, const std::vector<llvm::Type*>& extra_params,
+                                                 const std::function<void(llvm::Function*)>& body) {
+  std::vector<llvm::Type*> params = {ptr()};
+  params.insert(params.end(), extra_params.begin(), extra_params.end());
+  auto* type = llvm::FunctionType::get(builder_.getVoidTy(), params, false);
+  auto* f = llvm::Function::Create(type, llvm::Function::InternalLinkage, unique_name(name), module_);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  // Keep the explicit vector types at full width even on CPUs tuned to prefer 256-bit.
+  f->addFnAttr("min-legal-vector-width", std::to_string(32 * vector_width()));
+  f->addFnAttr("target-cpu", target_.cpu);
+  if (!target_.features.empty()) f->addFnAttr("target-features", target_.features);
+
+  const llvm::IRBuilderBase::InsertPoint saved_ip = builder_.saveIP();
+  llvm::Value* saved_arg = buffers_arg_;
+  llvm::Instruction* saved_end = entry_end_;
+  std::map<int32_t, llvm::Value*> saved_cache = std::move(buffer_cache_);
+
+  auto* entry = llvm::BasicBlock::Create(context(), "entry", f);
+  auto* start = llvm::BasicBlock::Create(context(), "start", f);
+  builder_.SetInsertPoint(entry);
+  entry_end_ = builder_.CreateBr(start);
+  buffers_arg_ = f->getArg(0);
+  buffer_cache_.clear();
+  builder_.SetInsertPoint(start);
+  body(f);
+  builder_.CreateRetVoid();
+
+  builder_.restoreIP(saved_ip);
+  buffers_arg_ = saved_arg;
+  entry_end_ = saved_end;
+  buffer_cache_ = std::move(saved_cache);
+  return f;
+}
+
+// ---- loops ----
+
+LoweringContext::Carried LoweringContext::for_range(llvm::Value* begin, llvm::Value* end, int64_t step, Carried init,
+                                                   const std::function<Carried(llvm::Value*, const Carried&)>& body) {
+  llvm::Function* f = builder_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = builder_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context(), "loop", f);
+  auto* loop_body = llvm::BasicBlock::Create(context(), "loop.body", f);
+  auto* exit = llvm::BasicBlock::Create(context(), "loop.exit", f);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* i = builder_.CreatePHI(i64(), 2, "i");
+  i->addIncoming(begin, pre);
+  std::vector<llvm::PHINode*> phis;
+  Carried current;
+  for (llvm::Value* v : init) {
+    phis.push_back(builder_.CreatePHI(v->getType(), 2, "acc"));
+    phis.back()->addIncoming(v, pre);
+    current.push_back(phis.back());
+  }
+  builder_.CreateCondBr(builder_.CreateICmpSLT(i, end), loop_body, exit);
+  builder_.SetInsertPoint(loop_body);
+  const Carried next_values = body(i, current);
+  llvm::Value* next = builder_.CreateAdd(i, i64c(step), "i.next", /*HasNUW=*/true, /*HasNSW=*/true);
+  llvm::BasicBlock* latch = builder_.GetInsertBlock();
+  i->addIncoming(next, latch);
+  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next_values.at(k), latch);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+  return current;
+}
+
+LoweringContext::Carried LoweringContext::for_range(int64_t begin, int64_t end, int64_t step, Carried init,
+                                                   const std::function<Carried(llvm::Value*, const Carried&)>& body) {
+  if (begin >= end) return init;
+  if (begin + step >= end) return body(i64c(begin), init);  // one iteration: no loop
+  return for_range(i64c(begin), i64c(end), step, std::move(init), body);
+}
+
+void LoweringContext::for_range(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                const std::function<void(llvm::Value*)>& body) {
+  for_range(begin, end, step, {}, [&](llvm::Value* i, const Carried&) {
+    body(i);
+    return Carried{};
+  });
+}
+
+void LoweringContext::for_range(int64_t begin, int64_t end, int64_t step,
+                                const std::function<void(llvm::Value*)>& body) {
+  for_range(begin, end, step, {}, [&](llvm::Value* i, const Carried&) {
+    body(i);
+    return Carried{};
+  });
+}
+
+int64_t LoweringContext::grain_for(int64_t elements_per_iteration) {
+  return std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, elements_per_iteration));
+}
+
+void LoweringContext::parallel_for(const std::string& name, int64_t n, int64_t grain,
+                                   const std::function<void(llvm::Value*, llvm::Value*)>& body) {
+  if (n <= 0) return;
+  llvm::Function* outlined = define_function(name, {i64(), i64()}, [&](llvm::Function* f) {
+    f->getArg(0)->setName("buffers");
+    f->getArg(1)->setName("begin");
+    f->getArg(2)->setName("end");
+    body(f->getArg(1), f->getArg(2));
+  });
+  if (n <= grain) {
+    builder_.CreateCall(outlined, {buffers_arg_, i64c(0), i64c(n)});
+    return;
+  }
+  llvm::FunctionCallee runtime =
+      module_.getOrInsertFunction("kiln_parallel_for", builder_.getVoidTy(), i64(), i64(), ptr(), ptr());
+  builder_.CreateCall(runtime, {i64c(n), i64c(grain), outlined, buffers_arg_});
+}
+
+// ---- run-time errors ----
+
+void LoweringContext::report_error_if(llvm::Value* failed, int32_t code) {
+  if (failed->getType()->isVectorTy()) failed = builder_.CreateOrReduce(failed);
+  llvm::Function* f = builder_.GetInsertBlock()->getParent();
+  auto* report = llvm::BasicBlock::Create(context(), "error", f);
+  auto* cont = llvm::BasicBlock::Create(context(), "error.cont", f);
+  builder_.CreateCondBr(failed, report, cont, llvm::MDBuilder(context()).createBranchWeights(1, 1 << 20));
+  builder_.SetInsertPoint(report);
+  builder_.CreateAtomicCmpXchg(status_word(), builder_.getInt32(KILN_OK), builder_.getInt32(static_cast<uint32_t>(code)),
+                               llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  builder_.CreateBr(cont);
+  builder_.SetInsertPoint(cont);
+}
+
+}  // namespace kiln::compiler

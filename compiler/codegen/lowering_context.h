@@ -1,0 +1,111 @@
+#pragma once
+// The state of lowering one graph into one LLVM module: the IRBuilder, the target's
+// vector width, and the helpers every emitter uses (types, constants, vector and
+// scalar memory access, buffer pointers, loops, parallel-for, run-time errors).
+//
+// How values live in generated code:
+//   dtype  memory (buffers)        registers
+//   f32    float                   float / <W x float>
+//   i32    i32                     i32   / <W x i32>
+//   bool   i8 (0 or 1, C++ bool)   i1    / <W x i1>     (load: != 0, store: zext)
+// W is 1 (a scalar) or vector_width(), the target's f32 lanes; i32 and bool
+// vectors use the same lane count so one index covers all operands.
+//
+// Every generated function gets the graph's buffer table as its first argument
+// (see lower_graph.h for the ABI); buffer(v) returns v's data pointer in the
+// function being emitted, so emitters that outline loop bodies (parallel_for)
+// simply ask for pointers again inside the body.
+#include <cstdint>
+#include <functional>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <map>
+#include <string>
+
+#include "compiler/jit/target.h"
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+class LoweringContext {
+ public:
+  // `num_values`: the graph's value count; the status word follows the buffers.
+  LoweringContext(llvm::Module& module, const Target& target, size_t num_values);
+
+  llvm::LLVMContext& context() { return module_.getContext(); }
+  llvm::Module& module() { return module_; }
+  llvm::IRBuilder<>& b() { return builder_; }
+  int vector_width() const { return target_.vector_width; }
+  const Target& target() const { return target_; }
+
+  // ---- types ----
+  llvm::Type* reg_type(DType t, int width = 1);  // scalar if width == 1, else a vector
+  llvm::Type* mem_type(DType t);
+  llvm::Type* i64();
+  llvm::Type* ptr();
+
+  // ---- constants ----
+  llvm::Value* i64c(int64_t v);
+  llvm::Value* i32c(int32_t v, int width = 1);
+  llvm::Value* f32c(float v, int width = 1);
+  // `v` converted to dtype t (as convert_element does), splat to `width` lanes.
+  llvm::Value* constant(DType t, double v, int width = 1);
+  llvm::Value* splat(llvm::Value* scalar, int width);  // `scalar` itself when width == 1
+
+  // ---- memory: `width` consecutive elements of a buffer of dtype t at element `offset` ----
+  llvm::Value* load(DType t, llvm::Value* base, llvm::Value* offset, int width);
+  void store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v);
+
+  // ---- buffers, in the function being emitted ----
+  llvm::Value* buffer(Value v);  // loaded once per function, in its entry block
+  llvm::Value* status_word();    // i32*: the run's status (kiln_error_code)
+
+  // ---- functions ----
+  // A fresh internal function `void name(ptr buffers, extra...)`; `body` emits its
+  // code with the builder inside it. The builder's position and the buffer cache
+  // are restored afterwards. Returns the function.
+  llvm::Function* define_function(const std::string& name, const std::vector<llvm::Type*>& extra_params,
+                                   const std::function<void(llvm::Function*)>& body);
+  std::string unique_name(const std::string& prefix);  // prefix, prefix.1, ...
+
+  // ---- loops ----
+  // for (i = begin; i < end; i += step) body(i); i is i64.
+  void for_range(llvm::Value* begin, llvm::Value* end, int64_t step, const std::function<void(llvm::Value*)>& body);
+  void for_range(int64_t begin, int64_t end, int64_t step, const std::function<void(llvm::Value*)>& body);
+  // The same with loop-carried values (accumulators): `body(i, carried)` returns
+  // the next iteration's values; returns the values after the last iteration.
+  using Carried = std::vector<llvm::Value*>;
+  Carried for_range(llvm::Value* begin, llvm::Value* end, int64_t step, Carried init,
+                    const std::function<Carried(llvm::Value*, const Carried&)>& body);
+  Carried for_range(int64_t begin, int64_t end, int64_t step, Carried init,
+                    const std::function<Carried(llvm::Value*, const Carried&)>& body);
+  // Splits [0, n) into ranges run by the runtime's thread pool (kiln_parallel_for)
+  // with at least `grain` indices per task; body(begin, end) is emitted into an
+  // outlined function (ask for buffers again inside it). Calls the body directly
+  // when n <= grain, so small kernels run serially without the runtime.
+  void parallel_for(const std::string& name, int64_t n, int64_t grain,
+                    const std::function<void(llvm::Value* begin, llvm::Value* end)>& body);
+  // Grain (in iterations) so that each task does about kParallelGrainElements elements.
+  static int64_t grain_for(int64_t elements_per_iteration);
+  static constexpr int64_t kParallelGrainElements = 1 << 15;
+
+  // ---- run-time errors ----
+  // Where `failed` (i1 or <W x i1>) holds in any lane, records `code` in the status
+  // word (the first error of a run wins). Code after it runs on regardless, so the
+  // caller must also make the failing lanes harmless (e.g. divide by 1 instead).
+  void report_error_if(llvm::Value* failed, int32_t code);
+
+ private:
+  llvm::Module& module_;
+  Target target_;
+  size_t num_values_;
+  llvm::IRBuilder<> builder_;
+  // The function being emitted: its buffer table argument, the entry block's
+  // terminator (pointer loads go before it), and the pointers loaded so far.
+  llvm::Value* buffers_arg_ = nullptr;
+  llvm::Instruction* entry_end_ = nullptr;
+  std::map<int32_t, llvm::Value*> buffer_cache_;
+  std::map<std::string, int> name_counts_;
+};
+
+}  // namespace kiln::compiler

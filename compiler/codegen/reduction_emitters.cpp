@@ -1,0 +1,162 @@
+// sum, mean and max over any axes {keepdims}: kernel emitters, and the model for
+// other kernel families (normalizations, losses). Operands are read through
+// generators, so a later fusion can feed producers in without memory.
+//
+// Two loop structures, both vectorized with the target's width:
+//  * the innermost axis is reduced (row reductions): one task per result element
+//    accumulates W-lane vectors along the row plus a scalar remainder, then
+//    reduces the lanes;
+//  * the innermost axis is kept (column reductions): an elemental loop over the
+//    result whose generator accumulates whole vectors of results over the reduced
+//    axes, so no horizontal step is needed.
+// f32 sums accumulate in f32 (the reference uses double; the tests state the
+// tolerance); i32 sums wrap; mean divides the sum by the element count.
+#include <llvm/IR/Intrinsics.h>
+#include <limits>
+
+#include "compiler/codegen/families.h"
+#include "ops/op_helpers.h"
+
+namespace kiln::compiler {
+
+namespace {
+
+enum class Kind { sum, mean, max };
+
+struct Reduction {
+  Kind kind;
+  DType dtype;
+  const Shape& in;
+  std::vector<bool> reduced;  // per operand axis
+  Shape kept, reduced_dims;   // result shape without keepdims' 1s; sizes of the reduced axes
+  int64_t count = 1;          // elements per result
+
+  Reduction(Kind k, const NodeRef& node) : kind(k), dtype(node.in(0).dtype), in(node.in(0).shape) {
+    reduced.assign(in.size(), false);
+    for (int64_t axis : ops::normalize_axes(node.attrs().get_ints("axes"), node.in(0).rank(), true))
+      reduced[static_cast<size_t>(axis)] = true;
+    for (size_t k = 0; k < in.size(); ++k) (reduced[k] ? reduced_dims : kept).push_back(in[k]);
+    count = numel(reduced_dims);
+  }
+
+  bool is_float() const { return dtype == DType::f32; }
+
+  llvm::Value* identity(LoweringContext& cx, int width) const {
+    if (kind != Kind::max) return cx.constant(dtype, 0, width);
+    return is_float() ? cx.f32c(-std::numeric_limits<float>::infinity(), width)
+                      : cx.i32c(std::numeric_limits<int32_t>::min(), width);
+  }
+
+  llvm::Value* combine(LoweringContext& cx, llvm::Value* acc, llvm::Value* x) const {
+    auto& b = cx.b();
+    if (kind != Kind::max) return is_float() ? b.CreateFAdd(acc, x) : b.CreateAdd(acc, x);
+    return b.CreateSelect(is_float() ? b.CreateFCmpOGT(x, acc) : b.CreateICmpSGT(x, acc), x, acc);
+  }
+
+  // Combines the lanes of a vector accumulator into `scalar`.
+  llvm::Value* horizontal(LoweringContext& cx, llvm::Value* vec, llvm::Value* scalar) const {
+    auto& b = cx.b();
+    llvm::Value* lanes = nullptr;
+    if (kind == Kind::max) {
+      lanes = is_float() ? b.CreateFPMaxReduce(vec) : b.CreateIntMaxReduce(vec, true);
+    } else if (is_float()) {
+      auto* sum = b.CreateFAddReduce(cx.f32c(-0.0f), vec);
+      sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
+      lanes = sum;
+    } else {
+      lanes = b.CreateAddReduce(vec);
+    }
+    return combine(cx, scalar, lanes);
+  }
+
+  llvm::Value* finish(LoweringContext& cx, llvm::Value* acc, int width) const {
+    if (kind != Kind::mean) return acc;
+    return cx.b().CreateFDiv(acc, cx.f32c(static_cast<float>(count), width));
+  }
+
+  // The operand index from result (kept) and reduced indices.
+  std::vector<llvm::Value*> operand_dims(const std::vector<llvm::Value*>& kept_dims,
+                                         const std::vector<llvm::Value*>& reduced_idx) const {
+    std::vector<llvm::Value*> dims;
+    size_t k = 0, r = 0;
+    for (size_t axis = 0; axis < in.size(); ++axis) dims.push_back(reduced[axis] ? reduced_idx[r++] : kept_dims[k++]);
+    return dims;
+  }
+};
+
+// Innermost axis reduced: per result element, vectors along the row.
+void emit_row_reduction(const KernelEmitArgs& a, const Reduction& red) {
+  LoweringContext& cx = a.cx;
+  const int width = cx.vector_width();
+  const int64_t inner = red.in.back();
+  const int64_t vector_end = inner - inner % width;
+  const Shape outer_reduced(red.reduced_dims.begin(), red.reduced_dims.end() - 1);
+  const int64_t results = numel(red.kept);
+  const std::string name = cx.unique_name(a.node.op() + ".rows");
+  cx.parallel_for(name, results, LoweringContext::grain_for(red.count), [&](llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* out = a.result_ptr();
+    cx.for_range(begin, end, 1, [&](llvm::Value* o) {
+      const std::vector<llvm::Value*> kept_dims = unflatten(cx, o, red.kept);
+      const auto at = [&](const std::vector<llvm::Value*>& rdims, llvm::Value* j, int w) {
+        std::vector<llvm::Value*> r = rdims;
+        r.push_back(j);
+        const int lane_axis = w > 1 ? static_cast<int>(red.in.size()) - 1 : -1;
+        return a.operands[0](ElementIndex{red.operand_dims(kept_dims, r), w, lane_axis});
+      };
+      const LoweringContext::Carried acc = cx.for_range(
+          0, numel(outer_reduced), 1, {red.identity(cx, width), red.identity(cx, 1)},
+          [&](llvm::Value* r, const LoweringContext::Carried& acc) {
+            const std::vector<llvm::Value*> rdims = unflatten(cx, r, outer_reduced);
+            const auto step = [&](int w) {
+              return [&, w](llvm::Value* j, const LoweringContext::Carried& c) {
+                return LoweringContext::Carried{red.combine(cx, c[0], at(rdims, j, w))};
+              };
+            };
+            llvm::Value* vec = cx.for_range(0, vector_end, width, {acc[0]}, step(width))[0];
+            llvm::Value* scalar = cx.for_range(vector_end, inner, 1, {acc[1]}, step(1))[0];
+            return LoweringContext::Carried{vec, scalar};
+          });
+      llvm::Value* total = vector_end > 0 ? red.horizontal(cx, acc[0], acc[1]) : acc[1];
+      cx.store(red.dtype, out, o, red.finish(cx, total, 1));
+    });
+  });
+}
+
+// Innermost axis kept: an elemental loop over the result, vectors of results.
+void emit_column_reduction(const KernelEmitArgs& a, const Reduction& red) {
+  LoweringContext& cx = a.cx;
+  const Generator result = [&](const ElementIndex& index) {
+    const int lane_axis = index.lane_axis >= 0 ? static_cast<int>(red.in.size()) - 1 : -1;
+    llvm::Value* acc = cx.for_range(0, red.count, 1, {red.identity(cx, index.width)},
+                                    [&](llvm::Value* r, const LoweringContext::Carried& c) {
+                                      const ElementIndex in{
+                                          red.operand_dims(index.dims, unflatten(cx, r, red.reduced_dims)),
+                                          index.width, lane_axis};
+                                      return LoweringContext::Carried{red.combine(cx, c[0], a.operands[0](in))};
+                                    })[0];
+    return red.finish(cx, acc, index.width);
+  };
+  emit_elemental_loop(cx, cx.unique_name(a.node.op() + ".cols"), a.node.node.results[0], {red.dtype, red.kept},
+                      result);
+}
+
+KernelFn reduction(Kind kind) {
+  return [kind](const KernelEmitArgs& a) {
+    const Reduction red(kind, a.node);
+    if (numel(red.kept) == 0) return;
+    if (!red.in.empty() && red.reduced.back() && red.in.back() > 0)
+      emit_row_reduction(a, red);
+    else
+      emit_column_reduction(a, red);
+  };
+}
+
+}  // namespace
+
+void register_reduction_emitters(EmitterRegistry& r) {
+  r.add_kernel("sum", reduction(Kind::sum));
+  r.add_kernel("mean", reduction(Kind::mean));
+  r.add_kernel("max", reduction(Kind::max));
+}
+
+}  // namespace kiln::compiler

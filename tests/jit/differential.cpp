@@ -1,0 +1,119 @@
+#include "jit/differential.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/interpreter.h"
+
+namespace kiln::test {
+
+namespace {
+
+float random_float(Rng& rng, Values values) {
+  const double unit = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;  // [0, 1)
+  double magnitude = 4.0 * unit;
+  if (values != Values::moderate) {
+    const int64_t kind = rng.uniform(0, 19);
+    if (kind == 0) magnitude = 1e3 * unit;  // large
+    if (kind == 1) magnitude = 1e-3 * unit;  // small
+  }
+  if (values == Values::positive || values == Values::nonzero) magnitude += 1e-3;
+  const bool negative = values != Values::positive && rng.coin();
+  return static_cast<float>(negative ? -magnitude : magnitude);
+}
+
+int32_t random_int(Rng& rng, Values values) {
+  for (;;) {
+    const auto v = static_cast<int32_t>(rng.uniform(values == Values::positive ? 1 : -20, 20));
+    if (v != 0 || values == Values::any || values == Values::moderate) return v;
+  }
+}
+
+}  // namespace
+
+Tensor random_tensor(Rng& rng, const TensorType& t, Values values) {
+  Tensor out = Tensor::zeros(t);
+  switch (t.dtype) {
+    case DType::f32:
+      for (float& v : out.f32()) v = random_float(rng, values);
+      break;
+    case DType::i32:
+      for (int32_t& v : out.i32()) v = random_int(rng, values);
+      break;
+    case DType::boolean:
+      for (bool& v : out.b8()) v = rng.coin();
+      break;
+  }
+  return out;
+}
+
+std::map<std::string, Tensor> random_bindings(const Graph& g, Rng& rng, Values values) {
+  std::map<std::string, Tensor> bindings;
+  for (Value v : g.declarations()) bindings.emplace(g.name_of(v), random_tensor(rng, g.type(v), values));
+  return bindings;
+}
+
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol) {
+  if (!(expected.type() == actual.type()))
+    return "type " + type_str(actual.type()) + " differs from expected " + type_str(expected.type());
+  const auto mismatch = [](size_t i, auto e, auto a) {
+    std::ostringstream os;
+    os << "element " << i << ": expected " << +e << ", got " << +a;
+    return os.str();
+  };
+  const auto n = static_cast<size_t>(expected.numel());
+  switch (expected.dtype()) {
+    case DType::f32: {
+      const float* e = expected.f32().data();
+      const float* a = actual.f32().data();
+      for (size_t i = 0; i < n; ++i) {
+        if (std::isnan(e[i]) && std::isnan(a[i])) continue;
+        if (std::isinf(e[i]) || std::isinf(a[i])) {
+          if (e[i] != a[i]) return mismatch(i, e[i], a[i]);
+          continue;
+        }
+        const double diff = std::fabs(static_cast<double>(e[i]) - a[i]);
+        if (!(diff <= tol.abs + tol.rel * std::fabs(e[i]))) return mismatch(i, e[i], a[i]);
+      }
+      return "";
+    }
+    case DType::i32:
+      for (size_t i = 0; i < n; ++i)
+        if (expected.i32().data()[i] != actual.i32().data()[i])
+          return mismatch(i, expected.i32().data()[i], actual.i32().data()[i]);
+      return "";
+    case DType::boolean:
+      for (size_t i = 0; i < n; ++i)
+        if (expected.b8().data()[i] != actual.b8().data()[i])
+          return mismatch(i, expected.b8().data()[i], actual.b8().data()[i]);
+      return "";
+  }
+  return "unknown dtype";
+}
+
+void check_jit_matches_interpreter(const Graph& g, const std::map<std::string, Tensor>& bindings, Tolerance tol,
+                                   int steps, const compiler::JitOptions& options) {
+  Interpreter interp(g);
+  compiler::JitExecutable jit(g, options);
+  for (const auto& [name, t] : bindings) {
+    interp.bind(name, t);
+    jit.bind(name, t);
+  }
+  for (int step = 0; step < steps; ++step) {
+    interp.run();
+    jit.run();
+  }
+  for (const std::string& name : interp.output_names()) {
+    INFO("output %" << name << " of graph @" << g.name());
+    CHECK(compare_tensors(interp.output(name), jit.output(name), tol) == "");
+  }
+  for (Value v : g.declarations()) {
+    if (g.value(v).kind == ValueKind::input) continue;
+    INFO("final value of %" << g.name_of(v) << " in graph @" << g.name());
+    CHECK(compare_tensors(interp.binding(g.name_of(v)), jit.binding(g.name_of(v)), tol) == "");
+  }
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,40 @@
+#pragma once
+// Differential testing of the JIT against the Interpreter: the same graph, the
+// same bound tensors, outputs compared (f32 within an absolute + relative
+// tolerance stated by each test; i32 and bool exactly; nan matches nan and
+// infinities must agree exactly).
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "compiler/jit_executable.h"
+#include "engine/ir/graph.h"
+#include "engine/tensor/tensor.h"
+#include "ir/random_graph.h"
+
+namespace kiln::test {
+
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+
+// What random values a test feeds: `any` mixes signs and magnitudes (mostly
+// within [-4, 4], some large and small ones); `positive` stays > 0; `nonzero`
+// avoids 0 (divisors). i32 values are small, bool values fair coins.
+enum class Values { any, positive, nonzero, moderate };
+
+Tensor random_tensor(Rng& rng, const TensorType& t, Values values = Values::any);
+
+// A tensor for every declaration of g (inputs, params, state).
+std::map<std::string, Tensor> random_bindings(const Graph& g, Rng& rng, Values values = Values::any);
+
+// "" if equal within tolerance, else a description of the first mismatch.
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol);
+
+// Runs g with both backends on `bindings` (`steps` runs, so assigns feed back)
+// and checks every output and every final param/state with doctest CHECKs.
+void check_jit_matches_interpreter(const Graph& g, const std::map<std::string, Tensor>& bindings, Tolerance tol,
+                                   int steps = 1, const compiler::JitOptions& options = {});
+
+}  // namespace kiln::test
