@@ -73,3 +73,18 @@ TEST_CASE("cross_entropy gradient values") {
   // Every position ignored: the loss is the constant 0 and so is its gradient.
   test::check_equal(logits_grad(F{{1.0f, 2.0f}, {3.0f, 0.0f}}, I{-100, -100}, 0.1), F{{0, 0}, {0, 0}});
 }
+
+TEST_CASE("cross_entropy gradient of gradient") {
+  // d logits is built from softmax, mul, sub and div; differentiating it again runs their rules.
+  const auto check = [](const Shape& logits, const I& labels, double smoothing) {
+    INFO("grad of grad of cross_entropy of ", shape_str(logits), " labels ", test::array_str(labels), " smoothing ",
+         smoothing);
+    check_gradients(
+        [&](Builder& b, const Inputs& x) {
+          return grad(b.graph(), ops::cross_entropy(b, x[0], x[1], smoothing), {x[0]})[0];
+        },
+        {random_tensor(logits, 50, -2.0f, 2.0f), labels});
+  };
+  check({3, 4}, I{1, 3, 0}, 0.0);
+  check({2, 2, 3}, I{{2, -100}, {0, 1}}, 0.1);
+}
