@@ -10,6 +10,12 @@
 #include "engine/interpreter.h"
 
 namespace kiln::test {
+namespace {
+
+// The name of input i: x0, x1, ...
+std::string input_name(size_t i) { return std::string("x").append(std::to_string(i)); }
+
+}  // namespace
 
 Tensor random_tensor(const Shape& shape, uint64_t seed, float lo, float hi) {
   std::mt19937_64 rng(seed);
@@ -24,7 +30,7 @@ void check_gradients(const std::function<Value(Builder&, const std::vector<Value
   Graph g("gradcheck");
   Builder b(g);
   std::vector<Value> inputs;
-  for (size_t i = 0; i < values.size(); ++i) inputs.push_back(b.input("x" + std::to_string(i), values[i].type()));
+  for (size_t i = 0; i < values.size(); ++i) inputs.push_back(b.input(input_name(i), values[i].type()));
   const Value y = f(b, inputs);
   Value loss = y;
   Tensor weights;
@@ -48,7 +54,7 @@ void check_gradients(const std::function<Value(Builder&, const std::vector<Value
 
   Interpreter exe(g);
   auto bind_all = [&](const std::vector<Tensor>& vals) {
-    for (size_t i = 0; i < vals.size(); ++i) exe.bind("x" + std::to_string(i), vals[i]);
+    for (size_t i = 0; i < vals.size(); ++i) exe.bind(input_name(i), vals[i]);
     if (b.type(y).rank() != 0) exe.bind("r", weights);
   };
   bind_all(values);
