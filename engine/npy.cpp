@@ -12,6 +12,7 @@
 #include <string_view>
 #include <xtensor/xnpy.hpp>
 
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 
 // Writing uses xt::dump_npy. Reading is done here rather than with xt::load_npy,
@@ -285,22 +286,7 @@ Tensor load_npy(const std::string& path) {
 }
 
 void save_npy(const std::string& path, const Tensor& t) {
-  const std::string tmp = path + ".tmp";
-  try {
-    const std::string bytes = t.visit([](const auto& a) { return xt::dump_npy(a); });
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw Error(std::string("cannot create ") + tmp + ": " + std::strerror(errno));
-      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      out.close();
-      if (!out) throw Error("cannot write " + tmp);
-    }
-    fs::rename(tmp, path);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw Error(path + ": " + e.what());
-  }
+  write_file_atomically(path, t.visit([](const auto& a) { return xt::dump_npy(a); }));
 }
 
 }  // namespace kiln

@@ -28,8 +28,34 @@ struct RunOptions {
   std::string output_dir = "out";
   uint64_t seed = 0;
   std::string backend = "interp";
+  int64_t steps = 1;        // runs in a row; params and state carry over
+  std::string load_dir;     // binds each param/state with a DIR/NAME.npy
+  std::string save_dir;     // writes every param and state as DIR/NAME.npy at the end
 };
 void run(const RunOptions& opts);
+
+// `kiln grad FILE --loss NAME --wrt NAME,... [-o OUT]`: appends the backward pass
+// and outputs each gradient as NAME.grad; prints the joint graph or writes OUT.
+struct GradOptions {
+  std::string graph_path;
+  std::string loss;
+  std::vector<std::string> wrt;
+  std::string output_path;  // empty: stdout
+};
+void grad(const GradOptions& opts);
+
+// `kiln train-graph FILE --loss NAME --optimizer adam|sgd [...] -o OUT`: the
+// whole training step (forward, backward, optimizer updates) as one graph.
+struct TrainGraphOptions {
+  std::string graph_path;
+  std::string loss;
+  std::string optimizer = "adam";
+  std::string output_path;
+  double lr = 0.0;  // sgd: the step size (default 0.1); adam: a constant rate instead of the schedule
+  double beta1 = 0.9, beta2 = 0.98, eps = 1e-9, factor = 1.0;
+  int64_t warmup = 4000, d_model = 512;
+};
+void train_graph(const TrainGraphOptions& opts);
 
 // Splits "NAME=PATH" at the first '='; throws kiln::Error unless both sides are non-empty.
 std::pair<std::string, std::string> split_binding(const std::string& arg);

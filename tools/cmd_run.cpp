@@ -79,6 +79,42 @@ void write_outputs(const Executable& exe, const std::string& dir) {
   }
 }
 
+// The graph's params and state, the tensors --load and --save move.
+std::vector<std::string> persistent_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (Value v : g.declarations())
+    if (g.value(v).kind != ValueKind::input) names.push_back(g.name_of(v));
+  return names;
+}
+
+void load_persistent(Executable& exe, const std::string& dir) {
+  for (const std::string& name : persistent_names(exe.graph())) {
+    const fs::path path = fs::path(dir) / (name + ".npy");
+    if (!fs::exists(path)) continue;
+    try {
+      exe.bind(name, load_npy(path.string()));
+    } catch (const Error& e) {
+      throw Error("--load " + dir + ": " + e.what());
+    }
+  }
+}
+
+void save_persistent(const Executable& exe, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("--save " + dir + ": " + ec.message());
+  for (const std::string& name : persistent_names(exe.graph()))
+    save_npy((fs::path(dir) / (name + ".npy")).string(), exe.binding(name));
+}
+
+// "step 3: loss=0.25 lr=0.001": the scalar outputs after each run.
+void print_step(const Executable& exe, int64_t step) {
+  std::cout << "step " << step << ':';
+  for (const std::string& name : exe.output_names())
+    if (exe.output(name).type().rank() == 0) std::cout << ' ' << name << '=' << scalar_text(exe.output(name));
+  std::cout << '\n';
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> split_binding(const std::string& arg) {
@@ -91,11 +127,16 @@ std::pair<std::string, std::string> split_binding(const std::string& arg) {
 // Everything that can fail on user input happens before the first output is written.
 void run(const RunOptions& opts) {
   auto exe = make_executable(opts.backend, parse_kir_file(opts.graph_path));
+  if (!opts.load_dir.empty()) load_persistent(*exe, opts.load_dir);
   bind_inputs(*exe, opts.inputs);
   require_inputs_bound(*exe);
   bind_initial_values(*exe, opts.seed);
-  exe->run();
+  for (int64_t step = 1; step <= opts.steps; ++step) {
+    exe->run();
+    if (opts.steps > 1) print_step(*exe, step);
+  }
   write_outputs(*exe, opts.output_dir);
+  if (!opts.save_dir.empty()) save_persistent(*exe, opts.save_dir);
 }
 
 }  // namespace kiln::cli

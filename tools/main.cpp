@@ -66,6 +66,48 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"interp"}))
       ->capture_default_str();
 
+  run->add_option("--steps", run_opts.steps, "run the graph N times in a row, printing its scalar outputs each step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run->add_option("--load", run_opts.load_dir, "bind each param and state that has a DIR/NAME.npy")
+      ->check(CLI::ExistingDirectory);
+  run->add_option("--save", run_opts.save_dir, "after the last step, write every param and state as DIR/NAME.npy");
+
+  kiln::cli::GradOptions grad_opts;
+  auto* grad = app.add_subcommand("grad", "Append the backward pass; output each gradient as NAME.grad");
+  grad->add_option("FILE", grad_opts.graph_path, "the .kir file")->required();
+  grad->add_option("--loss", grad_opts.loss, "the scalar f32 value to differentiate")->required();
+  grad->add_option("--wrt", grad_opts.wrt, "the values to differentiate with respect to")
+      ->required()
+      ->delimiter(',');
+  grad->add_option("-o,--output", grad_opts.output_path, "write the joint graph here instead of stdout");
+
+  kiln::cli::TrainGraphOptions train_opts;
+  auto* train_graph = app.add_subcommand("train-graph", "Write the whole training step (forward, backward, "
+                                                        "optimizer updates of params and state) as one graph");
+  train_graph->add_option("FILE", train_opts.graph_path, "the .kir file")->required();
+  train_graph->add_option("--loss", train_opts.loss, "the scalar f32 value to minimize")->required();
+  train_graph->add_option("--optimizer", train_opts.optimizer, "sgd, or adam with the warm-up schedule")
+      ->check(CLI::IsMember({"adam", "sgd"}))
+      ->capture_default_str();
+  train_graph->add_option("--lr", train_opts.lr,
+                          "sgd: step size (default 0.1); adam: a constant rate replacing the schedule")
+      ->check(CLI::PositiveNumber);
+  train_graph->add_option("--beta1", train_opts.beta1, "adam")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  train_graph->add_option("--beta2", train_opts.beta2, "adam")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  train_graph->add_option("--eps", train_opts.eps, "adam")->check(CLI::PositiveNumber)->capture_default_str();
+  train_graph->add_option("--factor", train_opts.factor, "adam schedule: factor * d_model^-0.5 * min(step^-0.5, "
+                                                         "step * warmup^-1.5)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_graph->add_option("--warmup", train_opts.warmup, "adam schedule: warm-up steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_graph->add_option("--d-model", train_opts.d_model, "adam schedule: d_model")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -80,6 +122,8 @@ int main(int argc, char** argv) {
     if (*dot) kiln::cli::dot(graph_path);
     if (app.got_subcommand("ops")) kiln::cli::list_ops();
     if (*run) kiln::cli::run(run_opts);
+    if (*grad) kiln::cli::grad(grad_opts);
+    if (*train_graph) kiln::cli::train_graph(train_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
     return 1;
