@@ -44,6 +44,10 @@ void register_all_emitters() {
     register_constant_emitters(r);
     register_dropout_emitters(r);
     register_reduction_emitters(r);
+    register_normalization_emitters(r);
+    register_loss_emitters(r);
+    register_gather_emitters(r);
+    register_matmul_emitters(r);
   });
 }
 
