@@ -121,7 +121,8 @@ llvm::Value* emit_tanh(LoweringContext& cx, llvm::Value* x) {
   llvm::Value* small = e.fma(b.CreateFMul(emit_polynomial(cx, z, kPoly, static_cast<int>(std::size(kPoly))), z), x, x);
   llvm::Value* q = b.CreateFDiv(e.f(2.0f), b.CreateFAdd(emit_exp(cx, b.CreateFAdd(ax, ax)), e.f(1.0f)));
   llvm::Value* large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(e.f(1.0f), q), x);
-  return b.CreateSelect(b.CreateFCmpOGE(ax, e.f(0.625f)), large, small);
+  llvm::Value* y = b.CreateSelect(b.CreateFCmpOGE(ax, e.f(0.625f)), large, small);
+  return b.CreateSelect(b.CreateFCmpOEQ(x, e.f(0.0f)), x, y);  // tanh(-0) = -0
 }
 
 }  // namespace kiln::compiler

@@ -1,7 +1,234 @@
+// cross_entropy(logits f32[..., V], labels i32[...]) {smoothing, ignore_index}
+// (ops/loss.cpp): a kernel emitter.
+//
+// Each position (row of V logits) whose label is not ignore_index takes two
+// vectorized passes over its logits:
+//   pass 1: the max m;
+//   pass 2: with s = x - m: the sum of exp(s), the sum of s, and s at the label
+//           (picked by comparing lane positions with the label, so a bad label
+//           never becomes an address).
+// Then lse = log(sum exp(s)), logp[label] = s[label] - lse, sum logp = sum s - V lse,
+// and the row's loss -(1 - smoothing) logp[label] - smoothing / V * sum logp, in
+// double like the reference (which also means 0 * -inf = nan for a row holding a
+// -inf logit when smoothing is 0, as the reference computes it). Both passes read
+// each logit through the same generator at the same width, so a fused producer
+// gives the max and the shift bit-identical values.
+//
+// A label outside [0, V) that is not ignore_index is a run-time error
+// (KILN_ERROR_INDEX_OUT_OF_RANGE in the status word), like the reference's throw.
+//
+// The result is the mean over kept rows (0 if none). Rows are grouped into
+// chunks fixed by the shape, not by the thread count; each chunk's loss sum and
+// row count go to its own slot in a stack array, and the kernel adds the slots in
+// order afterwards, so the result is bit-identical for any number of threads.
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <limits>
+
 #include "compiler/codegen/families.h"
+#include "compiler/codegen/fast_math.h"
+#include "compiler/runtime/kiln_runtime.h"
 
 namespace kiln::compiler {
 
-void register_loss_emitters(EmitterRegistry&) {}  // TODO(helper): being written
+namespace {
+
+using Carried = LoweringContext::Carried;
+
+// At most this many chunks, so the partial sums (two doubles each) fit easily on the stack.
+constexpr int64_t kMaxChunks = 1024;
+constexpr int kSlotsPerChunk = 2;  // loss sum, kept rows
+
+// Runs body(partials, begin, end) over chunks [0, chunks) on the runtime's thread
+// pool; `partials` is a double[chunks * kSlotsPerChunk] array in the calling
+// kernel's frame, which the caller reads after this returns. (LoweringContext's
+// parallel_for hands its bodies only the buffer table, so this passes
+// {buffers, partials} through kiln_parallel_for's context pointer and a trampoline.)
+llvm::Value* parallel_chunks(LoweringContext& cx, const std::string& name, int64_t chunks,
+                             const std::function<void(llvm::Value*, llvm::Value*, llvm::Value*)>& body) {
+  auto& b = cx.b();
+  llvm::Function* kernel = b.GetInsertBlock()->getParent();
+  llvm::Value* buffers = kernel->getArg(0);
+  llvm::IRBuilder<> entry(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
+  llvm::Value* partials = entry.CreateAlloca(b.getDoubleTy(), cx.i64c(chunks * kSlotsPerChunk), "partials");
+  auto* context_type = llvm::StructType::get(cx.ptr(), cx.ptr());
+  llvm::Value* context = entry.CreateAlloca(context_type, nullptr, "context");
+
+  llvm::Function* work = cx.define_function(name, {cx.ptr(), cx.i64(), cx.i64()},
+                                            [&](llvm::Function* f) { body(f->getArg(1), f->getArg(2), f->getArg(3)); });
+  if (chunks == 1) {
+    b.CreateCall(work, {buffers, partials, cx.i64c(0), cx.i64c(1)});
+    return partials;
+  }
+  llvm::Function* task = cx.define_function(name + ".task", {cx.i64(), cx.i64()}, [&](llvm::Function* f) {
+    // Argument 0 is the context {buffers, partials}, not a buffer table.
+    llvm::Value* task_buffers = b.CreateLoad(cx.ptr(), b.CreateStructGEP(context_type, f->getArg(0), 0));
+    llvm::Value* task_partials = b.CreateLoad(cx.ptr(), b.CreateStructGEP(context_type, f->getArg(0), 1));
+    b.CreateCall(work, {task_buffers, task_partials, f->getArg(1), f->getArg(2)});
+  });
+  b.CreateStore(buffers, b.CreateStructGEP(context_type, context, 0));
+  b.CreateStore(partials, b.CreateStructGEP(context_type, context, 1));
+  llvm::FunctionCallee runtime =
+      cx.module().getOrInsertFunction("kiln_parallel_for", b.getVoidTy(), cx.i64(), cx.i64(), cx.ptr(), cx.ptr());
+  b.CreateCall(runtime, {cx.i64c(chunks), cx.i64c(1), task, context});
+  return partials;
+}
+
+// Folds a row [0, n) in W-lane vectors, then single elements: `init(w)` gives the
+// accumulators at width w, step(k, w, acc) the next ones. Returns the vector and
+// the scalar accumulators (the vector ones hold init(W) if n < W).
+std::pair<Carried, Carried> fold_row(LoweringContext& cx, int64_t n, const std::function<Carried(int)>& init,
+                                     const std::function<Carried(llvm::Value*, int, const Carried&)>& step) {
+  const int width = cx.vector_width();
+  const int64_t vector_end = n - n % width;
+  const auto run = [&](int64_t begin, int64_t end, int w) {
+    return cx.for_range(begin, end, w, init(w), [&](llvm::Value* k, const Carried& acc) { return step(k, w, acc); });
+  };
+  Carried vec = run(0, vector_end, width);
+  return {std::move(vec), run(vector_end, n, 1)};
+}
+
+llvm::Value* add_lanes(LoweringContext& cx, llvm::Value* vec, llvm::Value* scalar) {
+  auto* sum = cx.b().CreateFAddReduce(cx.f32c(-0.0f), vec);
+  sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
+  return cx.b().CreateFAdd(scalar, sum);
+}
+
+llvm::Value* max_of(LoweringContext& cx, llvm::Value* acc, llvm::Value* x) {
+  return cx.b().CreateSelect(cx.b().CreateFCmpOGT(x, acc), x, acc);
+}
+
+struct CrossEntropy {
+  const KernelEmitArgs& a;
+  Shape positions;  // the labels' shape
+  int64_t classes;
+  double smoothing;
+  int64_t ignore_index;
+
+  explicit CrossEntropy(const KernelEmitArgs& args)
+      : a(args),
+        positions(args.node.in(1).shape),
+        classes(args.node.in(0).shape.back()),
+        smoothing(args.node.attrs().get_float("smoothing")),
+        ignore_index(args.node.attrs().get_int("ignore_index")) {}
+
+  // The loss of row `dims` (a position) with label `label` (i64), as a double.
+  llvm::Value* row_loss(const std::vector<llvm::Value*>& dims, llvm::Value* label) const {
+    LoweringContext& cx = a.cx;
+    auto& b = cx.b();
+    const int lane_axis = static_cast<int>(dims.size());
+    const auto logit = [&](llvm::Value* k, int w) {
+      std::vector<llvm::Value*> at = dims;
+      at.push_back(k);
+      return a.operands[0](ElementIndex{at, w, w > 1 ? lane_axis : -1});
+    };
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const std::pair<Carried, Carried> maxes = fold_row(
+        cx, classes, [&](int w) { return Carried{cx.f32c(neg_inf, w)}; },
+        [&](llvm::Value* k, int w, const Carried& acc) { return Carried{max_of(cx, acc[0], logit(k, w))}; });
+    llvm::Value* max = max_of(cx, maxes.second[0], b.CreateFPMaxReduce(maxes.first[0]));
+
+    // {sum of exp(s), sum of s, s at the label}
+    const std::pair<Carried, Carried> sums = fold_row(
+        cx, classes,
+        [&](int w) {
+          return Carried{cx.f32c(0, w), cx.f32c(0, w), cx.f32c(0, w)};
+        },
+        [&](llvm::Value* k, int w, const Carried& acc) {
+          llvm::Value* shifted = b.CreateFSub(logit(k, w), cx.splat(max, w));
+          llvm::Value* position = cx.splat(k, w);
+          if (w > 1) {
+            std::vector<llvm::Constant*> lanes;
+            for (int lane = 0; lane < w; ++lane) lanes.push_back(b.getInt64(static_cast<uint64_t>(lane)));
+            position = b.CreateAdd(position, llvm::ConstantVector::get(lanes));
+          }
+          llvm::Value* is_label = b.CreateICmpEQ(position, cx.splat(label, w));
+          return Carried{b.CreateFAdd(acc[0], emit_exp(cx, shifted)), b.CreateFAdd(acc[1], shifted),
+                         b.CreateSelect(is_label, shifted, acc[2])};
+        });
+    const auto total = [&](size_t i) { return add_lanes(cx, sums.first[i], sums.second[i]); };
+    llvm::Value* log_sum_exp = emit_log(cx, total(0));
+    llvm::Value* logp_label = b.CreateFPExt(b.CreateFSub(total(2), log_sum_exp), b.getDoubleTy());
+    const auto as_double = [&](double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); };
+    llvm::Value* logp_sum = b.CreateFSub(
+        b.CreateFPExt(total(1), b.getDoubleTy()),
+        b.CreateFMul(as_double(static_cast<double>(classes)), b.CreateFPExt(log_sum_exp, b.getDoubleTy())));
+    return b.CreateFSub(b.CreateFMul(as_double(-(1.0 - smoothing)), logp_label),
+                        b.CreateFMul(as_double(smoothing / static_cast<double>(classes)), logp_sum));
+  }
+
+  // Adds row `row`'s loss and 1 to {loss, kept} unless its label is ignore_index.
+  Carried add_row(llvm::Value* row, const Carried& acc) const {
+    LoweringContext& cx = a.cx;
+    auto& b = cx.b();
+    const std::vector<llvm::Value*> dims = unflatten(cx, row, positions);
+    llvm::Value* label = b.CreateSExt(a.operands[1](ElementIndex{dims, 1, -1}), cx.i64());
+    llvm::Value* keep = b.CreateICmpNE(label, cx.i64c(ignore_index));
+    cx.report_error_if(b.CreateAnd(keep, b.CreateICmpUGE(label, cx.i64c(classes))), KILN_ERROR_INDEX_OUT_OF_RANGE);
+
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::BasicBlock* skip = b.GetInsertBlock();
+    auto* kept_row = llvm::BasicBlock::Create(cx.context(), "ce.kept", f);
+    auto* done = llvm::BasicBlock::Create(cx.context(), "ce.done", f);
+    b.CreateCondBr(keep, kept_row, done);
+    b.SetInsertPoint(kept_row);
+    llvm::Value* loss = b.CreateFAdd(acc[0], row_loss(dims, label));
+    llvm::Value* count = b.CreateFAdd(acc[1], llvm::ConstantFP::get(b.getDoubleTy(), 1.0));
+    llvm::BasicBlock* kept_end = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    Carried next;
+    for (auto [after, before] : {std::pair{loss, acc[0]}, std::pair{count, acc[1]}}) {
+      llvm::PHINode* phi = b.CreatePHI(b.getDoubleTy(), 2);
+      phi->addIncoming(after, kept_end);
+      phi->addIncoming(before, skip);
+      next.push_back(phi);
+    }
+    return next;
+  }
+
+  void emit() const {
+    LoweringContext& cx = a.cx;
+    auto& b = cx.b();
+    const int64_t rows = numel(positions);
+    llvm::Value* zero = llvm::ConstantFP::get(b.getDoubleTy(), 0.0);
+    if (rows == 0) {
+      cx.store(DType::f32, a.result_ptr(), cx.i64c(0), cx.f32c(0));
+      return;
+    }
+    const int64_t per_chunk =
+        std::max(LoweringContext::grain_for(classes), (rows + kMaxChunks - 1) / kMaxChunks);  // rows
+    const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+    const auto slot = [&](llvm::Value* partials, llvm::Value* chunk, int i) {
+      llvm::Value* index = b.CreateAdd(b.CreateMul(chunk, cx.i64c(kSlotsPerChunk)), cx.i64c(i));
+      return b.CreateInBoundsGEP(b.getDoubleTy(), partials, index);
+    };
+    llvm::Value* partials = parallel_chunks(
+        cx, cx.unique_name("cross_entropy.rows"), chunks,
+        [&](llvm::Value* parts, llvm::Value* begin, llvm::Value* end) {
+          cx.for_range(begin, end, 1, [&](llvm::Value* chunk) {
+            llvm::Value* first = b.CreateMul(chunk, cx.i64c(per_chunk));
+            llvm::Value* last =
+                b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(first, cx.i64c(per_chunk)), cx.i64c(rows));
+            const Carried acc = cx.for_range(first, last, 1, {zero, zero},
+                                             [&](llvm::Value* row, const Carried& c) { return add_row(row, c); });
+            for (int i = 0; i < kSlotsPerChunk; ++i) b.CreateStore(acc[static_cast<size_t>(i)], slot(parts, chunk, i));
+          });
+        });
+    const Carried sums = cx.for_range(0, chunks, 1, {zero, zero}, [&](llvm::Value* chunk, const Carried& c) {
+      return Carried{b.CreateFAdd(c[0], b.CreateLoad(b.getDoubleTy(), slot(partials, chunk, 0))),
+                     b.CreateFAdd(c[1], b.CreateLoad(b.getDoubleTy(), slot(partials, chunk, 1)))};
+    });
+    llvm::Value* mean = b.CreateSelect(b.CreateFCmpOGT(sums[1], zero), b.CreateFDiv(sums[0], sums[1]), zero);
+    cx.store(DType::f32, a.result_ptr(), cx.i64c(0), b.CreateFPTrunc(mean, b.getFloatTy()));
+  }
+};
+
+}  // namespace
+
+void register_loss_emitters(EmitterRegistry& r) {
+  r.add_kernel("cross_entropy", [](const KernelEmitArgs& a) { CrossEntropy(a).emit(); });
+}
 
 }  // namespace kiln::compiler

@@ -1,7 +1,273 @@
+// softmax, log_softmax {axis} and layer_norm {eps} (ops/normalization.cpp): kernel
+// emitters in three passes over each line of elements along the normalized axis.
+//
+// The input is computed exactly once per element: the first pass reads it through
+// its generator and parks it in the result buffer, the later passes read and
+// rewrite it there (the line stays in cache). So the max and the exp-shift see the
+// same values, however a fused producer computes them (DESIGN.md: a producer
+// recomputed two ways can differ by an ulp and turn into inf), and an expensive
+// producer is not evaluated three times.
+//
+//   softmax      pass 1: x -> out, max   pass 2: out = exp(out - max) (log_softmax:
+//                out - max), sum of exp   pass 3: out /= sum (log_softmax: -= log(sum))
+//   layer_norm   pass 1: x -> out, sum   pass 2: out -= mean, sum of squares
+//                pass 3: out = out * rstd * gamma + beta
+//
+// Loop structure, vectorized with the target's width W:
+//  * normalized axis innermost (every layer_norm): one task per line walks it in
+//    W-lane vectors plus a scalar remainder, and reduces the lanes at the end;
+//  * another axis (softmax only): W adjacent lines along the innermost axis are
+//    walked together, one vector per position on the axis, so the statistics are
+//    per lane and no horizontal step is needed.
+// Statistics accumulate in f32 (the reference: f32 for softmax, double for
+// layer_norm; tests/jit/normalization_test.cpp states the tolerances). A line of
+// -inf (fully masked) gives nan like the reference: max = -inf, -inf - -inf = nan.
+#include <llvm/IR/Intrinsics.h>
+
+#include <limits>
+
 #include "compiler/codegen/families.h"
+#include "compiler/codegen/fast_math.h"
 
 namespace kiln::compiler {
 
-void register_normalization_emitters(EmitterRegistry&) {}  // TODO(helper): being written
+namespace {
+
+using Carried = LoweringContext::Carried;
+
+enum class Fold { none, sum, max };
+
+llvm::Value* identity(LoweringContext& cx, Fold fold, int width) {
+  return cx.f32c(fold == Fold::max ? -std::numeric_limits<float>::infinity() : 0.0f, width);
+}
+
+llvm::Value* combine(LoweringContext& cx, Fold fold, llvm::Value* acc, llvm::Value* x) {
+  auto& b = cx.b();
+  if (fold == Fold::sum) return b.CreateFAdd(acc, x);
+  return b.CreateSelect(b.CreateFCmpOGT(x, acc), x, acc);  // max as the reduction emitters do it
+}
+
+// The lanes of a vector accumulator combined into one value.
+llvm::Value* fold_lanes(LoweringContext& cx, Fold fold, llvm::Value* vec) {
+  if (fold == Fold::max) return cx.b().CreateFPMaxReduce(vec);
+  auto* sum = cx.b().CreateFAddReduce(cx.f32c(-0.0f), vec);
+  sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
+  return sum;
+}
+
+// step(k, width, acc): handles `width` elements from position k and returns the
+// next accumulator (acc and the result are nullptr for Fold::none).
+using Step = std::function<llvm::Value*(llvm::Value* k, int width, llvm::Value* acc)>;
+
+// Folds positions [begin, end), `step_size` apart, with `width` lanes each into one
+// accumulator of that width.
+llvm::Value* fold_range(LoweringContext& cx, int64_t begin, int64_t end, int64_t step_size, int width, Fold fold,
+                        const Step& step) {
+  if (fold == Fold::none) {
+    cx.for_range(begin, end, step_size, [&](llvm::Value* k) { step(k, width, nullptr); });
+    return nullptr;
+  }
+  return cx.for_range(begin, end, step_size, {identity(cx, fold, width)},
+                      [&](llvm::Value* k, const Carried& acc) { return Carried{step(k, width, acc[0])}; })[0];
+}
+
+// A contiguous line [0, n): W-lane vectors, then single elements; returns the
+// folded scalar.
+llvm::Value* fold_line(LoweringContext& cx, int64_t n, Fold fold, const Step& step) {
+  const int width = cx.vector_width();
+  const int64_t vector_end = n - n % width;
+  llvm::Value* vec = fold_range(cx, 0, vector_end, width, width, fold, step);
+  llvm::Value* scalar = fold_range(cx, vector_end, n, 1, 1, fold, step);
+  if (fold == Fold::none || vector_end == 0) return scalar;
+  return combine(cx, fold, scalar, fold_lanes(cx, fold, vec));
+}
+
+// The three softmax passes over one line, whatever its layout. `index(k, w)` is the
+// operand (and result) index of line position k with w lanes.
+struct SoftmaxLine {
+  LoweringContext& cx;
+  const Generator& x;
+  const Shape& shape;
+  llvm::Value* out;
+  bool log;
+  std::function<ElementIndex(llvm::Value* k, int w)> index;
+
+  llvm::Value* offset(llvm::Value* k, int w) const { return flat_offset(cx, index(k, w).dims, shape); }
+
+  llvm::Value* max_step(llvm::Value* k, int w, llvm::Value* max) const {
+    llvm::Value* v = x(index(k, w));
+    cx.store(DType::f32, out, offset(k, w), v);
+    return combine(cx, Fold::max, max, v);
+  }
+
+  // Keeps exp(x - max) for softmax, x - max for log_softmax; folds the sum of exp.
+  llvm::Value* exp_step(llvm::Value* k, int w, llvm::Value* sum, llvm::Value* max) const {
+    llvm::Value* at = offset(k, w);
+    llvm::Value* shifted = cx.b().CreateFSub(cx.load(DType::f32, out, at, w), max);
+    llvm::Value* e = emit_exp(cx, shifted);
+    cx.store(DType::f32, out, at, log ? shifted : e);
+    return cx.b().CreateFAdd(sum, e);
+  }
+
+  // `total`: the sum of exp for softmax, its log for log_softmax.
+  void finish_step(llvm::Value* k, int w, llvm::Value* total) const {
+    llvm::Value* at = offset(k, w);
+    llvm::Value* v = cx.load(DType::f32, out, at, w);
+    cx.store(DType::f32, out, at, log ? cx.b().CreateFSub(v, total) : cx.b().CreateFDiv(v, total));
+  }
+
+  llvm::Value* total(llvm::Value* sum) const { return log ? emit_log(cx, sum) : sum; }
+};
+
+// The normalized axis is innermost: one line per row, statistics reduced across lanes.
+void emit_softmax_rows(const KernelEmitArgs& a, bool log) {
+  LoweringContext& cx = a.cx;
+  const Shape& shape = a.node.in(0).shape;
+  const int64_t n = shape.back();
+  const int lane_axis = static_cast<int>(shape.size()) - 1;
+  const Shape rows_shape(shape.begin(), shape.end() - 1);
+  const std::string name = cx.unique_name(a.node.op() + ".rows");
+  cx.parallel_for(name, numel(rows_shape), LoweringContext::grain_for(n), [&](llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* out = a.result_ptr();
+    cx.for_range(begin, end, 1, [&](llvm::Value* row) {
+      const std::vector<llvm::Value*> row_dims = unflatten(cx, row, rows_shape);
+      const SoftmaxLine line{cx, a.operands[0], shape, out, log, [&](llvm::Value* k, int w) {
+                               std::vector<llvm::Value*> dims = row_dims;
+                               dims.push_back(k);
+                               return ElementIndex{dims, w, w > 1 ? lane_axis : -1};
+                             }};
+      llvm::Value* max = fold_line(cx, n, Fold::max,
+                                   [&](llvm::Value* k, int w, llvm::Value* acc) { return line.max_step(k, w, acc); });
+      llvm::Value* sum = fold_line(cx, n, Fold::sum, [&](llvm::Value* k, int w, llvm::Value* acc) {
+        return line.exp_step(k, w, acc, cx.splat(max, w));
+      });
+      llvm::Value* total = line.total(sum);
+      fold_line(cx, n, Fold::none, [&](llvm::Value* k, int w, llvm::Value*) {
+        line.finish_step(k, w, cx.splat(total, w));
+        return nullptr;
+      });
+    });
+  });
+}
+
+// W lines side by side (w lanes), each position k of the axis one vector: the
+// statistics are per lane.
+void emit_softmax_lines(LoweringContext& cx, const SoftmaxLine& line, int64_t n, int w) {
+  llvm::Value* max = fold_range(cx, 0, n, 1, w, Fold::max,
+                                [&](llvm::Value* k, int, llvm::Value* acc) { return line.max_step(k, w, acc); });
+  llvm::Value* sum = fold_range(cx, 0, n, 1, w, Fold::sum,
+                                [&](llvm::Value* k, int, llvm::Value* acc) { return line.exp_step(k, w, acc, max); });
+  llvm::Value* total = line.total(sum);
+  fold_range(cx, 0, n, 1, w, Fold::none, [&](llvm::Value* k, int, llvm::Value*) {
+    line.finish_step(k, w, total);
+    return nullptr;
+  });
+}
+
+// The normalized axis is not innermost: the shape seen as [outer, n, mid, last];
+// each task takes (outer, mid) pairs and walks W lines at a time along `last`.
+void emit_softmax_columns(const KernelEmitArgs& a, bool log, size_t axis) {
+  LoweringContext& cx = a.cx;
+  const Shape& shape = a.node.in(0).shape;
+  const int64_t n = shape[axis], last = shape.back();
+  const int lane_axis = static_cast<int>(shape.size()) - 1;
+  const Shape outer_shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  const Shape mid_shape(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end() - 1);
+  const int64_t mid = numel(mid_shape);
+  const int width = cx.vector_width();
+  const int64_t vector_end = last - last % width;
+  const std::string name = cx.unique_name(a.node.op() + ".cols");
+  const int64_t groups = numel(outer_shape) * mid;
+  cx.parallel_for(name, groups, LoweringContext::grain_for(n * last), [&](llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* out = a.result_ptr();
+    cx.for_range(begin, end, 1, [&](llvm::Value* group) {
+      auto& b = cx.b();
+      const std::vector<llvm::Value*> outer_dims = unflatten(cx, b.CreateUDiv(group, cx.i64c(mid)), outer_shape);
+      const std::vector<llvm::Value*> mid_dims = unflatten(cx, b.CreateURem(group, cx.i64c(mid)), mid_shape);
+      const auto lines_at = [&](llvm::Value* j, int w) {
+        const SoftmaxLine line{cx, a.operands[0], shape, out, log, [&, j](llvm::Value* k, int lanes) {
+                                 std::vector<llvm::Value*> dims = outer_dims;
+                                 dims.push_back(k);
+                                 dims.insert(dims.end(), mid_dims.begin(), mid_dims.end());
+                                 dims.push_back(j);
+                                 return ElementIndex{dims, lanes, lanes > 1 ? lane_axis : -1};
+                               }};
+        emit_softmax_lines(cx, line, n, w);
+      };
+      cx.for_range(0, vector_end, width, [&](llvm::Value* j) { lines_at(j, width); });
+      cx.for_range(vector_end, last, 1, [&](llvm::Value* j) { lines_at(j, 1); });
+    });
+  });
+}
+
+KernelFn softmax(bool log) {
+  return [log](const KernelEmitArgs& a) {
+    const TensorType& t = a.node.in(0);
+    if (t.numel() == 0) return;
+    const auto axis = static_cast<size_t>(normalize_axis(a.node.attrs().get_int("axis"), t.rank()));
+    if (axis + 1 == t.shape.size())
+      emit_softmax_rows(a, log);
+    else
+      emit_softmax_columns(a, log, axis);
+  };
+}
+
+// layer_norm(x, gamma, beta) over the last axis, one row per line. Two-pass
+// variance: the mean first, then the mean of squared deviations.
+void emit_layer_norm(const KernelEmitArgs& a) {
+  LoweringContext& cx = a.cx;
+  const Shape& shape = a.node.in(0).shape;
+  if (numel(shape) == 0) return;
+  const int64_t d = shape.back();
+  const int lane_axis = static_cast<int>(shape.size()) - 1;
+  const Shape rows_shape(shape.begin(), shape.end() - 1);
+  const auto eps = static_cast<float>(a.node.attrs().get_float("eps"));
+  const std::string name = cx.unique_name("layer_norm.rows");
+  cx.parallel_for(name, numel(rows_shape), LoweringContext::grain_for(d), [&](llvm::Value* begin, llvm::Value* end) {
+    auto& b = cx.b();
+    llvm::Value* out = a.result_ptr();
+    cx.for_range(begin, end, 1, [&](llvm::Value* row) {
+      const std::vector<llvm::Value*> row_dims = unflatten(cx, row, rows_shape);
+      llvm::Value* row_offset = b.CreateMul(row, cx.i64c(d), "", true, true);
+      const auto offset = [&](llvm::Value* k) { return b.CreateAdd(row_offset, k, "", true, true); };
+      const auto x_at = [&](llvm::Value* k, int w) {
+        std::vector<llvm::Value*> dims = row_dims;
+        dims.push_back(k);
+        return a.operands[0](ElementIndex{dims, w, w > 1 ? lane_axis : -1});
+      };
+      const auto param_at = [&](size_t operand, llvm::Value* k, int w) {
+        return a.operands[operand](ElementIndex{{k}, w, w > 1 ? 0 : -1});
+      };
+      llvm::Value* sum = fold_line(cx, d, Fold::sum, [&](llvm::Value* k, int w, llvm::Value* acc) {
+        llvm::Value* v = x_at(k, w);
+        cx.store(DType::f32, out, offset(k), v);
+        return b.CreateFAdd(acc, v);
+      });
+      llvm::Value* mean = b.CreateFDiv(sum, cx.f32c(static_cast<float>(d)));
+      llvm::Value* squares = fold_line(cx, d, Fold::sum, [&](llvm::Value* k, int w, llvm::Value* acc) {
+        llvm::Value* centered = b.CreateFSub(cx.load(DType::f32, out, offset(k), w), cx.splat(mean, w));
+        cx.store(DType::f32, out, offset(k), centered);
+        return b.CreateFAdd(acc, b.CreateFMul(centered, centered));
+      });
+      llvm::Value* var = b.CreateFDiv(squares, cx.f32c(static_cast<float>(d)));
+      llvm::Value* std_dev = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(var, cx.f32c(eps)));
+      llvm::Value* rstd = b.CreateFDiv(cx.f32c(1.0f), std_dev);
+      fold_line(cx, d, Fold::none, [&](llvm::Value* k, int w, llvm::Value*) {
+        llvm::Value* normalized = b.CreateFMul(cx.load(DType::f32, out, offset(k), w), cx.splat(rstd, w));
+        llvm::Value* scaled = b.CreateFMul(normalized, param_at(1, k, w));
+        cx.store(DType::f32, out, offset(k), b.CreateFAdd(scaled, param_at(2, k, w)));
+        return nullptr;
+      });
+    });
+  });
+}
+
+}  // namespace
+
+void register_normalization_emitters(EmitterRegistry& r) {
+  r.add_kernel("softmax", softmax(false));
+  r.add_kernel("log_softmax", softmax(true));
+  r.add_kernel("layer_norm", emit_layer_norm);
+}
 
 }  // namespace kiln::compiler

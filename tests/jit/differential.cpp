@@ -3,9 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "engine/interpreter.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/printer.h"
 
 namespace kiln::test {
 
@@ -55,12 +58,47 @@ std::map<std::string, Tensor> random_bindings(const Graph& g, Rng& rng, Values v
   return bindings;
 }
 
+Shape random_shape(Rng& rng, int max_rank) {
+  static const std::vector<int64_t> dims = {1, 1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 40};
+  Shape s;
+  const int64_t rank = rng.uniform(0, max_rank);
+  for (int64_t k = 0; k < rank; ++k) s.push_back(rng.pick(dims));
+  return s;
+}
+
+Shape broadcast_partner(Rng& rng, const Shape& s) {
+  Shape out(s.begin() + rng.uniform(0, static_cast<int64_t>(s.size())), s.end());
+  for (int64_t& d : out)
+    if (rng.coin(0.3)) d = 1;
+  return out;
+}
+
+Graph one_op_graph(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs) {
+  Graph g(op);
+  Builder b(g);
+  std::vector<Value> xs;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    std::string name = "x";
+    name += std::to_string(i);
+    xs.push_back(b.input(name, operands[i]));
+  }
+  for (Value r : b.emit(op, xs, attrs)) b.output(r);
+  return g;
+}
+
+void check_op(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs, Tolerance tol,
+              Rng& rng, Values values) {
+  const Graph g = one_op_graph(op, operands, attrs);
+  INFO(print_kir(g));
+  check_jit_matches_interpreter(g, random_bindings(g, rng, values), tol);
+}
+
 std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol) {
   if (!(expected.type() == actual.type()))
     return "type " + type_str(actual.type()) + " differs from expected " + type_str(expected.type());
   const auto mismatch = [](size_t i, auto e, auto a) {
     std::ostringstream os;
-    os << "element " << i << ": expected " << +e << ", got " << +a;
+    os << std::setprecision(9) << "element " << i << ": expected " << +e << ", got " << +a;
     return os.str();
   };
   const auto n = static_cast<size_t>(expected.numel());

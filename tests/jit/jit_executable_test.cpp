@@ -2,6 +2,7 @@
 // errors for ops without a lowering, run-time errors, the backend switch.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "compiler/backend.h"
@@ -140,4 +141,21 @@ TEST_CASE("make_executable switches backends and rejects unknown ones") {
   CHECK_THROWS_WITH_AS(compiler::make_executable(g, options("gpu")), "unknown backend 'gpu' (expected jit or interp)", Error);
   CHECK_THROWS_WITH_AS(compiler::make_executable(g, options("jit", "no-such-cpu")),
                        "unknown target CPU 'no-such-cpu' (see llc -mcpu=help)", Error);
+}
+
+TEST_CASE("compile times are measured per stage") {
+  Graph g("timed");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {64, 33}});
+  b.output(ops::tanh(b, ops::add(b, ops::exp(b, x), x)));
+  const auto start = std::chrono::steady_clock::now();
+  JitExecutable jit(std::move(g));
+  const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const compiler::CompileTimes& t = jit.compile_times();
+  MESSAGE("lower " << t.lower_ms << " ms, optimize " << t.optimize_ms << " ms, codegen " << t.codegen_ms
+                   << " ms; constructor " << total << " ms");
+  CHECK(t.lower_ms > 0);
+  CHECK(t.optimize_ms > 0);
+  CHECK(t.codegen_ms > 0);
+  CHECK(t.lower_ms + t.optimize_ms + t.codegen_ms <= total);
 }

@@ -1,0 +1,65 @@
+#pragma once
+// A GotoBLAS/BLIS-style f32 GEMM generated as LLVM IR: cache-blocking loops run
+// in parallel tasks, operand panels packed into contiguous buffers, and an
+// MR x NR register-blocked micro-kernel with explicit <W x float> vectors.
+//
+//   parallel task (batch, M block of MC rows, N block of NC columns):
+//     for each K block of KC:
+//       pack the A block (MC x KC) into MR-row panels    } transposes and batch
+//       pack the B block (KC x NC) into NR-column panels } broadcasting end here
+//       for each NR panel of B: for each MR panel of A: micro-kernel on C's tile
+//
+// Packed layout (one layout whatever the operand's transpose flag): a block of
+// `extent` rows (A) or columns (B) times kc is cut into panels of P = MR (A) or
+// NR (B) along the extent; panel q holds kc groups of P consecutive floats,
+//   packed[q*P*kc + k*P + p] = element (k, q*P + p),
+// zero-padded past the extent, so the micro-kernel reads both operands as
+// unit-stride streams and edge tiles need no special arithmetic.
+//
+// Summation order: the micro-kernel starts each C element from 0 (first K block)
+// or from C itself (later blocks) and adds a[i,k]*b[k,j] for k in order with
+// llvm.fmuladd, so every element is one fixed chain over k, whatever the tiling
+// or the thread that computes it.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "compiler/codegen/lowering_context.h"
+
+namespace kiln::compiler {
+
+// Register tile and cache blocks for a vector width W (f32 lanes).
+//   NR = 2W columns: two vectors per row, so each broadcast of an A element
+//        feeds two FMAs;
+//   MR = (registers - 3) / 2 rows: MR x 2 accumulators plus two B vectors and one
+//        A broadcast fill the register file (32 vector registers with AVX-512:
+//        MR = 14 (28 accumulators, 14 x 32 tile); 16 with AVX2 or SSE: MR = 6
+//        (12 accumulators, 6 x 16 tile));
+//   KC: the depth of a K block; an A micro-panel (MR x KC) plus a B micro-panel
+//        (KC x NR) stay in L1 while the micro-kernel runs;
+//   MC, NC: rows of A and columns of B packed per block (multiples of MR and NR);
+//        the packed A block (MC x KC) is reused from L2 across the NC columns.
+struct GemmBlocking {
+  int w = 0;  // f32 lanes of a vector
+  int mr = 0, nr = 0;
+  int64_t kc = 0, mc = 0, nc = 0;
+};
+GemmBlocking gemm_blocking(int vector_width);
+
+// C = op(A) op(B) for `batches` independent triples of row-major matrices:
+// op(A) is m x k (A stored k x m when ta), op(B) k x n (B stored n x k when tb),
+// C m x n. The callbacks return the first float of batch bi's matrix (bi: i64);
+// they are called inside the outlined task function, where buffer pointers
+// must be asked for again (cx.buffer), and may map several batches to one
+// matrix (broadcasting). Requires m, n, k >= 1.
+struct GemmProblem {
+  int64_t batches = 1, m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  std::function<llvm::Value*(llvm::Value* bi)> a_matrix, b_matrix, c_matrix;
+};
+
+// Emits the blocked, parallel GEMM at the builder's position. `name` prefixes
+// the outlined functions.
+void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& p);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,240 @@
+// matmul's GEMM against the interpreter: every transpose flag combination, shapes
+// around the register tile and cache blocks of the host's GemmBlocking (1, MR+-1,
+// NR+-1, KC+-1, MC+1, NC+1, primes), batch dims broadcast either way, empty
+// products, non-finite entries, and thread-count independence.
+//
+// Tolerance: both backends add the k products of an element in k order in f32;
+// the reference rounds each product and each sum, the JIT fuses them
+// (llvm.fmuladd). Each result is then within gamma_k * S of the exact sum, where
+// S = sum_k |a_ik| |b_kj| and gamma_k = k eps / (1 - k eps) (Higham, Accuracy and
+// Stability, 3.1), so the two differ by at most 2 gamma_k S. The tests compute S
+// per element (the interpreter on |A| and |B|) and allow 2.02 k eps S: a bound
+// that a wrong index or a lost block breaks by orders of magnitude. Where the
+// inputs are small integers every product and partial sum is exact in f32, and
+// the results must match bit for bit.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <sstream>
+
+#include "compiler/codegen/gemm.h"
+#include "compiler/jit/target.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/interpreter.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/printer.h"
+#include "jit/differential.h"
+#include "ops/matmul.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+struct Case {
+  Shape a, b;  // operand shapes as stored (already transposed where the flag is set)
+  bool ta = false, tb = false;
+};
+
+// The stored shape of an operand whose op() is rows x cols with batch dims in front.
+Shape stored(const Shape& batch, int64_t rows, int64_t cols, bool transposed) {
+  Shape s = batch;
+  s.push_back(transposed ? cols : rows);
+  s.push_back(transposed ? rows : cols);
+  return s;
+}
+
+Case make_case(int64_t m, int64_t k, int64_t n, bool ta, bool tb, const Shape& a_batch = {},
+               const Shape& b_batch = {}) {
+  return {stored(a_batch, m, k, ta), stored(b_batch, k, n, tb), ta, tb};
+}
+
+Graph matmul_graph(const Case& c) {
+  Graph g("matmul");
+  Builder b(g);
+  b.output(ops::matmul(b, b.input("a", {DType::f32, c.a}), b.input("b", {DType::f32, c.b}), c.ta, c.tb));
+  return g;
+}
+
+const Tensor& run(Executable& exe, const Tensor& a, const Tensor& b) {
+  exe.bind("a", a);
+  exe.bind("b", b);
+  exe.run();
+  return exe.output(exe.output_names().at(0));
+}
+
+Tensor absolute(const Tensor& t) {
+  Tensor out = t;
+  for (float& v : out.f32()) v = std::fabs(v);
+  return out;
+}
+
+std::string describe(const Case& c) {
+  std::ostringstream os;
+  os << "a " << shape_str(c.a) << (c.ta ? "^T" : "") << " b " << shape_str(c.b) << (c.tb ? "^T" : "");
+  return os.str();
+}
+
+// JIT against interpreter on `a`, `b`: within 2.02 k eps S (exact when `exact`),
+// non-finite results identical.
+void check_values(const Case& c, const Tensor& a, const Tensor& b, bool exact) {
+  INFO(describe(c));
+  const Graph g = matmul_graph(c);
+  Interpreter interp(g);
+  compiler::JitExecutable jit(g);
+  const Tensor expected = run(interp, a, b);
+  const Tensor& actual = run(jit, a, b);
+  REQUIRE(actual.type() == expected.type());
+  const Tensor magnitude = run(interp, absolute(a), absolute(b));  // S per element
+  const int64_t k = c.ta ? c.a[c.a.size() - 2] : c.a.back();
+  const double bound = exact ? 0 : 2.02 * static_cast<double>(k) * FLT_EPSILON;
+  int64_t bad = 0;
+  std::string first;
+  for (size_t i = 0; i < static_cast<size_t>(expected.numel()); ++i) {
+    const float e = expected.f32().data()[i], x = actual.f32().data()[i];
+    const bool ok = std::isfinite(e) ? std::fabs(static_cast<double>(e) - x) <= bound * magnitude.f32().data()[i]
+                                     : (std::isnan(e) ? std::isnan(x) : e == x);
+    if (ok) continue;
+    if (bad++ == 0) {
+      std::ostringstream os;
+      os << "element " << i << ": expected " << e << ", got " << x << ", S " << magnitude.f32().data()[i];
+      first = os.str();
+    }
+  }
+  INFO(first);
+  CHECK(bad == 0);
+}
+
+void check_random(Rng& rng, const Case& c, Values values = Values::any) {
+  check_values(c, random_tensor(rng, {DType::f32, c.a}, values), random_tensor(rng, {DType::f32, c.b}, values), false);
+}
+
+Tensor small_integers(Rng& rng, const Shape& s) {
+  Tensor t = Tensor::zeros({DType::f32, s});
+  for (float& v : t.f32()) v = static_cast<float>(rng.uniform(-3, 3));
+  return t;
+}
+
+compiler::GemmBlocking host_blocking() { return compiler::gemm_blocking(compiler::detect_target().vector_width); }
+
+constexpr bool kFlags[4][2] = {{false, false}, {true, false}, {false, true}, {true, true}};
+
+}  // namespace
+
+TEST_CASE("jit matmul of a hand-computed 2x3 by 3x2 product") {
+  // [[1 2 3] [4 5 6]] x [[7 8] [9 10] [11 12]] = [[58 64] [139 154]]
+  const Case c = make_case(2, 3, 2, false, false);
+  compiler::JitExecutable jit(matmul_graph(c));
+  Tensor a = Tensor::zeros({DType::f32, {2, 3}}), b = Tensor::zeros({DType::f32, {3, 2}});
+  for (int i = 0; i < 6; ++i) {
+    a.f32().data()[i] = static_cast<float>(i + 1);
+    b.f32().data()[i] = static_cast<float>(i + 7);
+  }
+  const Tensor& y = run(jit, a, b);
+  CHECK(y.f32()(0, 0) == 58.0f);
+  CHECK(y.f32()(0, 1) == 64.0f);
+  CHECK(y.f32()(1, 0) == 139.0f);
+  CHECK(y.f32()(1, 1) == 154.0f);
+}
+
+TEST_CASE("jit matmul with every transpose flag on shapes around the register tile") {
+  const compiler::GemmBlocking g = host_blocking();
+  const int64_t mr = g.mr, nr = g.nr;
+  Rng rng(31);
+  const std::vector<std::array<int64_t, 3>> mkn = {
+      {1, 1, 1},          {1, 7, 1},          {mr - 1, 5, nr - 1}, {mr, 3, nr},    {mr + 1, 9, nr + 1},
+      {2 * mr + 3, 1, 2}, {3, 2, 2 * nr + 5}, {97, 31, 1},         {1, 33, 97},    {5, 97, 17},
+      {97, 16, 97},       {mr + 1, 17, 1},    {1, 1, nr + 1},      {2, 15, g.w + 1}};
+  for (const auto& [m, k, n] : mkn)
+    for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb));
+}
+
+TEST_CASE("jit matmul on shapes around the cache blocks") {
+  const compiler::GemmBlocking g = host_blocking();
+  Rng rng(32);
+  const std::vector<std::array<int64_t, 3>> mkn = {{g.mc + 1, g.kc + 1, 3},      {3, g.kc - 1, g.nc + 1},
+                                                   {g.mc - 1, 2 * g.kc + 7, 33}, {g.mc + g.mr + 1, 5, g.nc - 1},
+                                                   {300, 257, 129}};
+  for (const auto& [m, k, n] : mkn)
+    for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb));
+}
+
+TEST_CASE("jit matmul is exact on small integers with broadcast batch dims") {
+  const compiler::GemmBlocking g = host_blocking();
+  Rng rng(33);
+  struct Batches {
+    Shape a, b;
+  };
+  const std::vector<Batches> batches = {{{2, 1, 3}, {5, 1}}, {{4}, {}}, {{}, {3}}, {{1, 2}, {3, 1}}, {{2}, {1}}};
+  for (const Batches& bd : batches)
+    for (const auto& [ta, tb] : kFlags) {
+      const Case c = make_case(g.mr + 2, 19, g.nr + 3, ta, tb, bd.a, bd.b);
+      check_values(c, small_integers(rng, c.a), small_integers(rng, c.b), true);
+    }
+  // Deep enough for several K blocks, still exact: |sum| <= 9 * 600.
+  const Case deep = make_case(20, 2 * g.kc + 88, 40, false, true, {2}, {2});
+  check_values(deep, small_integers(rng, deep.a), small_integers(rng, deep.b), true);
+}
+
+TEST_CASE("jit batched matmul with broadcast batch dims on random values") {
+  Rng rng(34);
+  check_random(rng, make_case(7, 13, 21, false, false, {2, 1, 3}, {5, 1}));
+  check_random(rng, make_case(17, 40, 9, true, false, {3}, {1}));
+  check_random(rng, make_case(1, 1, 1, false, true, {4, 1}, {1, 6}));
+  check_random(rng, make_case(33, 65, 33, true, true, {2, 2}, {}));
+}
+
+TEST_CASE("jit matmul of empty products") {
+  Rng rng(35);
+  for (const auto& [ta, tb] : kFlags) {
+    check_random(rng, make_case(3, 0, 4, ta, tb));  // k = 0: zeros
+    check_random(rng, make_case(0, 5, 4, ta, tb));
+    check_random(rng, make_case(3, 5, 0, ta, tb));
+    check_random(rng, make_case(2, 3, 4, ta, tb, {0}, {1}));
+  }
+}
+
+TEST_CASE("jit matmul zeroes its result when k is 0 on every run") {
+  const Case c = make_case(3, 0, 5, false, false, {2}, {});
+  compiler::JitExecutable jit(matmul_graph(c));
+  const Tensor& y = run(jit, Tensor::zeros({DType::f32, c.a}), Tensor::zeros({DType::f32, c.b}));
+  REQUIRE(y.type() == TensorType{DType::f32, {2, 3, 5}});
+  for (float v : y.f32()) CHECK(v == 0.0f);
+}
+
+TEST_CASE("jit matmul propagates infinities and nan as the reference does") {
+  Rng rng(36);
+  const Case c = make_case(19, 41, 37, false, false);
+  for (int trial = 0; trial < 3; ++trial) {
+    Tensor a = random_tensor(rng, {DType::f32, c.a}, Values::moderate);
+    Tensor b = random_tensor(rng, {DType::f32, c.b}, Values::moderate);
+    const float specials[] = {INFINITY, -INFINITY, NAN};
+    for (int i = 0; i < 6; ++i) {
+      a.f32().data()[rng.uniform(0, a.numel() - 1)] = specials[rng.uniform(0, 2)];
+      b.f32().data()[rng.uniform(0, b.numel() - 1)] = specials[rng.uniform(0, 2)];
+    }
+    b.f32().data()[0] = 0.0f;  // inf * 0 = nan somewhere
+    check_values(c, a, b, false);
+  }
+}
+
+TEST_CASE("jit matmul results are bit-identical with 1 2 and 4 threads") {
+  const compiler::GemmBlocking g = host_blocking();
+  Rng rng(37);
+  for (const Case& c : {make_case(2 * g.mc + 5, g.kc + 9, 2 * g.nc + 3, false, false),
+                        make_case(g.mc + 1, 300, 70, true, true, {3}, {1})}) {
+    INFO(describe(c));
+    compiler::JitExecutable jit(matmul_graph(c));
+    const Tensor a = random_tensor(rng, {DType::f32, c.a}), b = random_tensor(rng, {DType::f32, c.b});
+    std::vector<Tensor> results;
+    for (int threads : {1, 2, 4}) {
+      kiln_set_num_threads(threads);
+      results.push_back(run(jit, a, b));
+    }
+    kiln_set_num_threads(0);
+    CHECK(compare_tensors(results[0], results[1], {0, 0}) == "");
+    CHECK(compare_tensors(results[0], results[2], {0, 0}) == "");
+  }
+}
