@@ -34,17 +34,18 @@ void with_array(const KernelArgs& a, F&& f) {
 // ---- reshape ----
 
 Shape reshape_result(const TensorType& x, const Shape& target) {
-  int64_t known = 1;
   int wildcards = 0;
+  Shape known_dims;
   for (int64_t d : target) {
     if (d == -1) {
       ++wildcards;
     } else if (d < 0) {
       throw Error(std::string("shape ").append(shape_str(target)).append(" may only use -1 as a negative dim"));
     } else {
-      known *= d;
+      known_dims.push_back(d);
     }
   }
+  const int64_t known = numel(known_dims);
   if (wildcards > 1) throw Error(std::string("shape ").append(shape_str(target)).append(" has more than one -1"));
   Shape out = target;
   if (wildcards == 1) {

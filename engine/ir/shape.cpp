@@ -8,7 +8,8 @@ namespace kiln {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) throw Error("shape " + shape_str(s) + " has too many elements");
   return n;
 }
 

@@ -10,7 +10,7 @@ namespace kiln {
 
 using Shape = std::vector<int64_t>;
 
-int64_t numel(const Shape& s);
+int64_t numel(const Shape& s);  // throws kiln::Error if the count overflows int64
 std::string shape_str(const Shape& s);  // "[2,3]", "[]" for a scalar
 
 // Numpy broadcasting of two shapes; throws kiln::Error naming both if incompatible.
