@@ -10,19 +10,16 @@
 namespace kiln::compiler {
 
 std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts) {
-  if (opts.threads < 0) throw Error("--threads must be positive, got " + std::to_string(opts.threads));
+  if (opts.threads < 0) {
+    std::string msg = "--threads must be positive, got ";
+    msg += std::to_string(opts.threads);
+    throw Error(msg);
+  }
   if (opts.threads > 0) kiln_set_num_threads(opts.threads);
   if (opts.backend == "interp") return std::make_unique<Interpreter>(std::move(g));
   if (opts.backend != "jit") throw Error("unknown backend '" + opts.backend + "' (expected jit or interp)");
   auto jit = std::make_unique<JitExecutable>(std::move(g), JitOptions{opts.target_cpu});
-  if (opts.time_passes) {
-    const CompileTimes& t = jit->compile_times();
-    std::fprintf(stderr,
-                 "time-passes (%s, %s, %d f32 lanes):\n  lower     %8.2f ms\n  optimize  %8.2f ms\n"
-                 "  codegen   %8.2f ms\n  total     %8.2f ms\n",
-                 jit->target().cpu.c_str(), jit->target().triple.c_str(), jit->target().vector_width, t.lower_ms,
-                 t.optimize_ms, t.codegen_ms, t.lower_ms + t.optimize_ms + t.codegen_ms);
-  }
+  if (opts.time_passes) std::fputs(time_passes_report(jit->compile_times(), jit->target()).c_str(), stderr);
   return jit;
 }
 

@@ -5,15 +5,17 @@
 
 #include "compiler/codegen/lower_graph.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "engine/interpreter.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
 
 JitExecutable::JitExecutable(Graph graph, const JitOptions& options) : Executable(std::move(graph)) {
-  LoweredGraph lowered = lower_graph(graph_, detect_target(options.target_cpu));
+  const Target target = detect_target(options.target_cpu);
+  LoweredGraph lowered = lower_graph(graph_, target);
   times_.lower_ms = lowered.lower_ms;
-  engine_ = std::make_unique<JitEngine>(detect_target(options.target_cpu));
+  engine_ = std::make_unique<JitEngine>(target);
   entry_ = reinterpret_cast<void (*)(void**)>(
       engine_->compile(std::move(lowered.module), std::move(lowered.context), lowered.entry, times_));
   results_.resize(graph_.num_values());
@@ -22,6 +24,16 @@ JitExecutable::JitExecutable(Graph graph, const JitOptions& options) : Executabl
 }
 
 JitExecutable::~JitExecutable() = default;
+
+// Generated code only records what went wrong; the interpreter, run on the same
+// bindings, says exactly where and with which value (the same message as with
+// --backend interp). Errors are rare, so the cost is no concern.
+void JitExecutable::throw_run_error(int32_t status) const {
+  Interpreter reference(graph_);
+  for (const auto& [name, t] : bound_) reference.bind(name, t);
+  reference.run();
+  throw Error(kiln_error_message(status));
+}
 
 void JitExecutable::execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) {
   const auto tensor_of = [&](Value v) -> Tensor& {
@@ -33,7 +45,7 @@ void JitExecutable::execute(std::map<std::string, Tensor>& outputs, std::map<std
   for (size_t id = 0; id < graph_.num_values(); ++id) buffers[id] = tensor_of(Value{static_cast<int32_t>(id)}).data();
   buffers.back() = &status;
   entry_(buffers.data());
-  if (status != KILN_OK) throw Error(kiln_error_message(status));
+  if (status != KILN_OK) throw_run_error(status);
   for (const Node& node : graph_.nodes())
     if (node.def->side_effect)
       assigned.insert_or_assign(graph_.name_of(node.operands[0]), tensor_of(node.operands[1]));

@@ -27,6 +27,8 @@ class JitExecutable : public Executable {
   void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) override;
 
  private:
+  [[noreturn]] void throw_run_error(int32_t status) const;
+
   std::unique_ptr<JitEngine> engine_;
   CompileTimes times_;
   void (*entry_)(void** buffers) = nullptr;  // lower_graph.h documents the ABI

@@ -21,18 +21,38 @@ void dot(const std::string& path);
 // `kiln ops`: lists the registered ops with their operand counts, attributes and summaries.
 void list_ops();
 
+// How `run` executes: compiler/backend.h's options, set from the flags.
+struct BackendFlags {
+  std::string backend = "jit";  // jit | interp
+  int threads = 0;              // 0: all cores
+  std::string target_cpu;       // empty: the host CPU
+  bool time_passes = false;     // print the JIT's compile time by stage
+};
+
 // `kiln run FILE --input NAME=PATH ... --output-dir DIR --seed N --backend B`.
 struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs;  // "NAME=PATH.npy"
   std::string output_dir = "out";
   uint64_t seed = 0;
-  std::string backend = "interp";
+  BackendFlags exec;
   int64_t steps = 1;        // runs in a row; params and state carry over
   std::string load_dir;     // binds each param/state with a DIR/NAME.npy
   std::string save_dir;     // writes every param and state as DIR/NAME.npy at the end
 };
 void run(const RunOptions& opts);
+
+// `kiln compile FILE --emit llvm|asm|obj -o OUT [--target-cpu CPU]`: the JIT's
+// code for the graph (O3, vectorized for the target) as LLVM IR, assembly or an
+// object file whose entry function `kiln_main` follows compiler/codegen/lower_graph.h.
+struct CompileOptions {
+  std::string graph_path;
+  std::string emit = "obj";
+  std::string output_path;
+  std::string target_cpu;
+  bool time_passes = false;
+};
+void compile(const CompileOptions& opts);
 
 // `kiln grad FILE --loss NAME --wrt NAME,... [-o OUT]`: appends the backward pass
 // and outputs each gradient as NAME.grad; prints the joint graph or writes OUT.

@@ -4,7 +4,7 @@
 #include <memory>
 #include <set>
 
-#include "engine/interpreter.h"
+#include "compiler/backend.h"
 #include "engine/ir/error.h"
 #include "engine/ir/parser.h"
 #include "engine/npy.h"
@@ -15,12 +15,6 @@ namespace kiln::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The JIT backend joins here; CLI11 already restricts --backend to the names handled.
-std::unique_ptr<Executable> make_executable(const std::string& backend, Graph g) {
-  if (backend == "interp") return std::make_unique<Interpreter>(std::move(g));
-  throw Error("unknown backend '" + backend + "'");
-}
 
 // Loads and binds each --input NAME=PATH. The name is checked before the file is read,
 // so a typo in NAME is reported as such.
@@ -126,7 +120,12 @@ std::pair<std::string, std::string> split_binding(const std::string& arg) {
 
 // Everything that can fail on user input happens before the first output is written.
 void run(const RunOptions& opts) {
-  auto exe = make_executable(opts.backend, parse_kir_file(opts.graph_path));
+  compiler::BackendOptions backend;
+  backend.backend = opts.exec.backend;
+  backend.threads = opts.exec.threads;
+  backend.target_cpu = opts.exec.target_cpu;
+  backend.time_passes = opts.exec.time_passes;
+  auto exe = compiler::make_executable(parse_kir_file(opts.graph_path), backend);
   if (!opts.load_dir.empty()) load_persistent(*exe, opts.load_dir);
   bind_inputs(*exe, opts.inputs);
   require_inputs_bound(*exe);

@@ -62,9 +62,13 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir,-o", run_opts.output_dir, "where each output goes, as NAME.npy")
       ->capture_default_str();
   run->add_option("--seed", run_opts.seed, "seed of the param initialization")->capture_default_str();
-  run->add_option("--backend", run_opts.backend, "execution backend")
-      ->check(CLI::IsMember({"interp"}))
+  run->add_option("--backend", run_opts.exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
+      ->check(CLI::IsMember({"jit", "interp"}))
       ->capture_default_str();
+  run->add_option("--threads", run_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--target-cpu", run_opts.exec.target_cpu, "jit: generate code for this CPU (default: the host)");
+  run->add_flag("--time-passes", run_opts.exec.time_passes, "jit: print compile time by stage to stderr");
 
   run->add_option("--steps", run_opts.steps, "run the graph N times in a row, printing its scalar outputs each step")
       ->check(CLI::PositiveNumber)
@@ -72,6 +76,16 @@ int main(int argc, char** argv) {
   run->add_option("--load", run_opts.load_dir, "bind each param and state that has a DIR/NAME.npy")
       ->check(CLI::ExistingDirectory);
   run->add_option("--save", run_opts.save_dir, "after the last step, write every param and state as DIR/NAME.npy");
+
+  kiln::cli::CompileOptions compile_opts;
+  auto* compile = app.add_subcommand("compile", "Compile a .kir graph to LLVM IR, assembly or an object file");
+  compile->add_option("FILE", compile_opts.graph_path, "the .kir file")->required();
+  compile->add_option("--emit", compile_opts.emit, "what to write")
+      ->check(CLI::IsMember({"llvm", "asm", "obj"}))
+      ->capture_default_str();
+  compile->add_option("-o,--output", compile_opts.output_path, "the file to write")->required();
+  compile->add_option("--target-cpu", compile_opts.target_cpu, "generate code for this CPU (default: the host)");
+  compile->add_flag("--time-passes", compile_opts.time_passes, "print compile time by stage to stderr");
 
   kiln::cli::GradOptions grad_opts;
   auto* grad = app.add_subcommand("grad", "Append the backward pass; output each gradient as NAME.grad");
@@ -122,6 +136,7 @@ int main(int argc, char** argv) {
     if (*dot) kiln::cli::dot(graph_path);
     if (app.got_subcommand("ops")) kiln::cli::list_ops();
     if (*run) kiln::cli::run(run_opts);
+    if (*compile) kiln::cli::compile(compile_opts);
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);
   } catch (const kiln::ParseError& e) {

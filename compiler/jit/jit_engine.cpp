@@ -1,6 +1,7 @@
 #include "compiler/jit/jit_engine.h"
 
 #include <chrono>
+#include <cstdio>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -43,6 +44,19 @@ std::vector<std::string> split_features(const std::string& features) {
 }
 
 }  // namespace
+
+std::string time_passes_report(const CompileTimes& t, const Target& target) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "===-- kiln compile time (%s, %s, %d f32 lanes) --===\n"
+                "  lower     %9.2f ms  (graph to LLVM IR)\n"
+                "  optimize  %9.2f ms  (LLVM O3)\n"
+                "  codegen   %9.2f ms  (machine code)\n"
+                "  total     %9.2f ms\n",
+                target.cpu.c_str(), target.triple.c_str(), target.vector_width, t.lower_ms, t.optimize_ms,
+                t.codegen_ms, t.lower_ms + t.optimize_ms + t.codegen_ms);
+  return buf;
+}
 
 JitEngine::JitEngine(const Target& target) : target_(target) {
   initialize_llvm_native_target();

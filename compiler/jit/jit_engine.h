@@ -25,6 +25,9 @@ struct CompileTimes {
   double codegen_ms = 0;   // instruction selection, register allocation, linking
 };
 
+// The --time-passes table: one line per stage and the total, in ms.
+std::string time_passes_report(const CompileTimes& times, const Target& target);
+
 class JitEngine {
  public:
   explicit JitEngine(const Target& target);

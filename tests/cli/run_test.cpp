@@ -144,7 +144,7 @@ TEST_CASE("kiln run rejects bad bindings, files and flags with a clear message a
       {"empty name", {"-i", "=" + x, "-i", "labels=" + labels}, 2, "is not NAME=PATH.npy"},
       {"empty path", {"-i", "x=", "-i", "labels=" + labels}, 2, "is not NAME=PATH.npy"},
       {"unknown flag", {"--frobnicate"}, 2, "kiln: error: "},
-      {"unknown backend", {"-i", "x=" + x, "-i", "labels=" + labels, "--backend", "jit"}, 2, "--backend"},
+      {"unknown backend", {"-i", "x=" + x, "-i", "labels=" + labels, "--backend", "gpu"}, 2, "--backend"},
       {"bad seed", {"--seed", "abc"}, 2, "--seed"},
   };
   for (const auto& c : cases) {
