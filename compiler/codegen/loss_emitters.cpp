@@ -34,8 +34,6 @@ namespace kiln::compiler {
 
 namespace {
 
-using Carried = LoweringContext::Carried;
-
 // At most this many chunks, so the partial sums (two doubles each) fit easily on the stack.
 constexpr int64_t kMaxChunks = 1024;
 constexpr int kSlotsPerChunk = 2;  // loss sum, kept rows
@@ -75,28 +73,56 @@ llvm::Value* parallel_chunks(LoweringContext& cx, const std::string& name, int64
   return partials;
 }
 
-// Folds a row [0, n) in W-lane vectors, then single elements: `init(w)` gives the
-// accumulators at width w, step(k, w, acc) the next ones. Returns the vector and
-// the scalar accumulators (the vector ones hold init(W) if n < W).
-std::pair<Carried, Carried> fold_row(LoweringContext& cx, int64_t n, const std::function<Carried(int)>& init,
-                                     const std::function<Carried(llvm::Value*, int, const Carried&)>& step) {
-  const int width = cx.vector_width();
-  const int64_t vector_end = n - n % width;
-  const auto run = [&](int64_t begin, int64_t end, int w) {
-    return cx.for_range(begin, end, w, init(w), [&](llvm::Value* k, const Carried& acc) { return step(k, w, acc); });
-  };
-  Carried vec = run(0, vector_end, width);
-  return {std::move(vec), run(vector_end, n, 1)};
+// ---- folding a line of f32 elements (the same helpers as in normalization_emitters.cpp) ----
+
+using Carried = LoweringContext::Carried;
+
+enum class Fold { sum, max };
+using Folds = std::vector<Fold>;  // one per accumulator of a pass; none: a pass that only writes
+
+llvm::Value* identity(LoweringContext& cx, Fold fold, int width) {
+  return cx.f32c(fold == Fold::max ? -std::numeric_limits<float>::infinity() : 0.0f, width);
 }
 
-llvm::Value* add_lanes(LoweringContext& cx, llvm::Value* vec, llvm::Value* scalar) {
+llvm::Value* combine(LoweringContext& cx, Fold fold, llvm::Value* acc, llvm::Value* x) {
+  auto& b = cx.b();
+  if (fold == Fold::sum) return b.CreateFAdd(acc, x);
+  return b.CreateSelect(b.CreateFCmpOGT(x, acc), x, acc);  // max as the reduction emitters do it
+}
+
+// The lanes of a vector accumulator combined into one value.
+llvm::Value* fold_lanes(LoweringContext& cx, Fold fold, llvm::Value* vec) {
+  if (fold == Fold::max) return cx.b().CreateFPMaxReduce(vec);
   auto* sum = cx.b().CreateFAddReduce(cx.f32c(-0.0f), vec);
   sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
-  return cx.b().CreateFAdd(scalar, sum);
+  return sum;
 }
 
-llvm::Value* max_of(LoweringContext& cx, llvm::Value* acc, llvm::Value* x) {
-  return cx.b().CreateSelect(cx.b().CreateFCmpOGT(x, acc), x, acc);
+// step(k, width, acc): handles `width` elements from line position k and returns
+// the next accumulators.
+using Step = std::function<Carried(llvm::Value* k, int width, const Carried& acc)>;
+
+// Folds positions [begin, end), `step_size` apart, with `width` lanes each, into
+// accumulators of that width.
+Carried fold_range(LoweringContext& cx, int64_t begin, int64_t end, int64_t step_size, int width, const Folds& folds,
+                   const Step& step) {
+  Carried init;
+  for (Fold fold : folds) init.push_back(identity(cx, fold, width));
+  return cx.for_range(begin, end, step_size, init,
+                      [&](llvm::Value* k, const Carried& acc) { return step(k, width, acc); });
+}
+
+// A contiguous line [0, n): W-lane vectors, then single elements; returns the
+// folded scalars.
+Carried fold_line(LoweringContext& cx, int64_t n, const Folds& folds, const Step& step) {
+  const int width = cx.vector_width();
+  const int64_t vector_end = n - n % width;
+  const Carried vec = fold_range(cx, 0, vector_end, width, width, folds, step);
+  Carried scalar = fold_range(cx, vector_end, n, 1, 1, folds, step);
+  if (vector_end == 0) return scalar;
+  for (size_t i = 0; i < folds.size(); ++i)
+    scalar[i] = combine(cx, folds[i], scalar[i], fold_lanes(cx, folds[i], vec[i]));
+  return scalar;
 }
 
 struct CrossEntropy {
@@ -123,19 +149,12 @@ struct CrossEntropy {
       at.push_back(k);
       return a.operands[0](ElementIndex{at, w, w > 1 ? lane_axis : -1});
     };
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    const std::pair<Carried, Carried> maxes = fold_row(
-        cx, classes, [&](int w) { return Carried{cx.f32c(neg_inf, w)}; },
-        [&](llvm::Value* k, int w, const Carried& acc) { return Carried{max_of(cx, acc[0], logit(k, w))}; });
-    llvm::Value* max = max_of(cx, maxes.second[0], b.CreateFPMaxReduce(maxes.first[0]));
-
+    llvm::Value* max = fold_line(cx, classes, {Fold::max}, [&](llvm::Value* k, int w, const Carried& acc) {
+      return Carried{combine(cx, Fold::max, acc[0], logit(k, w))};
+    })[0];
     // {sum of exp(s), sum of s, s at the label}
-    const std::pair<Carried, Carried> sums = fold_row(
-        cx, classes,
-        [&](int w) {
-          return Carried{cx.f32c(0, w), cx.f32c(0, w), cx.f32c(0, w)};
-        },
-        [&](llvm::Value* k, int w, const Carried& acc) {
+    const Carried total =
+        fold_line(cx, classes, {Fold::sum, Fold::sum, Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
           llvm::Value* shifted = b.CreateFSub(logit(k, w), cx.splat(max, w));
           llvm::Value* position = cx.splat(k, w);
           if (w > 1) {
@@ -144,15 +163,15 @@ struct CrossEntropy {
             position = b.CreateAdd(position, llvm::ConstantVector::get(lanes));
           }
           llvm::Value* is_label = b.CreateICmpEQ(position, cx.splat(label, w));
+          llvm::Value* zero = cx.f32c(0, w);
           return Carried{b.CreateFAdd(acc[0], emit_exp(cx, shifted)), b.CreateFAdd(acc[1], shifted),
-                         b.CreateSelect(is_label, shifted, acc[2])};
+                         b.CreateFAdd(acc[2], b.CreateSelect(is_label, shifted, zero))};
         });
-    const auto total = [&](size_t i) { return add_lanes(cx, sums.first[i], sums.second[i]); };
-    llvm::Value* log_sum_exp = emit_log(cx, total(0));
-    llvm::Value* logp_label = b.CreateFPExt(b.CreateFSub(total(2), log_sum_exp), b.getDoubleTy());
+    llvm::Value* log_sum_exp = emit_log(cx, total[0]);
+    llvm::Value* logp_label = b.CreateFPExt(b.CreateFSub(total[2], log_sum_exp), b.getDoubleTy());
     const auto as_double = [&](double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); };
     llvm::Value* logp_sum = b.CreateFSub(
-        b.CreateFPExt(total(1), b.getDoubleTy()),
+        b.CreateFPExt(total[1], b.getDoubleTy()),
         b.CreateFMul(as_double(static_cast<double>(classes)), b.CreateFPExt(log_sum_exp, b.getDoubleTy())));
     return b.CreateFSub(b.CreateFMul(as_double(-(1.0 - smoothing)), logp_label),
                         b.CreateFMul(as_double(smoothing / static_cast<double>(classes)), logp_sum));

@@ -1,0 +1,182 @@
+// softmax, log_softmax and layer_norm compiled alone against the interpreter, on
+// random shapes (sizes off the vector widths, size-1 dims, every axis) and values
+// (magnitudes up to 1e3, masked -inf entries and fully masked lines).
+//
+// Tolerances (abs + rel * |expected|), from how the two sides compute:
+//  * softmax {1e-6, 1e-5}: exp within 1.5 ulp on either side (fast_math.h; std's
+//    within 1), and the sum of exp added in another order (W lanes, then a tree):
+//    a sum of n positive floats is off by at most about n * 2^-24 relative, in
+//    practice sqrt(n) * 2^-24; the tests' lines have n <= 1000 (measured: 6e-7).
+//    abs covers results in the subnormals, where an ulp is large relative to them.
+//  * log_softmax {2e-5, 1e-6}: x - max is exact on both sides; log(sum) carries the
+//    sum's relative error as an absolute one (d log s = ds / s); rel covers the
+//    last rounding of x - max - log(sum) at |x| up to 1e3 (measured: 1 ulp).
+//  * layer_norm {1e-5, 1e-5}: the reference accumulates in double, the JIT in f32
+//    with a corrected two-pass mean and variance (normalization_emitters.cpp), so
+//    the normalized values are within a few ulp; results reach |gamma| * sqrt(D)
+//    + |beta| ~ 30 here (|gamma|, |beta| <= 4), where 1e-5 is 5 ulp (measured: 4e-6).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/printer.h"
+#include "jit/differential.h"
+#include "ops/normalization.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+constexpr Tolerance kSoftmax{1e-6, 1e-5};
+constexpr Tolerance kLogSoftmax{2e-5, 1e-6};
+constexpr Tolerance kLayerNorm{1e-5, 1e-5};
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Tolerance softmax_tolerance(const std::string& op) { return op == "softmax" ? kSoftmax : kLogSoftmax; }
+
+// Sets entries of x to -inf with probability p.
+void mask_randomly(Rng& rng, Tensor& x, double p) {
+  for (float& v : x.f32())
+    if (rng.coin(p)) v = -kInf;
+}
+
+// JIT against interpreter on one op whose random bindings `edit` adjusts.
+void check_edited(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs, Tolerance tol,
+                  Rng& rng, const std::function<void(std::map<std::string, Tensor>&)>& edit) {
+  const Graph g = one_op_graph(op, operands, attrs);
+  std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+  edit(bindings);
+  INFO(print_kir(g));
+  check_jit_matches_interpreter(g, bindings, tol);
+}
+
+Tensor run_jit(const Graph& g, const std::map<std::string, Tensor>& bindings) {
+  compiler::JitExecutable jit(g);
+  for (const auto& [name, t] : bindings) jit.bind(name, t);
+  jit.run();
+  return jit.output(jit.output_names()[0]);
+}
+
+Tensor row(std::vector<float> values) {
+  Tensor::F32 t = Tensor::F32::from_shape({values.size()});
+  std::copy(values.begin(), values.end(), t.begin());
+  return Tensor(t);
+}
+
+}  // namespace
+
+TEST_CASE("jit softmax and log_softmax of a small row give the hand-computed values") {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    const Tensor y = run_jit(one_op_graph(op, {{DType::f32, {3}}}), {{"x0", row({1, 2, 3})}});
+    // exp(k - 3) / (e^-2 + e^-1 + 1) and its log, k = 1, 2, 3.
+    const std::vector<double> want = std::string(op) == "softmax"
+                                         ? std::vector<double>{0.09003057, 0.24472847, 0.66524096}
+                                         : std::vector<double>{-2.40760596, -1.40760596, -0.40760596};
+    for (size_t k = 0; k < 3; ++k) CHECK(y.f32()(k) == doctest::Approx(want[k]).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("jit softmax and log_softmax match the interpreter on every axis") {
+  Rng rng(31);
+  for (const char* op : {"softmax", "log_softmax"})
+    for (int i = 0; i < 40; ++i) {
+      Shape s = random_shape(rng, 4);
+      if (s.empty()) s.push_back(rng.pick(std::vector<int64_t>{1, 17, 33}));
+      const auto rank = static_cast<int64_t>(s.size());
+      const int64_t axis = rng.uniform(-rank, rank - 1);
+      check_op(op, {{DType::f32, s}}, {{"axis", axis}}, softmax_tolerance(op), rng);
+    }
+}
+
+TEST_CASE("jit softmax and log_softmax handle masked entries and fully masked lines like the interpreter") {
+  Rng rng(32);
+  for (const char* op : {"softmax", "log_softmax"}) {
+    // Random -inf entries: a line keeps its finite entries' distribution.
+    for (int i = 0; i < 20; ++i) {
+      Shape s = random_shape(rng, 3);
+      if (s.empty()) s.push_back(17);
+      const auto rank = static_cast<int64_t>(s.size());
+      check_edited(op, {{DType::f32, s}}, {{"axis", rng.uniform(-rank, rank - 1)}}, softmax_tolerance(op), rng,
+                   [&](auto& b) { mask_randomly(rng, b.at("x0"), 0.3); });
+    }
+    // Whole lines of -inf give nan (-inf - -inf), like the reference; a line
+    // with one finite entry gives 1 (log: 0) there.
+    for (int64_t axis : {0, 1}) {
+      const Graph g = one_op_graph(op, {{DType::f32, {5, 19}}}, {{"axis", axis}});
+      std::map<std::string, Tensor> b = random_bindings(g, rng);
+      Tensor::F32& x = b.at("x0").f32();
+      for (size_t k = 0; k < x.shape(static_cast<size_t>(axis)); ++k) {
+        (axis == 1 ? x(2, k) : x(k, 2)) = -kInf;                  // line 2 fully masked
+        (axis == 1 ? x(3, k) : x(k, 3)) = k == 1 ? 7.0f : -kInf;  // line 3: one entry left
+      }
+      check_jit_matches_interpreter(g, b, softmax_tolerance(op));
+      const Tensor::F32 y = run_jit(g, b).f32();
+      const auto at = [&](size_t line, size_t k) { return axis == 1 ? y(line, k) : y(k, line); };
+      for (size_t k = 0; k < x.shape(static_cast<size_t>(axis)); ++k) {
+        CHECK(std::isnan(at(2, k)));
+        CHECK(at(3, k) ==
+              (k == 1 ? (std::string(op) == "softmax" ? 1.0f : 0.0f) : (std::string(op) == "softmax" ? 0.0f : -kInf)));
+      }
+    }
+  }
+}
+
+TEST_CASE("jit large softmax runs in parallel and is thread-count independent") {
+  Rng rng(33);
+  for (const char* op : {"softmax", "log_softmax"}) {
+    check_op(op, {{DType::f32, {300, 1000}}}, {{"axis", int64_t{-1}}}, softmax_tolerance(op), rng);
+    check_op(op, {{DType::f32, {60, 40, 70}}}, {{"axis", int64_t{1}}}, softmax_tolerance(op), rng);
+  }
+}
+
+TEST_CASE("jit layer_norm of a small row gives the hand-computed values") {
+  const Graph g = one_op_graph("layer_norm", {{DType::f32, {4}}, {DType::f32, {4}}, {DType::f32, {4}}}, {{"eps", 0.0}});
+  // mean 2.5, variance 1.25: (x - 2.5) / sqrt(1.25) * gamma + beta.
+  const Tensor y = run_jit(g, {{"x0", row({1, 2, 3, 4})}, {"x1", row({1, 1, 2, -1})}, {"x2", row({0, 0, 0, 10})}});
+  const std::vector<double> want = {-1.34164079, -0.44721360, 0.89442719, 10 - 1.34164079};
+  for (size_t k = 0; k < 4; ++k) CHECK(y.f32()(k) == doctest::Approx(want[k]).epsilon(1e-6));
+}
+
+TEST_CASE("jit layer_norm matches the interpreter") {
+  Rng rng(34);
+  for (double eps : {1e-5, 1e-2, 1.0})
+    for (int i = 0; i < 15; ++i) {
+      Shape s = random_shape(rng, 3);
+      if (s.empty()) s.push_back(33);
+      const TensorType param{DType::f32, {s.back()}};
+      check_edited("layer_norm", {{DType::f32, s}, param, param}, {{"eps", eps}}, kLayerNorm, rng, [&](auto& b) {
+        b.at("x1") = random_tensor(rng, param, Values::moderate);
+        b.at("x2") = random_tensor(rng, param, Values::moderate);
+        if (i % 5 == 0) b.at("x0").f32().fill(0.1f);  // constant rows: variance 0
+      });
+    }
+}
+
+TEST_CASE("jit normalization kernels give bit-identical results with 1 and 4 threads") {
+  Graph g("normalization_threads");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {513, 257}});
+  b.output(ops::softmax(b, x, -1));
+  b.output(ops::log_softmax(b, x, 0));
+  b.output(ops::layer_norm(b, x, b.input("gamma", {DType::f32, {257}}), b.input("beta", {DType::f32, {257}})));
+  Rng rng(35);
+  const std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+  compiler::JitExecutable jit(g);
+  for (const auto& [name, t] : bindings) jit.bind(name, t);
+  std::vector<std::vector<Tensor>> results;
+  for (int threads : {1, 4}) {
+    kiln_set_num_threads(threads);
+    jit.run();
+    results.emplace_back();
+    for (const std::string& name : jit.output_names()) results.back().push_back(jit.output(name));
+  }
+  kiln_set_num_threads(0);
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    INFO("output " << i);
+    CHECK(compare_tensors(results[0][i], results[1][i], {0, 0}) == "");
+  }
+}
