@@ -1,19 +1,15 @@
 // The example graphs, their joint gradient graphs, and 100 training steps of the
-// MLP, through the JIT against the interpreter. Until every op the examples use
-// has a JIT lowering, graphs that cannot be lowered are skipped with a message.
-// Tolerances: abs 1e-4 + rel 1e-4 for values (chains of f32 sums, fast exp/log);
+// MLP, through the JIT against the interpreter. Tolerances: abs 1e-4 + rel 1e-4 for values (chains of f32 sums, fast exp/log);
 // the training loss trajectory within 1e-4 relative, as issue 4 asks.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <filesystem>
 
-#include "compiler/codegen/lower_graph.h"
 #include "compiler/jit_executable.h"
 #include "engine/autodiff.h"
 #include "engine/interpreter.h"
 #include "engine/ir/builder.h"
-#include "engine/ir/error.h"
 #include "engine/ir/parser.h"
 #include "engine/npy.h"
 #include "engine/param_init.h"
@@ -29,16 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kExamples = fs::path(KILN_SOURCE_DIR) / "examples";
-
-bool lowerable(const Graph& g) {
-  try {
-    compiler::check_lowerable(g);
-    return true;
-  } catch (const Error& e) {
-    MESSAGE("skipped @" << g.name() << ": " << e.what());
-    return false;
-  }
-}
 
 // The example's inputs from examples/inputs/NAME/, params from their init schemes.
 std::map<std::string, Tensor> example_bindings(const Graph& g, const std::string& name) {
@@ -80,11 +66,11 @@ TEST_CASE("jit runs the example graphs and their joint gradient graphs like the 
     Graph g = parse_kir_file((kExamples / (name + ".kir")).string());
     const auto bindings = example_bindings(g, name);
     INFO("example " << name);
-    if (lowerable(g)) check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4});
+    check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4});
     const Value loss = loss_of(g);
     Builder b(g);
     for (Value grad_value : grad(g, loss, g.declarations(ValueKind::param))) b.output(grad_value);
-    if (lowerable(g)) check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4});
+    check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4});
   }
 }
 
@@ -100,7 +86,6 @@ TEST_CASE("jit trains the MLP for 100 steps on the interpreter's loss trajectory
     } else {
       append_sgd(g, loss, SgdOptions{0.1});
     }
-    if (!lowerable(g)) continue;
     const std::string optimizer = adam ? "adam" : "sgd";
     INFO(optimizer);
     Interpreter interp(g);
