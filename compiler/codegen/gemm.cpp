@@ -5,6 +5,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <vector>
 
+#include "compiler/runtime/kiln_runtime.h"
+
 namespace kiln::compiler {
 
 GemmBlocking gemm_blocking(int vector_width) {
@@ -14,21 +16,12 @@ GemmBlocking gemm_blocking(int vector_width) {
   g.nr = 2 * vector_width;
   g.mr = (registers - 3) / 2;
   g.kc = 256;
-  g.mc = 8 * g.mr;
+  g.mc = 16 * g.mr;
   g.nc = 8 * g.nr;
   return g;
 }
 
 namespace {
-
-// Element (k, p) of a panel source sits at base + k*stride_k + p*stride_p (floats).
-// One of the strides is 1 for matmul's operands: p runs along memory (A
-// transposed, B plain) or k does (A plain, B transposed).
-struct PanelSource {
-  llvm::Value* base;
-  int64_t stride_k;
-  int64_t stride_p;
-};
 
 llvm::Value* min_i64(LoweringContext& cx, llvm::Value* a, llvm::Value* b) {
   return cx.b().CreateSelect(cx.b().CreateICmpSLT(a, b), a, b);
@@ -80,44 +73,89 @@ void pack_along_p(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, 
   });
 }
 
-// k runs along memory: each of the `valid` source rows is read in order and
-// scattered with stride P; the padding rows p >= valid are zeroed.
-void pack_along_k(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int64_t stride_p, llvm::Value* kc,
-                  llvm::Value* valid, int panel) {
+// The transpose of a W x W block held as W row vectors: log2(W) stages of
+// two-input shuffles; the stage with half-width h swaps the off-diagonal h x h
+// sub-blocks of every 2h x 2h block.
+std::vector<llvm::Value*> transpose(LoweringContext& cx, std::vector<llvm::Value*> rows, int w) {
+  for (int h = w / 2; h >= 1; h /= 2) {
+    std::vector<int> low(static_cast<size_t>(w)), high(static_cast<size_t>(w));
+    for (int l = 0; l < w; ++l) {
+      low[static_cast<size_t>(l)] = (l & h) == 0 ? l : w + l - h;
+      high[static_cast<size_t>(l)] = (l & h) == 0 ? l + h : w + l;
+    }
+    for (int i = 0; i < w; ++i) {
+      if (i & h) continue;
+      llvm::Value* upper = rows[static_cast<size_t>(i)];
+      llvm::Value* lower = rows[static_cast<size_t>(i + h)];
+      rows[static_cast<size_t>(i)] = cx.b().CreateShuffleVector(upper, lower, low);
+      rows[static_cast<size_t>(i + h)] = cx.b().CreateShuffleVector(upper, lower, high);
+    }
+  }
+  return rows;
+}
+
+// k runs along memory: the panel's P source rows are taken W at a time, W k's
+// at a time; each W x W block is loaded as W row vectors (masked past `valid`
+// rows and past kc), transposed in registers and stored as W groups of P.
+void pack_along_k(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, llvm::Value* src, int64_t stride_p,
+                  llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
-  cx.for_range(cx.i64c(0), valid, 1, [&](llvm::Value* p) {
-    llvm::Value* row = gep(cx, src, mul(cx, p, stride_p));
-    llvm::Value* out = gep(cx, dst, p);
-    cx.for_range(cx.i64c(0), kc, 1, [&](llvm::Value* k) {
-      llvm::Value* x = b.CreateAlignedLoad(b.getFloatTy(), gep(cx, row, k), llvm::Align(4));
-      b.CreateAlignedStore(x, gep(cx, out, mul(cx, k, panel)), llvm::Align(4));
-    });
-  });
-  cx.for_range(valid, cx.i64c(panel), 1, [&](llvm::Value* p) {
-    llvm::Value* out = gep(cx, dst, p);
-    cx.for_range(cx.i64c(0), kc, 1, [&](llvm::Value* k) {
-      b.CreateAlignedStore(cx.f32c(0.0f), gep(cx, out, mul(cx, k, panel)), llvm::Align(4));
-    });
+  auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
+  llvm::Value* zero = llvm::Constant::getNullValue(vec);
+  const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
+  cx.for_range(cx.i64c(0), kc, g.w, [&](llvm::Value* k0) {
+    llvm::Value* k_lanes = lanes_below(cx, g.w, 0, b.CreateSub(kc, k0));
+    for (int first = 0; first < panel; first += g.w) {
+      std::vector<llvm::Value*> rows;
+      for (int r = first; r < first + g.w; ++r) {
+        if (r >= panel) {
+          rows.push_back(zero);
+          continue;
+        }
+        llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(b.CreateICmpSLT(cx.i64c(r), valid), g.w));
+        llvm::Value* from = b.CreateGEP(b.getFloatTy(), src, add(cx, cx.i64c(r * stride_p), k0));  // may leave src
+        rows.push_back(b.CreateMaskedLoad(vec, from, llvm::Align(4), mask, zero));
+      }
+      const std::vector<llvm::Value*> columns = transpose(cx, std::move(rows), g.w);
+      llvm::Value* panel_lanes = lanes_below(cx, g.w, first, cx.i64c(panel));
+      for (int l = 0; l < g.w; ++l) {
+        llvm::Value* k = add(cx, k0, cx.i64c(l));
+        llvm::Value* to = b.CreateGEP(b.getFloatTy(), dst, add(cx, mul(cx, k, panel), cx.i64c(first)));
+        llvm::Value* mask = b.CreateAnd(panel_lanes, cx.splat(b.CreateICmpSLT(k, kc), g.w));
+        b.CreateMaskedStore(columns[static_cast<size_t>(l)], to, store_align, mask);
+      }
+    }
   });
 }
 
-// Packs kc (i64) x extent (i64) elements of `src` into `dst` in panels of
-// `panel` (MR or NR), the layout of gemm.h, zero-padding the last panel.
-void emit_pack(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, const PanelSource& src,
-               llvm::Value* kc, llvm::Value* extent, int panel) {
+// Defines void NAME(ptr buffers, ptr dst, ptr src, i64 kc, i64 extent), which
+// packs kc x extent elements of a source with these strides (element (k, p) at
+// src + k*stride_k + p*stride_p) into `dst` in panels of `panel` (MR or NR), the
+// layout of gemm.h, zero-padding the last panel. Not inlined: with the block
+// sizes as constants LLVM would unroll the copy loops into huge code.
+llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, const std::string& name, int64_t stride_k,
+                            int64_t stride_p, int panel) {
   auto& b = cx.b();
-  llvm::Value* panels = b.CreateUDiv(b.CreateAdd(extent, cx.i64c(panel - 1)), cx.i64c(panel));
-  llvm::Value* panel_size = b.CreateMul(kc, cx.i64c(panel), "", true, true);
-  cx.for_range(cx.i64c(0), panels, 1, [&](llvm::Value* q) {
-    llvm::Value* p0 = mul(cx, q, panel);
-    llvm::Value* valid = min_i64(cx, cx.i64c(panel), b.CreateSub(extent, p0));
-    llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
-    llvm::Value* from = gep(cx, src.base, mul(cx, p0, src.stride_p));
-    if (src.stride_p == 1)
-      pack_along_p(cx, g, to, from, src.stride_k, kc, valid, panel);
-    else
-      pack_along_k(cx, to, from, src.stride_p, kc, valid, panel);
+  llvm::Function* f = cx.define_function(name, {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()}, [&](llvm::Function* f) {
+    llvm::Value* dst = f->getArg(1);
+    llvm::Value* src = f->getArg(2);
+    llvm::Value* kc = f->getArg(3);
+    llvm::Value* extent = f->getArg(4);
+    llvm::Value* panels = b.CreateUDiv(b.CreateAdd(extent, cx.i64c(panel - 1)), cx.i64c(panel));
+    llvm::Value* panel_size = b.CreateMul(kc, cx.i64c(panel), "", true, true);
+    cx.for_range(cx.i64c(0), panels, 1, [&](llvm::Value* q) {
+      llvm::Value* p0 = mul(cx, q, panel);
+      llvm::Value* valid = min_i64(cx, cx.i64c(panel), b.CreateSub(extent, p0));
+      llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
+      llvm::Value* from = gep(cx, src, mul(cx, p0, stride_p));
+      if (stride_p == 1)
+        pack_along_p(cx, g, to, from, stride_k, kc, valid, panel);
+      else
+        pack_along_k(cx, g, to, from, stride_p, kc, valid, panel);
+    });
   });
+  f->addFnAttr(llvm::Attribute::NoInline);
+  return f;
 }
 
 // Defines the micro-kernel
@@ -126,12 +164,13 @@ void emit_pack(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, con
 // computing C[i, j] (= or +=) sum_k a_panel[k*MR + i] * b_panel[k*NR + j] for
 // i < rows <= MR, j < cols <= NR; C row i starts at c + i*ldc. The C tile is
 // loaded and stored with masks (column lanes below cols, rows below rows), so
-// edge tiles touch nothing outside rows x cols.
+// edge tiles touch nothing outside rows x cols. Not inlined, so its K loop keeps
+// a run-time trip count and is not unrolled whole.
 llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, const std::string& name) {
   auto& b = cx.b();
   const std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.ptr(), cx.i64(), cx.i64(),
                                            cx.i64(), cx.i64(), b.getInt1Ty()};
-  return cx.define_function(name, params, [&](llvm::Function* f) {
+  llvm::Function* micro = cx.define_function(name, params, [&](llvm::Function* f) {
     llvm::Value* a = f->getArg(1);
     llvm::Value* bp = f->getArg(2);
     llvm::Value* c = f->getArg(3);
@@ -181,8 +220,11 @@ llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, 
       return next;
     });
     for (int i = 0; i < g.mr; ++i)
-      for (int v = 0; v < vectors; ++v) b.CreateMaskedStore(acc[i * vectors + v], c_addr(i, v), c_align, masks[i * vectors + v]);
+      for (int v = 0; v < vectors; ++v)
+        b.CreateMaskedStore(acc[i * vectors + v], c_addr(i, v), c_align, masks[i * vectors + v]);
   });
+  micro->addFnAttr(llvm::Attribute::NoInline);
+  return micro;
 }
 
 // A float buffer of `count` elements in the entry block of the function being
@@ -198,21 +240,58 @@ llvm::Value* entry_buffer(LoweringContext& cx, int64_t count, const char* name) 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// How C is cut into parallel tasks: blocks of mc x nc (multiples of MR and NR,
+// at most MC x NC), m_blocks x n_blocks of them per batch.
+struct TaskGrid {
+  int64_t mc = 0, nc = 0, m_blocks = 0, n_blocks = 0;
+};
+
+// Blocks of nearly equal size, and (when the product is big enough to run in
+// parallel) more of them than the full-size blocks would give until the task
+// count is a multiple of the thread count or at least 4 per thread, splitting
+// the dimension with the larger blocks. The thread count is only a hint for
+// balance: the results are the same for any split.
+TaskGrid split_tasks(const GemmBlocking& g, const GemmProblem& p, int64_t threads) {
+  int64_t m_blocks = ceil_div(p.m, g.mc), n_blocks = ceil_div(p.n, g.nc);
+  const int64_t m_panels = ceil_div(p.m, g.mr), n_panels = ceil_div(p.n, g.nr);
+  const bool parallel = p.batches * p.m * p.n * p.k > LoweringContext::kParallelGrainElements;
+  for (int64_t tasks = p.batches * m_blocks * n_blocks; parallel && tasks % threads != 0 && tasks < 4 * threads;
+       tasks = p.batches * m_blocks * n_blocks) {
+    const bool m_larger = ceil_div(p.m, m_blocks) >= ceil_div(p.n, n_blocks);
+    if ((m_larger || n_blocks == n_panels) && m_blocks < m_panels)
+      ++m_blocks;
+    else if (n_blocks < n_panels)
+      ++n_blocks;
+    else
+      break;
+  }
+  TaskGrid grid;
+  grid.mc = round_up(ceil_div(p.m, m_blocks), g.mr);
+  grid.nc = round_up(ceil_div(p.n, n_blocks), g.nr);
+  grid.m_blocks = ceil_div(p.m, grid.mc);
+  grid.n_blocks = ceil_div(p.n, grid.nc);
+  return grid;
+}
+
 }  // namespace
 
 // Packing buffers live on the stack of the outlined task function (allocas in its
-// entry block, 64-byte aligned), sized by the blocks clamped to the matrices: at
-// most (MC + NC) * KC floats, 368 KiB with AVX-512 (MC = 112, NC = 256, KC = 256)
-// and 144 KiB with AVX2, well within the default 8 MiB thread stacks. Nothing is
-// allocated while a kernel runs.
+// entry block, 64-byte aligned), sized by the task's blocks: at most (MC + NC) *
+// KC floats, 480 KiB with AVX-512 (MC = 224, NC = 256, KC = 256) and 224 KiB
+// with AVX2, well within the default 8 MiB stacks of the runtime's threads and
+// the main thread. Nothing is allocated while a kernel runs.
 void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
   auto& b = cx.b();
   const GemmBlocking g = gemm_blocking(cx.vector_width());
-  // Blocks no larger than the matrices (in whole panels), so small products use small buffers.
-  const int64_t mc = std::min(g.mc, round_up(p.m, g.mr)), nc = std::min(g.nc, round_up(p.n, g.nr));
+  const TaskGrid grid = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
+  const int64_t mc = grid.mc, nc = grid.nc, m_blocks = grid.m_blocks, n_blocks = grid.n_blocks;
   const int64_t kc = std::min(g.kc, p.k);
-  const int64_t m_blocks = ceil_div(p.m, mc), n_blocks = ceil_div(p.n, nc);
   llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro");
+  // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
+  llvm::Function* pack_a = p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr)
+                                : define_pack(cx, g, name + ".pack_a", 1, p.k, g.mr);
+  llvm::Function* pack_b = p.tb ? define_pack(cx, g, name + ".pack_b", 1, p.k, g.nr)
+                                : define_pack(cx, g, name + ".pack_b", p.n, 1, g.nr);
 
   const int64_t tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k),
@@ -234,13 +313,11 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
       llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
       cx.for_range(0, p.k, kc, [&](llvm::Value* pc) {
         llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
-        // Element (k, i) of op(A)'s block and (k, j) of op(B)'s, in memory.
-        const PanelSource a_src = p.ta ? PanelSource{gep(cx, a_matrix, add(cx, mul(cx, pc, p.m), m0)), p.m, 1}
-                                       : PanelSource{gep(cx, a_matrix, add(cx, mul(cx, m0, p.k), pc)), 1, p.k};
-        const PanelSource b_src = p.tb ? PanelSource{gep(cx, b_matrix, add(cx, mul(cx, n0, p.k), pc)), 1, p.k}
-                                       : PanelSource{gep(cx, b_matrix, add(cx, mul(cx, pc, p.n), n0)), p.n, 1};
-        emit_pack(cx, g, a_pack, a_src, depth, rows, g.mr);
-        emit_pack(cx, g, b_pack, b_src, depth, cols, g.nr);
+        // The blocks' first elements, (pc, m0) of op(A) and (pc, n0) of op(B).
+        llvm::Value* a_block = gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
+        llvm::Value* b_block = gep(cx, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
+        b.CreateCall(pack_a, {buffers, a_pack, a_block, depth, rows});
+        b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
         llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
         cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
           cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {

@@ -32,13 +32,17 @@ namespace kiln::compiler {
 //   NR = 2W columns: two vectors per row, so each broadcast of an A element
 //        feeds two FMAs;
 //   MR = (registers - 3) / 2 rows: MR x 2 accumulators plus two B vectors and one
-//        A broadcast fill the register file (32 vector registers with AVX-512:
-//        MR = 14 (28 accumulators, 14 x 32 tile); 16 with AVX2 or SSE: MR = 6
-//        (12 accumulators, 6 x 16 tile));
-//   KC: the depth of a K block; an A micro-panel (MR x KC) plus a B micro-panel
-//        (KC x NR) stay in L1 while the micro-kernel runs;
-//   MC, NC: rows of A and columns of B packed per block (multiples of MR and NR);
-//        the packed A block (MC x KC) is reused from L2 across the NC columns.
+//        A broadcast fill the register file without spills: with AVX-512's 32
+//        registers MR = 14 (28 accumulators, a 14 x 32 tile), with the 16 of
+//        AVX2 or SSE MR = 6 (12 accumulators, 6 x 16). The K loop then does 2
+//        vector loads and MR broadcasts per 2 MR FMAs, well within two loads
+//        a cycle, and 2 MR independent FMA chains hide the FMA latency;
+//   KC = 256: the depth of a K block; a B micro-panel (KC x NR, 32 KiB with
+//        AVX-512) is reused from L1/L2 across the MR panels of the A block;
+//   MC = 16 MR, NC = 8 NR: the most rows and columns packed per block; the A
+//        block (MC x KC) is reused across NC columns, the B block across MC rows.
+//        Larger blocks pack each element fewer times; measured on Zen 4 these
+//        beat 4-8 MR and 4 NR by 5-15% on 512^3 and 1024 x 512 x 2048.
 struct GemmBlocking {
   int w = 0;  // f32 lanes of a vector
   int mr = 0, nr = 0;
