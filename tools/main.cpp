@@ -8,6 +8,7 @@
 #include "engine/ir/error.h"
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
+#include "tools/cmd_bench.h"
 
 namespace {
 
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")->required();
 
+  kiln::cli::BenchOptions bench_opts;
+  auto* bench = kiln::cli::add_bench_command(app, bench_opts);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -139,6 +143,7 @@ int main(int argc, char** argv) {
     if (*compile) kiln::cli::compile(compile_opts);
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);
+    if (*bench) kiln::cli::bench(bench_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
     return 1;

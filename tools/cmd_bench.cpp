@@ -1,0 +1,233 @@
+// `kiln bench`: one-op graphs at Transformer-like sizes (tokens = 8192, d_model =
+// 512, 8 heads of 128 x 128 attention scores, a 32000-row embedding, an 8000-word
+// vocabulary), each run by the interpreter and the JIT on the same random inputs.
+// Times are per Executable::run(), so they include binding checks and the copy of
+// the outputs that both backends make; the JIT's compile time is reported apart.
+#include "tools/cmd_bench.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+#include "compiler/jit_executable.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/interpreter.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/error.h"
+#include "ops/elementwise.h"
+#include "ops/gather.h"
+#include "ops/loss.h"
+#include "ops/matmul.h"
+#include "ops/normalization.h"
+#include "ops/reduction.h"
+#include "ops/shape_ops.h"
+
+namespace kiln::cli {
+
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
+  auto* cmd = app.add_subcommand("bench", "Time the JIT against the interpreter per op, and the JIT's matmul GFLOP/s");
+  cmd->add_option("--threads", opts.threads, "threads of the JIT's parallel loops (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--repeats", opts.repeats, "timed runs per op and backend, after one warm-up run")
+      ->check(CLI::Range(3, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-ms", opts.max_ms, "stop repeating a measurement after this many milliseconds (3 runs at least)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--op", opts.ops, "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
+                                    "matmul transpose gather cross_entropy; matmul also selects the GFLOP/s table");
+  return cmd;
+}
+
+namespace {
+
+// One row of the table: a graph with one op, and the largest value its i32
+// inputs may take (indices, labels).
+struct BenchCase {
+  std::string name;
+  std::string shapes;
+  int32_t index_bound = 1;
+  std::function<void(Builder&)> build;
+};
+
+std::vector<BenchCase> bench_cases() {
+  const auto f32 = [](Shape s) { return TensorType{DType::f32, std::move(s)}; };
+  const auto i32 = [](Shape s) { return TensorType{DType::i32, std::move(s)}; };
+  return {
+      {"add", "f32[8192,512] + f32[512]", 1,
+       [=](Builder& b) { b.output(ops::add(b, b.input("x", f32({8192, 512})), b.input("bias", f32({512})))); }},
+      {"exp", "f32[8192,512]", 1, [=](Builder& b) { b.output(ops::exp(b, b.input("x", f32({8192, 512})))); }},
+      {"tanh", "f32[8192,512]", 1, [=](Builder& b) { b.output(ops::tanh(b, b.input("x", f32({8192, 512})))); }},
+      {"sum", "f32[8192,512] over axis 1", 1,
+       [=](Builder& b) { b.output(ops::sum(b, b.input("x", f32({8192, 512})), {1})); }},
+      {"softmax", "f32[64,128,128] over axis -1", 1,
+       [=](Builder& b) { b.output(ops::softmax(b, b.input("x", f32({64, 128, 128})))); }},
+      {"layer_norm", "f32[8192,512], gamma, beta", 1,
+       [=](Builder& b) {
+         b.output(ops::layer_norm(b, b.input("x", f32({8192, 512})), b.input("gamma", f32({512})),
+                                  b.input("beta", f32({512}))));
+       }},
+      {"matmul", "f32[1024,512] x f32[512,2048]", 1,
+       [=](Builder& b) { b.output(ops::matmul(b, b.input("x", f32({1024, 512})), b.input("w", f32({512, 2048})))); }},
+      {"transpose", "f32[2048,2048] perm [1,0]", 1,
+       [=](Builder& b) { b.output(ops::transpose(b, b.input("x", f32({2048, 2048})), {1, 0})); }},
+      {"gather", "f32[32000,512] rows at i32[8192]", 32000,
+       [=](Builder& b) { b.output(ops::gather(b, b.input("table", f32({32000, 512})), b.input("ids", i32({8192})))); }},
+      {"cross_entropy", "f32[2048,8000] logits, i32[2048]", 8000,
+       [=](Builder& b) {
+         b.output(ops::cross_entropy(b, b.input("logits", f32({2048, 8000})), b.input("labels", i32({2048})), 0.1));
+       }},
+  };
+}
+
+// splitmix64: inputs that are the same on every run of the benchmark.
+class Random {
+ public:
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next() >> 40) * 0x1.0p-24f; }
+
+ private:
+  uint64_t state_ = 2024;
+};
+
+// f32 inputs uniform in [-2, 2], i32 inputs in [0, index_bound).
+std::map<std::string, Tensor> random_inputs(const Graph& g, int32_t index_bound) {
+  Random rng;
+  std::map<std::string, Tensor> inputs;
+  for (Value v : g.declarations()) {
+    Tensor t = Tensor::zeros(g.type(v));
+    if (t.dtype() == DType::f32)
+      for (float& x : t.f32()) x = rng.uniform(-2.0f, 2.0f);
+    else
+      for (int32_t& x : t.i32()) x = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(index_bound));
+    inputs.emplace(g.name_of(v), std::move(t));
+  }
+  return inputs;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Timing {
+  double median_ms = 0;
+  int runs = 0;
+};
+
+// One warm-up run, then timed runs until `repeats` or until max_ms has passed
+// (three runs at least).
+Timing time_runs(Executable& exe, const BenchOptions& opts) {
+  exe.run();
+  std::vector<double> ms;
+  double total = 0;
+  while (static_cast<int>(ms.size()) < opts.repeats && (ms.size() < 3 || total < opts.max_ms)) {
+    const auto start = std::chrono::steady_clock::now();
+    exe.run();
+    ms.push_back(ms_since(start));
+    total += ms.back();
+  }
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  return {n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, static_cast<int>(n)};
+}
+
+void bind_all(Executable& exe, const std::map<std::string, Tensor>& inputs) {
+  for (const auto& [name, t] : inputs) exe.bind(name, t);
+}
+
+bool selected(const BenchOptions& opts, const std::string& name) {
+  return opts.ops.empty() || std::find(opts.ops.begin(), opts.ops.end(), name) != opts.ops.end();
+}
+
+double compile_ms(const compiler::JitExecutable& jit) {
+  const compiler::CompileTimes& t = jit.compile_times();
+  return t.lower_ms + t.optimize_ms + t.codegen_ms;
+}
+
+void print_op_table(const BenchOptions& opts) {
+  std::printf("%-14s %-34s %10s %10s %9s %11s %5s\n", "op", "operands", "interp ms", "jit ms", "speedup",
+              "compile ms", "runs");
+  for (const BenchCase& c : bench_cases()) {
+    if (!selected(opts, c.name)) continue;
+    Graph g(c.name);
+    Builder b(g);
+    c.build(b);
+    const std::map<std::string, Tensor> inputs = random_inputs(g, c.index_bound);
+    std::unique_ptr<compiler::JitExecutable> jit;
+    try {
+      jit = std::make_unique<compiler::JitExecutable>(g);
+    } catch (const Error& e) {
+      std::printf("%-14s %-34s skipped: %s\n", c.name.c_str(), c.shapes.c_str(), e.what());
+      continue;
+    }
+    Interpreter interp(g);
+    bind_all(interp, inputs);
+    bind_all(*jit, inputs);
+    const Timing ti = time_runs(interp, opts);
+    const Timing tj = time_runs(*jit, opts);
+    std::printf("%-14s %-34s %10.3f %10.3f %8.1fx %11.1f %5d\n", c.name.c_str(), c.shapes.c_str(), ti.median_ms,
+                tj.median_ms, ti.median_ms / tj.median_ms, compile_ms(*jit), std::min(ti.runs, tj.runs));
+    std::fflush(stdout);
+  }
+}
+
+// The JIT's matmul throughput: 2 M K N flops per run, at 1 thread and at the
+// requested count.
+void print_gflops_table(const BenchOptions& opts) {
+  struct Product {
+    int64_t m, k, n;
+    bool tb;
+  };
+  const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
+  std::printf("\nmatmul throughput (JIT), C[M,N] = A[M,K] x B[K,N] (B stored [N,K] for A x B^T)\n");
+  std::printf("%-22s %-8s %8s %10s %10s %11s\n", "M x K x N", "form", "threads", "ms", "GFLOP/s", "compile ms");
+  for (const Product& p : {Product{512, 512, 512, false}, Product{512, 512, 512, true},
+                           Product{1024, 512, 2048, false}, Product{1024, 512, 2048, true}}) {
+    Graph g("gemm");
+    Builder b(g);
+    const Value x = b.input("a", {DType::f32, {p.m, p.k}});
+    const Value w = b.input("b", {DType::f32, p.tb ? Shape{p.n, p.k} : Shape{p.k, p.n}});
+    b.output(ops::matmul(b, x, w, false, p.tb));
+    compiler::JitExecutable jit(g);
+    bind_all(jit, random_inputs(g, 1));
+    std::vector<int> counts = {1};
+    if (threads > 1) counts.push_back(threads);
+    for (int t : counts) {
+      kiln_set_num_threads(t);
+      const Timing tj = time_runs(jit, opts);
+      const double gflops = 2.0 * static_cast<double>(p.m * p.k * p.n) / (tj.median_ms * 1e6);
+      std::string dims = std::to_string(p.m);
+      dims += " x ";
+      dims += std::to_string(p.k);
+      dims += " x ";
+      dims += std::to_string(p.n);
+      std::printf("%-22s %-8s %8d %10.3f %10.1f %11.1f\n", dims.c_str(), p.tb ? "A x B^T" : "A x B", t, tj.median_ms,
+                  gflops, compile_ms(jit));
+      std::fflush(stdout);
+    }
+  }
+  kiln_set_num_threads(opts.threads);
+}
+
+}  // namespace
+
+void bench(const BenchOptions& opts) {
+  kiln_set_num_threads(opts.threads);
+  const compiler::Target target = compiler::detect_target();
+  std::printf("kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "
+              "after a warm-up\n\n",
+              target.cpu.c_str(), target.triple.c_str(), target.vector_width, kiln_num_threads(), opts.repeats);
+  print_op_table(opts);
+  if (selected(opts, "matmul")) print_gflops_table(opts);
+}
+
+}  // namespace kiln::cli
