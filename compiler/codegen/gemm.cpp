@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <utility>
 #include <vector>
 
 #include "compiler/runtime/kiln_runtime.h"
@@ -238,39 +239,40 @@ llvm::Value* entry_buffer(LoweringContext& cx, int64_t count, const char* name) 
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// How C is cut into parallel tasks: blocks of mc x nc (multiples of MR and NR,
-// at most MC x NC), m_blocks x n_blocks of them per batch.
-struct TaskGrid {
-  int64_t mc = 0, nc = 0, m_blocks = 0, n_blocks = 0;
+// One dimension of C (M or N) cut into `blocks` ranges of whole panels (MR or
+// NR) whose panel counts differ by at most one, so parallel tasks get nearly
+// equal work.
+struct Split {
+  int64_t extent = 0, panel = 0, blocks = 0;
+
+  int64_t panels() const { return ceil_div(extent, panel); }
+  int64_t largest() const { return ceil_div(panels(), blocks) * panel; }  // elements, for the packing buffers
+  // The first index of block i (i64); i == blocks gives the extent.
+  llvm::Value* start(LoweringContext& cx, llvm::Value* i) const {
+    llvm::Value* first_panel = cx.b().CreateUDiv(mul(cx, i, panels()), cx.i64c(blocks));
+    return min_i64(cx, mul(cx, first_panel, panel), cx.i64c(extent));
+  }
 };
 
-// Blocks of nearly equal size, and (when the product is big enough to run in
-// parallel) more of them than the full-size blocks would give until the task
-// count is a multiple of the thread count or at least 4 per thread, splitting
-// the dimension with the larger blocks. The thread count is only a hint for
-// balance: the results are the same for any split.
-TaskGrid split_tasks(const GemmBlocking& g, const GemmProblem& p, int64_t threads) {
-  int64_t m_blocks = ceil_div(p.m, g.mc), n_blocks = ceil_div(p.n, g.nc);
-  const int64_t m_panels = ceil_div(p.m, g.mr), n_panels = ceil_div(p.n, g.nr);
+// Blocks of at most MC rows and NC columns; when the product is big enough to
+// run in parallel, more of them until the task count is a multiple of the thread
+// count or at least 4 per thread, splitting the dimension with the larger blocks.
+// The thread count is only a hint for balance: every split gives the same results.
+std::pair<Split, Split> split_tasks(const GemmBlocking& g, const GemmProblem& p, int64_t threads) {
+  Split m{p.m, g.mr, ceil_div(p.m, g.mc)}, n{p.n, g.nr, ceil_div(p.n, g.nc)};
   const bool parallel = p.batches * p.m * p.n * p.k > LoweringContext::kParallelGrainElements;
-  for (int64_t tasks = p.batches * m_blocks * n_blocks; parallel && tasks % threads != 0 && tasks < 4 * threads;
-       tasks = p.batches * m_blocks * n_blocks) {
-    const bool m_larger = ceil_div(p.m, m_blocks) >= ceil_div(p.n, n_blocks);
-    if ((m_larger || n_blocks == n_panels) && m_blocks < m_panels)
-      ++m_blocks;
-    else if (n_blocks < n_panels)
-      ++n_blocks;
+  for (int64_t tasks = p.batches * m.blocks * n.blocks; parallel && tasks % threads != 0 && tasks < 4 * threads;
+       tasks = p.batches * m.blocks * n.blocks) {
+    const bool m_larger = m.largest() >= n.largest();
+    if ((m_larger || n.blocks == n.panels()) && m.blocks < m.panels())
+      ++m.blocks;
+    else if (n.blocks < n.panels())
+      ++n.blocks;
     else
       break;
   }
-  TaskGrid grid;
-  grid.mc = round_up(ceil_div(p.m, m_blocks), g.mr);
-  grid.nc = round_up(ceil_div(p.n, n_blocks), g.nr);
-  grid.m_blocks = ceil_div(p.m, grid.mc);
-  grid.n_blocks = ceil_div(p.n, grid.nc);
-  return grid;
+  return {m, n};
 }
 
 }  // namespace
@@ -283,9 +285,8 @@ TaskGrid split_tasks(const GemmBlocking& g, const GemmProblem& p, int64_t thread
 void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
   auto& b = cx.b();
   const GemmBlocking g = gemm_blocking(cx.vector_width());
-  const TaskGrid grid = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
-  const int64_t mc = grid.mc, nc = grid.nc, m_blocks = grid.m_blocks, n_blocks = grid.n_blocks;
-  const int64_t kc = std::min(g.kc, p.k);
+  const auto [m_split, n_split] = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
+  const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(g.kc, p.k);
   llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro");
   // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
   llvm::Function* pack_a = p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr)
@@ -293,7 +294,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   llvm::Function* pack_b = p.tb ? define_pack(cx, g, name + ".pack_b", 1, p.k, g.nr)
                                 : define_pack(cx, g, name + ".pack_b", p.n, 1, g.nr);
 
-  const int64_t tasks = p.batches * m_blocks * n_blocks;
+  const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k),
                   [&](llvm::Value* begin, llvm::Value* end) {
     llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
@@ -304,10 +305,10 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
       llvm::Value* rest = b.CreateUDiv(task, cx.i64c(n_blocks));
       llvm::Value* mb = b.CreateURem(rest, cx.i64c(m_blocks));
       llvm::Value* bi = b.CreateUDiv(rest, cx.i64c(m_blocks));
-      llvm::Value* m0 = mul(cx, mb, mc);
-      llvm::Value* n0 = mul(cx, nb, nc);
-      llvm::Value* rows = min_i64(cx, cx.i64c(mc), b.CreateSub(cx.i64c(p.m), m0));
-      llvm::Value* cols = min_i64(cx, cx.i64c(nc), b.CreateSub(cx.i64c(p.n), n0));
+      llvm::Value* m0 = m_split.start(cx, mb);
+      llvm::Value* n0 = n_split.start(cx, nb);
+      llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
+      llvm::Value* cols = b.CreateSub(n_split.start(cx, add(cx, nb, cx.i64c(1))), n0);
       llvm::Value* a_matrix = p.a_matrix(bi);
       llvm::Value* b_matrix = p.b_matrix(bi);
       llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
