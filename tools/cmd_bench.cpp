@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 
@@ -36,11 +36,13 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_option("--repeats", opts.repeats, "timed runs per op and backend, after one warm-up run")
       ->check(CLI::Range(3, 1000))
       ->capture_default_str();
-  cmd->add_option("--max-ms", opts.max_ms, "stop repeating a measurement after this many milliseconds (3 runs at least)")
+  cmd->add_option("--max-ms", opts.max_ms,
+                  "stop repeating a measurement after this many milliseconds (3 runs at least)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--op", opts.ops, "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
-                                    "matmul transpose gather cross_entropy; matmul also selects the GFLOP/s table");
+  cmd->add_option("--op", opts.ops,
+                  "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
+                  "matmul transpose gather cross_entropy; matmul also selects the GFLOP/s table");
   return cmd;
 }
 
@@ -60,24 +62,42 @@ std::vector<BenchCase> bench_cases() {
   const auto i32 = [](Shape s) { return TensorType{DType::i32, std::move(s)}; };
   return {
       {"add", "f32[8192,512] + f32[512]", 1,
-       [=](Builder& b) { b.output(ops::add(b, b.input("x", f32({8192, 512})), b.input("bias", f32({512})))); }},
-      {"exp", "f32[8192,512]", 1, [=](Builder& b) { b.output(ops::exp(b, b.input("x", f32({8192, 512})))); }},
-      {"tanh", "f32[8192,512]", 1, [=](Builder& b) { b.output(ops::tanh(b, b.input("x", f32({8192, 512})))); }},
+       [=](Builder& b) {
+         b.output(ops::add(b, b.input("x", f32({8192, 512})), b.input("bias", f32({512}))));
+       }},
+      {"exp", "f32[8192,512]", 1,
+       [=](Builder& b) {
+         b.output(ops::exp(b, b.input("x", f32({8192, 512}))));
+       }},
+      {"tanh", "f32[8192,512]", 1,
+       [=](Builder& b) {
+         b.output(ops::tanh(b, b.input("x", f32({8192, 512}))));
+       }},
       {"sum", "f32[8192,512] over axis 1", 1,
-       [=](Builder& b) { b.output(ops::sum(b, b.input("x", f32({8192, 512})), {1})); }},
+       [=](Builder& b) {
+         b.output(ops::sum(b, b.input("x", f32({8192, 512})), {1}));
+       }},
       {"softmax", "f32[64,128,128] over axis -1", 1,
-       [=](Builder& b) { b.output(ops::softmax(b, b.input("x", f32({64, 128, 128})))); }},
+       [=](Builder& b) {
+         b.output(ops::softmax(b, b.input("x", f32({64, 128, 128}))));
+       }},
       {"layer_norm", "f32[8192,512], gamma, beta", 1,
        [=](Builder& b) {
          b.output(ops::layer_norm(b, b.input("x", f32({8192, 512})), b.input("gamma", f32({512})),
                                   b.input("beta", f32({512}))));
        }},
       {"matmul", "f32[512,512] x f32[512,512]", 1,
-       [=](Builder& b) { b.output(ops::matmul(b, b.input("x", f32({512, 512})), b.input("w", f32({512, 512})))); }},
+       [=](Builder& b) {
+         b.output(ops::matmul(b, b.input("x", f32({512, 512})), b.input("w", f32({512, 512}))));
+       }},
       {"transpose", "f32[2048,2048] perm [1,0]", 1,
-       [=](Builder& b) { b.output(ops::transpose(b, b.input("x", f32({2048, 2048})), {1, 0})); }},
+       [=](Builder& b) {
+         b.output(ops::transpose(b, b.input("x", f32({2048, 2048})), {1, 0}));
+       }},
       {"gather", "f32[32000,512] rows at i32[8192]", 32000,
-       [=](Builder& b) { b.output(ops::gather(b, b.input("table", f32({32000, 512})), b.input("ids", i32({8192})))); }},
+       [=](Builder& b) {
+         b.output(ops::gather(b, b.input("table", f32({32000, 512})), b.input("ids", i32({8192}))));
+       }},
       {"cross_entropy", "f32[2048,8000] logits, i32[2048]", 8000,
        [=](Builder& b) {
          b.output(ops::cross_entropy(b, b.input("logits", f32({2048, 8000})), b.input("labels", i32({2048})), 0.1));
@@ -155,8 +175,8 @@ double compile_ms(const compiler::JitExecutable& jit) {
 }
 
 void print_op_table(const BenchOptions& opts) {
-  std::printf("%-14s %-34s %10s %10s %9s %11s %5s\n", "op", "operands", "interp ms", "jit ms", "speedup",
-              "compile ms", "runs");
+  std::printf("%-14s %-34s %10s %10s %9s %11s %5s\n", "op", "operands", "interp ms", "jit ms", "speedup", "compile ms",
+              "runs");
   for (const BenchCase& c : bench_cases()) {
     if (!selected(opts, c.name)) continue;
     Graph g(c.name);
@@ -191,8 +211,8 @@ void print_gflops_table(const BenchOptions& opts) {
   const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
   std::printf("\nmatmul throughput (JIT), C[M,N] = A[M,K] x B[K,N] (B stored [N,K] for A x B^T)\n");
   std::printf("%-22s %-8s %8s %10s %10s %11s\n", "M x K x N", "form", "threads", "ms", "GFLOP/s", "compile ms");
-  for (const Product& p : {Product{512, 512, 512, false}, Product{512, 512, 512, true},
-                           Product{1024, 512, 2048, false}, Product{1024, 512, 2048, true}}) {
+  for (const Product& p : {Product{512, 512, 512, false}, Product{512, 512, 512, true}, Product{1024, 512, 2048, false},
+                           Product{1024, 512, 2048, true}}) {
     Graph g("gemm");
     Builder b(g);
     const Value x = b.input("a", {DType::f32, {p.m, p.k}});
@@ -224,9 +244,10 @@ void print_gflops_table(const BenchOptions& opts) {
 void bench(const BenchOptions& opts) {
   kiln_set_num_threads(opts.threads);
   const compiler::Target target = compiler::detect_target();
-  std::printf("kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "
-              "after a warm-up\n",
-              target.cpu.c_str(), target.triple.c_str(), target.vector_width, kiln_num_threads(), opts.repeats);
+  std::printf(
+      "kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "
+      "after a warm-up\n",
+      target.cpu.c_str(), target.triple.c_str(), target.vector_width, kiln_num_threads(), opts.repeats);
   // Wall-clock times: other processes on the machine slow them down.
   double load[1];
   if (getloadavg(load, 1) == 1) std::printf("load average at start: %.2f\n", load[0]);

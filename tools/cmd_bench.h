@@ -12,9 +12,9 @@ class App;
 namespace kiln::cli {
 
 struct BenchOptions {
-  int threads = 0;              // the JIT's threads; 0: all cores
-  int repeats = 10;             // timed runs per op and backend (at least 3)
-  double max_ms = 3000;         // stop repeating once a measurement has taken this long
+  int threads = 0;               // the JIT's threads; 0: all cores
+  int repeats = 10;              // timed runs per op and backend (at least 3)
+  double max_ms = 3000;          // stop repeating once a measurement has taken this long
   std::vector<std::string> ops;  // only these benchmark rows (by name); empty: all
 };
 

@@ -1,8 +1,9 @@
 #include "compiler/codegen/gemm.h"
 
-#include <algorithm>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -63,8 +64,8 @@ void pack_along_p(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, 
     for (int first = 0; first < panel; first += g.w) {
       // Not inbounds: past `valid` the address may leave the operand (those lanes are not read).
       llvm::Value* from = b.CreateGEP(b.getFloatTy(), row, cx.i64c(first));
-      llvm::Value* x = b.CreateMaskedLoad(vec, from, llvm::Align(4),
-                                          lanes_below(cx, g.w, first, valid), llvm::Constant::getNullValue(vec));
+      llvm::Value* x = b.CreateMaskedLoad(vec, from, llvm::Align(4), lanes_below(cx, g.w, first, valid),
+                                          llvm::Constant::getNullValue(vec));
       llvm::Value* to = gep(cx, out, cx.i64c(first));
       if (first + g.w <= panel)
         b.CreateAlignedStore(x, to, store_align);
@@ -169,9 +170,11 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, const st
 // a run-time trip count and is not unrolled whole.
 llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, const std::string& name) {
   auto& b = cx.b();
-  const std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.ptr(), cx.i64(), cx.i64(),
-                                           cx.i64(), cx.i64(), b.getInt1Ty()};
+  const std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.ptr(), cx.i64(),
+                                           cx.i64(), cx.i64(), cx.i64(), b.getInt1Ty()};
   llvm::Function* micro = cx.define_function(name, params, [&](llvm::Function* f) {
+    const char* names[] = {"buffers", "a_panel", "b_panel", "c", "ldc", "kc", "rows", "cols", "accumulate"};
+    for (unsigned i = 0; i < f->arg_size(); ++i) f->getArg(i)->setName(names[i]);
     llvm::Value* a = f->getArg(1);
     llvm::Value* bp = f->getArg(2);
     llvm::Value* c = f->getArg(3);
@@ -180,9 +183,6 @@ llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, 
     llvm::Value* rows = f->getArg(6);
     llvm::Value* cols = f->getArg(7);
     llvm::Value* accumulate = f->getArg(8);
-    for (auto [arg, name] : {std::pair{a, "a_panel"}, {bp, "b_panel"}, {c, "c"}, {ldc, "ldc"}, {kc, "kc"},
-                             {rows, "rows"}, {cols, "cols"}, {accumulate, "accumulate"}})
-      arg->setName(name);
     for (unsigned i : {1u, 2u, 3u}) f->addParamAttr(i, llvm::Attribute::NoAlias);
 
     auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
@@ -289,48 +289,51 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(g.kc, p.k);
   llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro");
   // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
-  llvm::Function* pack_a = p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr)
-                                : define_pack(cx, g, name + ".pack_a", 1, p.k, g.mr);
-  llvm::Function* pack_b = p.tb ? define_pack(cx, g, name + ".pack_b", 1, p.k, g.nr)
-                                : define_pack(cx, g, name + ".pack_b", p.n, 1, g.nr);
+  llvm::Function* pack_a =
+      p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr) : define_pack(cx, g, name + ".pack_a", 1, p.k, g.mr);
+  llvm::Function* pack_b =
+      p.tb ? define_pack(cx, g, name + ".pack_b", 1, p.k, g.nr) : define_pack(cx, g, name + ".pack_b", p.n, 1, g.nr);
 
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
-  cx.parallel_for(name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k),
-                  [&](llvm::Value* begin, llvm::Value* end) {
-    llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
-    llvm::Value* a_pack = entry_buffer(cx, mc * kc, "a_pack");
-    llvm::Value* b_pack = entry_buffer(cx, kc * nc, "b_pack");
-    cx.for_range(begin, end, 1, [&](llvm::Value* task) {
-      llvm::Value* nb = b.CreateURem(task, cx.i64c(n_blocks));
-      llvm::Value* rest = b.CreateUDiv(task, cx.i64c(n_blocks));
-      llvm::Value* mb = b.CreateURem(rest, cx.i64c(m_blocks));
-      llvm::Value* bi = b.CreateUDiv(rest, cx.i64c(m_blocks));
-      llvm::Value* m0 = m_split.start(cx, mb);
-      llvm::Value* n0 = n_split.start(cx, nb);
-      llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
-      llvm::Value* cols = b.CreateSub(n_split.start(cx, add(cx, nb, cx.i64c(1))), n0);
-      llvm::Value* a_matrix = p.a_matrix(bi);
-      llvm::Value* b_matrix = p.b_matrix(bi);
-      llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
-      cx.for_range(0, p.k, kc, [&](llvm::Value* pc) {
-        llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
-        // The blocks' first elements, (pc, m0) of op(A) and (pc, n0) of op(B).
-        llvm::Value* a_block = gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
-        llvm::Value* b_block = gep(cx, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
-        b.CreateCall(pack_a, {buffers, a_pack, a_block, depth, rows});
-        b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
-        llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
-        cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
-          cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
-            b.CreateCall(micro, {buffers, gep(cx, a_pack, b.CreateMul(ir, depth)), gep(cx, b_pack, b.CreateMul(jr, depth)),
-                                 gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
-                                 min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)),
-                                 min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr)), accumulate});
+  cx.parallel_for(
+      name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
+        llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
+        llvm::Value* a_pack = entry_buffer(cx, mc * kc, "a_pack");
+        llvm::Value* b_pack = entry_buffer(cx, kc * nc, "b_pack");
+        cx.for_range(begin, end, 1, [&](llvm::Value* task) {
+          llvm::Value* nb = b.CreateURem(task, cx.i64c(n_blocks));
+          llvm::Value* rest = b.CreateUDiv(task, cx.i64c(n_blocks));
+          llvm::Value* mb = b.CreateURem(rest, cx.i64c(m_blocks));
+          llvm::Value* bi = b.CreateUDiv(rest, cx.i64c(m_blocks));
+          llvm::Value* m0 = m_split.start(cx, mb);
+          llvm::Value* n0 = n_split.start(cx, nb);
+          llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
+          llvm::Value* cols = b.CreateSub(n_split.start(cx, add(cx, nb, cx.i64c(1))), n0);
+          llvm::Value* a_matrix = p.a_matrix(bi);
+          llvm::Value* b_matrix = p.b_matrix(bi);
+          llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
+          cx.for_range(0, p.k, kc, [&](llvm::Value* pc) {
+            llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
+            // The blocks' first elements, (pc, m0) of op(A) and (pc, n0) of op(B).
+            llvm::Value* a_block =
+                gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
+            llvm::Value* b_block =
+                gep(cx, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
+            b.CreateCall(pack_a, {buffers, a_pack, a_block, depth, rows});
+            b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
+            llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
+            cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
+              cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
+                b.CreateCall(micro,
+                             {buffers, gep(cx, a_pack, b.CreateMul(ir, depth)), gep(cx, b_pack, b.CreateMul(jr, depth)),
+                              gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
+                              min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)),
+                              min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr)), accumulate});
+              });
+            });
           });
         });
       });
-    });
-  });
 }
 
 }  // namespace kiln::compiler

@@ -52,14 +52,14 @@ GemmBlocking gemm_blocking(int vector_width);
 
 // C = op(A) op(B) for `batches` independent triples of row-major matrices:
 // op(A) is m x k (A stored k x m when ta), op(B) k x n (B stored n x k when tb),
-// C m x n. The callbacks return the first float of batch bi's matrix (bi: i64);
-// they are called inside the outlined task function, where buffer pointers
-// must be asked for again (cx.buffer), and may map several batches to one
-// matrix (broadcasting). Requires m, n, k >= 1.
+// C m x n. The callbacks map a batch index (i64) to the first float of that
+// batch's matrix; they are called inside the outlined task function, where
+// buffer pointers must be asked for again (cx.buffer), and may map several
+// batches to one matrix (broadcasting). Requires m, n, k >= 1.
 struct GemmProblem {
   int64_t batches = 1, m = 0, n = 0, k = 0;
   bool ta = false, tb = false;
-  std::function<llvm::Value*(llvm::Value* bi)> a_matrix, b_matrix, c_matrix;
+  std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
 };
 
 // Emits the blocked, parallel GEMM at the builder's position. `name` prefixes

@@ -12,9 +12,10 @@ namespace {
 // The first float of an operand's matrix for result batch `bi` (i64).
 llvm::Value* matrix_start(LoweringContext& cx, llvm::Value* base, llvm::Value* bi, const Shape& batch,
                           const Shape& operand_batch, int64_t matrix_size) {
-  const ElementIndex in_operand = broadcast_index(cx, ElementIndex{unflatten(cx, bi, batch), 1, -1}, batch, operand_batch);
-  llvm::Value* offset = cx.b().CreateMul(flat_offset(cx, in_operand.dims, operand_batch), cx.i64c(matrix_size), "",
-                                         true, true);
+  const ElementIndex in_operand =
+      broadcast_index(cx, ElementIndex{unflatten(cx, bi, batch), 1, -1}, batch, operand_batch);
+  llvm::Value* offset =
+      cx.b().CreateMul(flat_offset(cx, in_operand.dims, operand_batch), cx.i64c(matrix_size), "", true, true);
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset);
 }
 

@@ -12,6 +12,8 @@
 // that a wrong index or a lost block breaks by orders of magnitude. Where the
 // inputs are small integers every product and partial sum is exact in f32, and
 // the results must match bit for bit.
+#include "ops/matmul.h"
+
 #include <doctest/doctest.h>
 
 #include <array>
@@ -27,7 +29,6 @@
 #include "engine/ir/builder.h"
 #include "engine/ir/printer.h"
 #include "jit/differential.h"
-#include "ops/matmul.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -146,8 +147,8 @@ TEST_CASE("jit matmul with every transpose flag on shapes around the register ti
   const int64_t mr = g.mr, nr = g.nr;
   Rng rng(31);
   const std::vector<std::array<int64_t, 3>> mkn = {
-      {1, 1, 1},          {1, 7, 1},          {mr - 1, 5, nr - 1}, {mr, 3, nr},    {mr + 1, 9, nr + 1},
-      {2 * mr + 3, 1, 2}, {3, 2, 2 * nr + 5}, {97, 31, 1},         {1, 33, 97},    {5, 97, 17},
+      {1, 1, 1},          {1, 7, 1},          {mr - 1, 5, nr - 1}, {mr, 3, nr},     {mr + 1, 9, nr + 1},
+      {2 * mr + 3, 1, 2}, {3, 2, 2 * nr + 5}, {97, 31, 1},         {1, 33, 97},     {5, 97, 17},
       {97, 16, 97},       {mr + 1, 17, 1},    {1, 1, nr + 1},      {2, 15, g.w + 1}};
   for (const auto& [m, k, n] : mkn)
     for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb));
@@ -171,8 +172,10 @@ TEST_CASE("jit matmul on AVX2 and SSE targets with their own register tiles") {
 TEST_CASE("jit matmul on shapes around the cache blocks") {
   const compiler::GemmBlocking g = host_blocking();
   Rng rng(32);
-  const std::vector<std::array<int64_t, 3>> mkn = {{g.mc + 1, g.kc + 1, 3},      {3, g.kc - 1, g.nc + 1},
-                                                   {g.mc - 1, 2 * g.kc + 7, 33}, {g.mc + g.mr + 1, 5, g.nc - 1},
+  const std::vector<std::array<int64_t, 3>> mkn = {{g.mc + 1, g.kc + 1, 3},
+                                                   {3, g.kc - 1, g.nc + 1},
+                                                   {g.mc - 1, 2 * g.kc + 7, 33},
+                                                   {g.mc + g.mr + 1, 5, g.nc - 1},
                                                    {300, 257, 129}};
   for (const auto& [m, k, n] : mkn)
     for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb));
