@@ -106,7 +106,9 @@ void emit_elemental_loop(LoweringContext& cx, const std::string& name, Value res
         cx.store(t.dtype, out, cx.b().CreateAdd(row_offset, j, "", true, true), v);
       };
       cx.for_range(0, vector_end, width, [&](llvm::Value* j) { emit_at(j, width); });
-      cx.for_range(vector_end, inner, 1, [&](llvm::Value* j) { emit_at(j, 1); });
+      // The remainder as one narrower vector: less code than a scalar loop, and
+      // LLVM legalizes odd widths without touching memory past the row.
+      if (vector_end < inner) emit_at(cx.i64c(vector_end), static_cast<int>(inner - vector_end));
     });
   });
 }

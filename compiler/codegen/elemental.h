@@ -22,7 +22,8 @@
 
 namespace kiln::compiler {
 
-// An index into a tensor, asking for `width` elements at once. dims has one i64
+// An index into a tensor, asking for `width` elements at once (any width from 1 to
+// the target's vector width). dims has one i64
 // per axis of the tensor. With width > 1 and lane_axis >= 0, lane l is the
 // element at dims with dims[lane_axis] + l (all in range); with lane_axis == -1
 // every lane is the element at dims (a broadcast: return a splat).
@@ -72,7 +73,8 @@ llvm::Value* per_lane(LoweringContext& cx, const ElementIndex& index,
 
 // Writes every element of the tensor `result` (of type t) from `gen`: the outer
 // axes flattened into rows split across threads, the innermost axis in steps of
-// the vector width plus a scalar remainder. Emitted at the builder's position.
+// the vector width W plus one narrower step for the remainder (so generators see
+// widths W and 1..W-1). Emitted at the builder's position.
 void emit_elemental_loop(LoweringContext& cx, const std::string& name, Value result, const TensorType& t,
                          const Generator& gen);
 
