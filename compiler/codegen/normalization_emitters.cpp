@@ -203,12 +203,27 @@ KernelFn softmax(bool log) {
   };
 }
 
-// layer_norm(x, gamma, beta) over the last axis, one row per line. Two-pass
-// variance, with the mean corrected by the deviations' own mean (the "corrected
-// two-pass" algorithm): x - mean is exact for entries near the mean, so the
-// correction recovers what rounding the mean to f32 lost. Without it, a row whose
-// spread is small next to its magnitude (3.618, 3.627 with eps 1e-5) is off by
-// 2e-5 relative; with it, the JIT stays within a few ulp of the double reference.
+// A power of two s (f32) with max_abs * s in [1, 4) for max_abs >= 0 (2^126 for 0
+// and subnormals; inf and nan give 2^-126, and propagate through the sums anyway).
+// Scaling by s is exact, so statistics of x * s cannot overflow or lose the
+// subnormals' bits.
+llvm::Value* unit_scale(LoweringContext& cx, llvm::Value* max_abs) {
+  auto& b = cx.b();
+  llvm::Value* exponent = b.CreateLShr(b.CreateBitCast(max_abs, b.getInt32Ty()), 23);  // biased
+  exponent = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, exponent, cx.i32c(1));
+  exponent = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, exponent, cx.i32c(253));
+  return b.CreateBitCast(b.CreateShl(b.CreateSub(cx.i32c(254), exponent), 23), b.getFloatTy());
+}
+
+// layer_norm(x, gamma, beta) over the last axis, one row per line, in f32 lanes:
+//   pass 1: x -> out; the sum of x * 2^-k (2^k >= 2D, so it cannot overflow) and max |x|;
+//   pass 2: out = c = x * s - mean * s, with s = unit_scale(max |x|); sums of c and c^2;
+//   pass 3: out = (c - mean(c)) * rstd / s * gamma + beta.
+// Subtracting mean(c) is the "corrected two-pass" algorithm: c is exact for entries
+// near the mean, so mean(c) recovers what rounding the mean to f32 lost (without
+// it, a row like [3.618, 3.627] with eps 1e-5 is off by 2e-5 relative). rstd / s
+// = 1 / (s * sqrt(var(c) / s^2 + eps)) is computed in double, as the reference
+// adds eps (which may be below the smallest float) in double.
 void emit_layer_norm(const KernelEmitArgs& a) {
   LoweringContext& cx = a.cx;
   const Shape& shape = a.node.in(0).shape;
@@ -216,7 +231,9 @@ void emit_layer_norm(const KernelEmitArgs& a) {
   const int64_t d = shape.back();
   const int lane_axis = static_cast<int>(shape.size()) - 1;
   const Shape rows_shape(shape.begin(), shape.end() - 1);
-  const auto eps = static_cast<float>(a.node.attrs().get_float("eps"));
+  const double eps = a.node.attrs().get_float("eps");
+  int64_t headroom = 2;  // 2^k >= 2d
+  while (headroom < 2 * d) headroom *= 2;
   const std::string name = cx.unique_name("layer_norm.rows");
   cx.parallel_for(name, numel(rows_shape), LoweringContext::grain_for(d), [&](llvm::Value* begin, llvm::Value* end) {
     auto& b = cx.b();
@@ -234,27 +251,47 @@ void emit_layer_norm(const KernelEmitArgs& a) {
         return a.operands[operand](ElementIndex{{k}, w, w > 1 ? 0 : -1});
       };
       llvm::Value* count = cx.f32c(static_cast<float>(d));
-      llvm::Value* sum = fold_line(cx, d, {Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
+
+      // {sum of x * 2^-k, max |x|}
+      const Carried first = fold_line(cx, d, {Fold::sum, Fold::max}, [&](llvm::Value* k, int w, const Carried& acc) {
         llvm::Value* v = x_at(k, w);
         cx.store(DType::f32, out, offset(k), v);
-        return Carried{b.CreateFAdd(acc[0], v)};
-      })[0];
-      llvm::Value* mean = b.CreateFDiv(sum, count);
-      // {sum of deviations, sum of their squares}
-      const Carried deviations =
-          fold_line(cx, d, {Fold::sum, Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
-            llvm::Value* centered = b.CreateFSub(cx.load(DType::f32, out, offset(k), w), cx.splat(mean, w));
-            cx.store(DType::f32, out, offset(k), centered);
-            return Carried{b.CreateFAdd(acc[0], centered), b.CreateFAdd(acc[1], b.CreateFMul(centered, centered))};
-          });
-      llvm::Value* correction = b.CreateFDiv(deviations[0], count);
-      llvm::Value* var = b.CreateFSub(b.CreateFDiv(deviations[1], count), b.CreateFMul(correction, correction));
+        llvm::Value* small = b.CreateFMul(v, cx.f32c(1.0f / static_cast<float>(headroom), w));
+        return Carried{b.CreateFAdd(acc[0], small),
+                       combine(cx, Fold::max, acc[1], b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v))};
+      });
+      llvm::Value* scale = unit_scale(cx, first[1]);
+      llvm::Value* scaled_mean =
+          b.CreateFMul(b.CreateFMul(first[0], scale), cx.f32c(static_cast<float>(headroom) / static_cast<float>(d)));
+
+      // {sum of c, sum of c^2}
+      const Carried second = fold_line(cx, d, {Fold::sum, Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
+        llvm::Value* v = b.CreateFMul(cx.load(DType::f32, out, offset(k), w), cx.splat(scale, w));
+        llvm::Value* c = b.CreateFSub(v, cx.splat(scaled_mean, w));
+        cx.store(DType::f32, out, offset(k), c);
+        return Carried{b.CreateFAdd(acc[0], c), b.CreateFAdd(acc[1], b.CreateFMul(c, c))};
+      });
+      llvm::Value* correction = b.CreateFDiv(second[0], count);
+      llvm::Value* var = b.CreateFSub(b.CreateFDiv(second[1], count), b.CreateFMul(correction, correction));
       var = b.CreateMaxNum(var, cx.f32c(0));  // rounding may leave a constant row's variance at -tiny
-      llvm::Value* std_dev = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(var, cx.f32c(eps)));
-      llvm::Value* rstd = b.CreateFDiv(cx.f32c(1.0f), std_dev);
+
+      // In double: rstd / s, with a finite overflow clamped to the largest float (a
+      // constant row then gives 0 * FLT_MAX = 0, like the reference's 0 / tiny);
+      // only an exact 0 / 0 (var + eps == 0) stays inf and makes nan.
+      llvm::Type* f64 = b.getDoubleTy();
+      llvm::Value* s = b.CreateFPExt(scale, f64);
+      llvm::Value* unscaled_var = b.CreateFDiv(b.CreateFPExt(var, f64), b.CreateFMul(s, s));
+      llvm::Value* root =
+          b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(unscaled_var, llvm::ConstantFP::get(f64, eps)));
+      llvm::Value* factor = b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), b.CreateFMul(root, s));
+      llvm::Value* largest = llvm::ConstantFP::get(f64, std::numeric_limits<float>::max());
+      llvm::Value* finite = b.CreateFCmpONE(factor, llvm::ConstantFP::getInfinity(f64));
+      factor = b.CreateSelect(finite, b.CreateMinNum(factor, largest), factor);
+      llvm::Value* rstd = b.CreateFPTrunc(factor, b.getFloatTy());
+
       fold_line(cx, d, {}, [&](llvm::Value* k, int w, const Carried&) {
-        llvm::Value* centered = b.CreateFSub(cx.load(DType::f32, out, offset(k), w), cx.splat(correction, w));
-        llvm::Value* scaled = b.CreateFMul(b.CreateFMul(centered, cx.splat(rstd, w)), param_at(1, k, w));
+        llvm::Value* c = b.CreateFSub(cx.load(DType::f32, out, offset(k), w), cx.splat(correction, w));
+        llvm::Value* scaled = b.CreateFMul(b.CreateFMul(c, cx.splat(rstd, w)), param_at(1, k, w));
         cx.store(DType::f32, out, offset(k), b.CreateFAdd(scaled, param_at(2, k, w)));
         return Carried{};
       });

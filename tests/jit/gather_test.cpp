@@ -181,3 +181,21 @@ TEST_CASE("jit scatter_add over large tables is thread-count independent") {
     CHECK(compare_tensors(results[0], results[1], kExact) == "");
   }
 }
+
+TEST_CASE("jit gather and scatter_add match the interpreter on AVX2 and SSE targets") {
+  Rng rng(54);
+  for (const char* cpu : {"haswell", "x86-64"}) {
+    INFO("target " << cpu);
+    const compiler::JitOptions options{cpu};
+    for (int64_t axis : {0, 1}) {
+      const Graph g = one_op_graph("gather", {{DType::f32, {17, 19}}, {DType::i32, {5, 3}}}, {{"axis", axis}});
+      std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+      bindings.at("x1") = random_indices(rng, {5, 3}, axis == 0 ? 17 : 19);
+      check_jit_matches_interpreter(g, bindings, kExact, 1, options);
+    }
+    const Graph g = one_op_graph("scatter_add", {{DType::f32, {6, 37}}, {DType::i32, {6}}}, {{"size", int64_t{4}}});
+    std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+    bindings.at("x1") = random_indices(rng, {6}, 4);
+    check_jit_matches_interpreter(g, bindings, kExact, 1, options);
+  }
+}

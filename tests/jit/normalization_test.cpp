@@ -15,6 +15,8 @@
 //    with a corrected two-pass mean and variance (normalization_emitters.cpp), so
 //    the normalized values are within a few ulp; results reach |gamma| * sqrt(D)
 //    + |beta| ~ 30 here (|gamma|, |beta| <= 4), where 1e-5 is 5 ulp (measured: 4e-6).
+#include "ops/normalization.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -24,7 +26,6 @@
 #include "engine/ir/builder.h"
 #include "engine/ir/printer.h"
 #include "jit/differential.h"
-#include "ops/normalization.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -42,6 +43,31 @@ Tolerance softmax_tolerance(const std::string& op) { return op == "softmax" ? kS
 void mask_randomly(Rng& rng, Tensor& x, double p) {
   for (float& v : x.f32())
     if (rng.coin(p)) v = -kInf;
+}
+
+// Overwrites x with values from the edges of f32: near the largest float (whose
+// squares and sums overflow), subnormals, zeros of both signs, infinities, nan;
+// each row (last axis) either all one value or mixed.
+void fill_extremes(Rng& rng, Tensor& x) {
+  static const std::vector<float> edges = {3.4e38f,
+                                           -3.4e38f,
+                                           1e20f,
+                                           -1e20f,
+                                           1e-40f,
+                                           -1e-40f,
+                                           0.0f,
+                                           -0.0f,
+                                           kInf,
+                                           -kInf,
+                                           std::numeric_limits<float>::quiet_NaN(),
+                                           1.5f};
+  Tensor::F32& v = x.f32();
+  const size_t d = v.dimension() == 0 ? 1 : v.shape().back();
+  for (size_t row = 0; row * d < v.size(); ++row) {
+    const bool constant = rng.coin();
+    const float c = rng.pick(edges);
+    for (size_t k = 0; k < d; ++k) v.data()[row * d + k] = constant ? c : rng.pick(edges);
+  }
 }
 
 // JIT against interpreter on one op whose random bindings `edit` adjusts.
@@ -156,6 +182,23 @@ TEST_CASE("jit layer_norm matches the interpreter") {
     }
 }
 
+TEST_CASE("jit normalizations match the interpreter at the edges of f32") {
+  Rng rng(37);
+  for (int i = 0; i < 30; ++i) {
+    const Shape s{rng.pick(std::vector<int64_t>{1, 4, 9}), rng.pick(std::vector<int64_t>{1, 2, 3, 17, 40})};
+    for (const char* op : {"softmax", "log_softmax"})
+      check_edited(op, {{DType::f32, s}}, {{"axis", rng.uniform(-2, 1)}}, softmax_tolerance(op), rng,
+                   [&](auto& b) { fill_extremes(rng, b.at("x0")); });
+    const TensorType param{DType::f32, {s.back()}};
+    const double eps = rng.pick(std::vector<double>{1e-5, 0.0, 5e-324, 1e-300});
+    check_edited("layer_norm", {{DType::f32, s}, param, param}, {{"eps", eps}}, kLayerNorm, rng, [&](auto& b) {
+      fill_extremes(rng, b.at("x0"));
+      b.at("x1") = random_tensor(rng, param, Values::moderate);
+      b.at("x2") = random_tensor(rng, param, Values::moderate);
+    });
+  }
+}
+
 TEST_CASE("jit normalization kernels give bit-identical results with 1 and 4 threads") {
   Graph g("normalization_threads");
   Builder b(g);
@@ -178,5 +221,24 @@ TEST_CASE("jit normalization kernels give bit-identical results with 1 and 4 thr
   for (size_t i = 0; i < results[0].size(); ++i) {
     INFO("output " << i);
     CHECK(compare_tensors(results[0][i], results[1][i], {0, 0}) == "");
+  }
+}
+
+TEST_CASE("jit normalizations match the interpreter on AVX2 and SSE targets") {
+  Rng rng(36);
+  for (const char* cpu : {"haswell", "x86-64"}) {
+    INFO("target " << cpu);
+    const compiler::JitOptions options{cpu};
+    for (const auto& [shape, axis] : std::vector<std::pair<Shape, int64_t>>{{{3, 37}, -1}, {{5, 19, 11}, 1}, {{7}, 0}})
+      for (const char* op : {"softmax", "log_softmax"}) {
+        const Graph g = one_op_graph(op, {{DType::f32, shape}}, {{"axis", axis}});
+        check_jit_matches_interpreter(g, random_bindings(g, rng), softmax_tolerance(op), 1, options);
+      }
+    const TensorType param{DType::f32, {37}};
+    const Graph g = one_op_graph("layer_norm", {{DType::f32, {4, 37}}, param, param});
+    std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+    bindings.at("x1") = random_tensor(rng, param, Values::moderate);
+    bindings.at("x2") = random_tensor(rng, param, Values::moderate);
+    check_jit_matches_interpreter(g, bindings, kLayerNorm, 1, options);
   }
 }
