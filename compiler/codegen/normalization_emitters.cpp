@@ -10,8 +10,9 @@
 //
 //   softmax      pass 1: x -> out, max   pass 2: out = exp(out - max) (log_softmax:
 //                out - max), sum of exp   pass 3: out /= sum (log_softmax: -= log(sum))
-//   layer_norm   pass 1: x -> out, sum   pass 2: out -= mean, sums of out and out^2
-//                pass 3: out = (out - correction) * rstd * gamma + beta
+//   layer_norm   pass 1: x -> out, sum, max |x|   pass 2: out = scaled x - mean,
+//                sums of out and out^2   pass 3: normalize, scale, shift
+//                (details at emit_layer_norm)
 //
 // Loop structure, vectorized with the target's width W:
 //  * normalized axis innermost (every layer_norm): one task per line walks it in
@@ -154,9 +155,10 @@ void emit_softmax_rows(const KernelEmitArgs& a, bool log) {
   });
 }
 
-// The normalized axis is not innermost: the shape seen as [outer, n, mid, last];
-// each task takes (outer, mid) pairs and walks W lines side by side along `last`,
-// each position on the axis one vector, so the statistics are per lane.
+// The normalized axis is not innermost: the shape seen as [outer, n, mid, last].
+// A unit of work is one (outer, mid) pair and a block of W positions of `last`:
+// W lines side by side, each position on the axis one vector, so the statistics
+// are per lane; the block past the last full vector takes its lines one by one.
 void emit_softmax_columns(const KernelEmitArgs& a, bool log, size_t axis) {
   LoweringContext& cx = a.cx;
   const Shape& shape = a.node.in(0).shape;
@@ -167,12 +169,14 @@ void emit_softmax_columns(const KernelEmitArgs& a, bool log, size_t axis) {
   const int64_t mid = numel(mid_shape);
   const int width = cx.vector_width();
   const int64_t vector_end = last - last % width;
+  const int64_t blocks = (last + width - 1) / width;
   const std::string name = cx.unique_name(a.node.op() + ".cols");
-  const int64_t groups = numel(outer_shape) * mid;
-  cx.parallel_for(name, groups, LoweringContext::grain_for(n * last), [&](llvm::Value* begin, llvm::Value* end) {
+  const int64_t units = numel(outer_shape) * mid * blocks;
+  cx.parallel_for(name, units, LoweringContext::grain_for(n * width), [&](llvm::Value* begin, llvm::Value* end) {
     llvm::Value* out = a.result_ptr();
-    cx.for_range(begin, end, 1, [&](llvm::Value* group) {
+    cx.for_range(begin, end, 1, [&](llvm::Value* unit) {
       auto& b = cx.b();
+      llvm::Value* group = b.CreateUDiv(unit, cx.i64c(blocks));
       const std::vector<llvm::Value*> outer_dims = unflatten(cx, b.CreateUDiv(group, cx.i64c(mid)), outer_shape);
       const std::vector<llvm::Value*> mid_dims = unflatten(cx, b.CreateURem(group, cx.i64c(mid)), mid_shape);
       const auto lines_at = [&](llvm::Value* j, int w) {
@@ -185,8 +189,15 @@ void emit_softmax_columns(const KernelEmitArgs& a, bool log, size_t axis) {
                                }};
         line.emit([&](const Folds& folds, const Step& step) { return fold_range(cx, 0, n, 1, w, folds, step); });
       };
-      cx.for_range(0, vector_end, width, [&](llvm::Value* j) { lines_at(j, width); });
-      cx.for_range(vector_end, last, 1, [&](llvm::Value* j) { lines_at(j, 1); });
+      // The block [first, first + W): one vector if it lies below vector_end, else single lines.
+      llvm::Value* first = b.CreateMul(b.CreateURem(unit, cx.i64c(blocks)), cx.i64c(width));
+      llvm::Value* stop = b.CreateAdd(first, cx.i64c(width));
+      const auto min = [&](llvm::Value* x, int64_t y) {
+        return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, cx.i64c(y));
+      };
+      cx.for_range(first, min(stop, vector_end), width, [&](llvm::Value* j) { lines_at(j, width); });
+      cx.for_range(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, first, cx.i64c(vector_end)), min(stop, last), 1,
+                   [&](llvm::Value* j) { lines_at(j, 1); });
     });
   });
 }

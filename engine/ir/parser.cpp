@@ -22,13 +22,6 @@ struct ParsedAttr {
   Attr value;
 };
 
-bool numel_fits_int64(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n)) return false;
-  return true;
-}
-
 // Recursive descent over a grammar with no nesting deeper than an attribute's int
 // list, so every loop consumes a token and nothing recurses on the input.
 class Parser {
@@ -234,12 +227,17 @@ class Parser {
     return t;
   }
 
+  // Negative dims and element counts beyond int64 never reach inference or kernels.
   void check_size(const Token& at, const TensorType& t, std::string_view what) const {
     for (int64_t d : t.shape)
       if (d < 0) fail_at(at, std::string(what) + " " + type_str(t) + " has a negative dimension");
-    if (!numel_fits_int64(t.shape))
-      fail_at(at, std::string(what) + " " + type_str(t) + " has too many elements (more than fit in int64)");
+    try {
+      (void)t.numel();
+    } catch (const Error& e) {
+      fail_at(at, e.what());
+    }
   }
+
 
   // `{name=value, ...}` if present; names must be unique.
   std::vector<ParsedAttr> parse_attrs() {
