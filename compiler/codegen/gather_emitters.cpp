@@ -7,11 +7,12 @@
 // when they run along the indices, each lane looks up its own row.
 //
 // scatter_add(updates, indices) {axis, size} is a kernel: the result seen as
-// [outer, size, mid, last] is zeroed, then updates [outer, n, mid, last] are added
-// at the rows the n indices name. Duplicate indices accumulate, so the indices are
-// walked serially, in order (the reference's order: results are bit-identical to
-// it); the threads split the (outer, mid) pairs and blocks of `last` instead,
-// each a disjoint part of the result, vectorized along `last`.
+// [outer, size, mid, last] is zeroed (an elemental loop, contiguous), then the
+// updates [outer, n, mid, last] are added at the rows the n indices name.
+// Duplicate indices accumulate, so the indices are walked serially, in order (the
+// reference's order: results are bit-identical to it); the threads split the
+// (outer, mid) pairs and blocks of `last` instead, each a disjoint part of the
+// result, vectorized along `last`.
 //
 // An index outside [0, dim) is a run-time error (KILN_ERROR_INDEX_OUT_OF_RANGE in
 // the status word), as the reference throws; the lookup then uses row 0 instead,
@@ -101,7 +102,7 @@ struct ScatterAdd {
     return a.operands[1](ElementIndex{unflatten(a.cx, i, indices_shape), 1, -1});
   }
 
-  // Zeroes, then accumulates, the positions [first, stop) of `last` for one (outer, mid) pair.
+  // Accumulates the updates into positions [first, stop) of `last` for one (outer, mid) pair.
   void emit_unit(llvm::Value* unit) const {
     LoweringContext& cx = a.cx;
     auto& b = cx.b();
@@ -127,18 +128,12 @@ struct ScatterAdd {
       cx.for_range(first, vector_end, width, [&](llvm::Value* j) { at(j, width); });
       cx.for_range(vector_end, stop, 1, [&](llvm::Value* j) { at(j, 1); });
     };
-    const auto result_dims = [&](llvm::Value* row) { return concat_dims({outer_dims, {row}, mid_dims}); };
-    cx.for_range(0, size, 1, [&](llvm::Value* row) {
-      for_lanes(result_dims(row), [&](const ElementIndex& r) {
-        cx.store(result.dtype, out, flat_offset(cx, r.dims, result.shape), cx.constant(result.dtype, 0, r.width));
-      });
-    });
     cx.for_range(0, n, 1, [&](llvm::Value* i) {
       llvm::Value* row = b.CreateSExt(index_at(i), cx.i64());
       row = b.CreateSelect(b.CreateICmpUGE(row, cx.i64c(size)), cx.i64c(0), row);  // reported up front
       const std::vector<llvm::Value*> update_dims =
           concat_dims({outer_dims, unflatten(cx, i, indices_shape), mid_dims});
-      const std::vector<llvm::Value*> dims = result_dims(row);
+      const std::vector<llvm::Value*> dims = concat_dims({outer_dims, {row}, mid_dims});
       for_lanes(update_dims, [&](const ElementIndex& u) {
         std::vector<llvm::Value*> r = dims;
         if (has_last) r.push_back(u.dims.back());
@@ -157,8 +152,10 @@ struct ScatterAdd {
     // elements, as the reference does.
     cx.for_range(0, n, 1, [&](llvm::Value* i) { checked_row(cx, index_at(i), size); });
     if (result.numel() == 0) return;
+    emit_elemental_loop(cx, cx.unique_name("scatter_add.zero"), a.node.node.results[0], result,
+                        [&](const ElementIndex& index) { return cx.constant(result.dtype, 0, index.width); });
     const int64_t units = numel(outer_shape) * numel(mid_shape) * blocks;
-    const int64_t unit_elements = (size + n) * std::min(block, last);
+    const int64_t unit_elements = n * std::min(block, last);
     cx.parallel_for(cx.unique_name("scatter_add.blocks"), units, LoweringContext::grain_for(unit_elements),
                     [&](llvm::Value* begin, llvm::Value* end) {
                       cx.for_range(begin, end, 1, [&](llvm::Value* unit) { emit_unit(unit); });
