@@ -28,63 +28,21 @@
 #include <limits>
 
 #include "compiler/codegen/families.h"
+#include "compiler/codegen/line_fold.h"
 #include "compiler/codegen/fast_math.h"
 
 namespace kiln::compiler {
 
 namespace {
 
-// ---- folding a line of f32 elements (the same helpers as in loss_emitters.cpp) ----
-
-using Carried = LoweringContext::Carried;
-
-enum class Fold { sum, max };
-using Folds = std::vector<Fold>;  // one per accumulator of a pass; none: a pass that only writes
-
-llvm::Value* identity(LoweringContext& cx, Fold fold, int width) {
-  return cx.f32c(fold == Fold::max ? -std::numeric_limits<float>::infinity() : 0.0f, width);
-}
-
-llvm::Value* combine(LoweringContext& cx, Fold fold, llvm::Value* acc, llvm::Value* x) {
-  auto& b = cx.b();
-  if (fold == Fold::sum) return b.CreateFAdd(acc, x);
-  return b.CreateSelect(b.CreateFCmpOGT(x, acc), x, acc);  // max as the reduction emitters do it
-}
-
-// The lanes of a vector accumulator combined into one value.
-llvm::Value* fold_lanes(LoweringContext& cx, Fold fold, llvm::Value* vec) {
-  if (fold == Fold::max) return cx.b().CreateFPMaxReduce(vec);
-  auto* sum = cx.b().CreateFAddReduce(cx.f32c(-0.0f), vec);
-  sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
-  return sum;
-}
-
-// step(k, width, acc): handles `width` elements from line position k and returns
-// the next accumulators.
-using Step = std::function<Carried(llvm::Value* k, int width, const Carried& acc)>;
-
-// Folds positions [begin, end), `step_size` apart, with `width` lanes each, into
-// accumulators of that width.
-Carried fold_range(LoweringContext& cx, int64_t begin, int64_t end, int64_t step_size, int width, const Folds& folds,
-                   const Step& step) {
-  Carried init;
-  for (Fold fold : folds) init.push_back(identity(cx, fold, width));
-  return cx.for_range(begin, end, step_size, init,
-                      [&](llvm::Value* k, const Carried& acc) { return step(k, width, acc); });
-}
-
-// A contiguous line [0, n): W-lane vectors, then single elements; returns the
-// folded scalars.
-Carried fold_line(LoweringContext& cx, int64_t n, const Folds& folds, const Step& step) {
-  const int width = cx.vector_width();
-  const int64_t vector_end = n - n % width;
-  const Carried vec = fold_range(cx, 0, vector_end, width, width, folds, step);
-  Carried scalar = fold_range(cx, vector_end, n, 1, 1, folds, step);
-  if (vector_end == 0) return scalar;
-  for (size_t i = 0; i < folds.size(); ++i)
-    scalar[i] = combine(cx, folds[i], scalar[i], fold_lanes(cx, folds[i], vec[i]));
-  return scalar;
-}
+using line_fold::Carried;
+using line_fold::Fold;
+using line_fold::Folds;
+using line_fold::Step;
+using line_fold::combine;
+using line_fold::fold_lanes;
+using line_fold::fold_line;
+using line_fold::fold_range;
 
 // `v` at w lanes: statistics of a contiguous line are scalars, splat to the
 // vector steps; those of side-by-side lines already have their steps' width.
