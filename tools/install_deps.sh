@@ -3,7 +3,8 @@
 # then). Every dependency is a Debian package; nothing is downloaded otherwise.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev)
+packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
+          nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en)
 
 missing=()
 for p in "${packages[@]}"; do
