@@ -1,0 +1,41 @@
+#pragma once
+// Tensors in the safetensors format
+// (https://github.com/huggingface/safetensors): an 8-byte little-endian u64
+// header length N, N bytes of JSON (may be padded with spaces) mapping each
+// tensor name to {"dtype", "shape", "data_offsets": [begin, end]} plus an
+// optional "__metadata__" string-to-string map, then the raw little-endian
+// row-major data, offsets relative to the start of the data section.
+//
+// Supported dtypes: F32, I32 and BOOL (one byte, 0 or 1). Loading validates
+// everything (header length against the file size, the JSON, dtypes, shapes,
+// offsets in range, matching numel * itemsize, not overlapping and covering the
+// data with nothing left over, bool bytes) and throws kiln::Error naming the
+// file and, where there is one, the tensor. Saving writes PATH.tmp, fsyncs it
+// and renames it over PATH, so an existing file is never left half-written.
+#include <map>
+#include <string>
+
+#include "engine/tensor/tensor.h"
+
+namespace kiln {
+
+struct SafetensorsFile {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string>
+      metadata; // the "__metadata__" map, empty if absent
+};
+
+SafetensorsFile load_safetensors(const std::string &path);
+
+// Reads and validates only the header (the tensors' entries are checked too)
+// and returns its "__metadata__" map, without reading the data.
+std::map<std::string, std::string>
+load_safetensors_metadata(const std::string &path);
+
+// Tensors are laid out in name order, packed. Throws kiln::Error naming the
+// file.
+void save_safetensors(const std::string &path,
+                      const std::map<std::string, Tensor> &tensors,
+                      const std::map<std::string, std::string> &metadata);
+
+} // namespace kiln
