@@ -1,0 +1,35 @@
+#pragma once
+// Beam search for one source sentence, with GNMT's length penalty
+// lp(len) = ((5 + len) / 6)^alpha: a hypothesis scores sum(log p) / lp(len).
+#include <cstdint>
+#include <vector>
+
+#include "models/decode/decoder.h"
+#include "models/decode/greedy.h"
+
+namespace kiln::models {
+
+struct BeamOptions {
+  int beam_size = 4;
+  double length_penalty = 0.6;  // alpha; 0 ranks by the plain sum of log-probs
+};
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;  // without bos; ends with eos if it finished that way
+  double log_prob = 0.0;        // sum of the tokens' log-probs
+  double score = 0.0;           // log_prob / lp(tokens.size())
+};
+
+// lp(len) for alpha.
+double length_penalty(int64_t len, double alpha);
+
+// src i32[1,S]. Keeps `beam_size` live hypotheses per step, each extended by its
+// beam_size best tokens; a hypothesis ending in eos (or reaching max_len tokens)
+// is finished and kept. Stops when no live hypothesis can beat the best finished
+// one's score... or at max_len. Returns up to beam_size finished hypotheses, best
+// score first; ties go to the lower log-prob rank order, then to the token ids
+// (lexicographically smaller first), so results are deterministic.
+std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
+                                    const BeamOptions& opts);
+
+}  // namespace kiln::models
