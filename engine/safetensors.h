@@ -21,21 +21,19 @@ namespace kiln {
 
 struct SafetensorsFile {
   std::map<std::string, Tensor> tensors;
-  std::map<std::string, std::string>
-      metadata; // the "__metadata__" map, empty if absent
+  std::map<std::string, std::string> metadata;  // the "__metadata__" map, empty if absent
 };
 
-SafetensorsFile load_safetensors(const std::string &path);
+SafetensorsFile load_safetensors(const std::string& path);
 
 // Reads and validates only the header (the tensors' entries are checked too)
 // and returns its "__metadata__" map, without reading the data.
-std::map<std::string, std::string>
-load_safetensors_metadata(const std::string &path);
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
 
-// Tensors are laid out in name order, packed. Throws kiln::Error naming the
-// file.
-void save_safetensors(const std::string &path,
-                      const std::map<std::string, Tensor> &tensors,
-                      const std::map<std::string, std::string> &metadata);
+// Lays the tensors out packed as Python's safetensors does (4-byte dtypes before
+// BOOL, each group in name order; header space-padded to 8 bytes). Throws kiln::Error
+// naming the file.
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata);
 
-} // namespace kiln
+}  // namespace kiln

@@ -17,25 +17,25 @@ namespace kiln::models {
 struct Checkpoint {
   std::string task;
   TransformerConfig config;
-  std::map<std::string, Tensor> tensors; // params and optimizer state, by name
-  std::string trainer_state;             // JSON, stored and returned as is
+  std::map<std::string, Tensor> tensors;  // params and optimizer state, by name
+  std::string trainer_state;              // JSON, stored and returned as is
 };
 
 // The file inside a checkpoint directory that holds the tensors and metadata.
-std::string checkpoint_file(const std::string &dir);
+std::string checkpoint_file(const std::string& dir);
 
 // Creates `dir` if needed and writes the checkpoint atomically. Refuses
 // (kiln::Error naming the tensor) any non-finite f32 value before writing
 // anything, so a diverged run never replaces a good checkpoint.
-void save_checkpoint(const std::string &dir, const Checkpoint &ckpt);
+void save_checkpoint(const std::string& dir, const Checkpoint& ckpt);
 
 // kiln::Error naming the directory for a missing directory or file, a truncated
 // or corrupt file, a wrong format marker or a bad config.
-Checkpoint load_checkpoint(const std::string &dir);
+Checkpoint load_checkpoint(const std::string& dir);
 
 // Throws kiln::Error naming the first param of param_types(expected) that is
 // missing from the checkpoint or has another dtype or shape (a checkpoint of
 // another config), with both configs' names.
-void check_matches(const Checkpoint &ckpt, const TransformerConfig &expected);
+void check_matches(const Checkpoint& ckpt, const TransformerConfig& expected);
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -12,24 +12,22 @@ namespace kiln::models {
 // sacreBLEU's default tokenizer (tokenizer_13a.py): unescapes a few SGML
 // entities, separates punctuation and symbols, splits periods and commas not
 // inside numbers, and dashes preceded by a digit; collapses whitespace.
-std::string tokenize_13a(const std::string &line);
+std::string tokenize_13a(const std::string& line);
 
 struct Bleu {
-  double score = 0; // 0..100
-  double precisions[4] =
-      {}; // n-gram precisions in percent, smoothed (what sacreBLEU prints)
+  double score = 0;           // 0..100
+  double precisions[4] = {};  // n-gram precisions in percent, smoothed (what sacreBLEU prints)
   double brevity_penalty = 0;
   int64_t hyp_len = 0, ref_len = 0;
 };
 
 // One reference per hypothesis (kiln::Error if the counts differ); both
 // tokenized with 13a.
-Bleu corpus_bleu(const std::vector<std::string> &hyps,
-                 const std::vector<std::string> &refs);
+Bleu corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs);
 
 // sacreBLEU's summary line:
 // "BLEU = 27.31 60.1/33.4/20.2/12.9 (BP = 0.972 ratio = 0.972 hyp_len = 9012
 // ref_len = 9270)"
-std::string bleu_str(const Bleu &b);
+std::string bleu_str(const Bleu& b);
 
-} // namespace kiln::models
+}  // namespace kiln::models

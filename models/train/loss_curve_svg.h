@@ -11,11 +11,10 @@
 namespace kiln::models {
 
 struct CurveSeries {
-  std::string label;                             // e.g. "train", "dev"
-  std::vector<std::pair<double, double>> points; // (step, loss)
+  std::string label;                              // e.g. "train", "dev"
+  std::vector<std::pair<double, double>> points;  // (step, loss)
 };
 
-std::string loss_curve_svg(const std::string &title,
-                           const std::vector<CurveSeries> &series);
+std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeries>& series);
 
-} // namespace kiln::models
+}  // namespace kiln::models
