@@ -23,12 +23,13 @@ struct Hypothesis {
 // lp(len) for alpha.
 double length_penalty(int64_t len, double alpha);
 
-// src i32[1,S]. Keeps `beam_size` live hypotheses per step, each extended by its
-// beam_size best tokens; a hypothesis ending in eos (or reaching max_len tokens)
-// is finished and kept. Stops when no live hypothesis can beat the best finished
-// one's score... or at max_len. Returns up to beam_size finished hypotheses, best
-// score first; ties go to the lower log-prob rank order, then to the token ids
-// (lexicographically smaller first), so results are deterministic.
+// src i32[1,S]. Each step extends every live hypothesis by its beam_size most
+// likely tokens; among the beam_size most likely candidates, those ending in eos
+// (or reaching max_len tokens) are finished and kept, and the beam_size most
+// likely others stay live. Stops once the beam_size best finished hypotheses
+// cannot be beaten (a live one scores at most log_prob / lp(max_len)). Returns
+// up to beam_size finished hypotheses, best score first. Ties are broken by the
+// token sequences (lexicographically smaller first), so results are deterministic.
 std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
                                     const BeamOptions& opts);
 

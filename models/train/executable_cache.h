@@ -33,8 +33,8 @@ class ExecutableCache {
   // current ones. The reference stays valid as long as the cache lives.
   Executable& get(const BatchShape& shape);
 
-  // Replaces the persistent tensors (every param and state the graphs declare;
-  // names a graph does not declare are an error when it binds them).
+  // Replaces the persistent tensors: params and state by name. Each executable
+  // binds those its graph declares (an encoder has no decoder params).
   void set_persistent(std::map<std::string, Tensor> tensors);
   // The current persistent tensors, including the last run's updates.
   const std::map<std::string, Tensor>& persistent();
