@@ -1,0 +1,142 @@
+#include "models/transformer/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/ir/error.h"
+
+namespace kiln::models {
+
+TransformerConfig preset_config(const std::string &name) {
+  TransformerConfig c;
+  c.name = name;
+  if (name == "tiny") {
+    c.d_model = 128, c.heads = 4, c.d_ff = 512, c.enc_layers = 2,
+    c.dec_layers = 2;
+  } else if (name == "small") {
+    c.d_model = 256, c.heads = 4, c.d_ff = 1024, c.enc_layers = 3,
+    c.dec_layers = 3;
+  } else if (name == "base") {
+    c.d_model = 512, c.heads = 8, c.d_ff = 2048, c.enc_layers = 6,
+    c.dec_layers = 6;
+  } else {
+    throw Error("unknown Transformer config '" + name +
+                "' (choices: tiny, small, base)");
+  }
+  return c;
+}
+
+std::string config_to_json(const TransformerConfig &c) {
+  // nlohmann's ordered_json keeps the fields in declaration order for readers.
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["vocab"] = c.vocab;
+  j["d_model"] = c.d_model;
+  j["heads"] = c.heads;
+  j["d_ff"] = c.d_ff;
+  j["enc_layers"] = c.enc_layers;
+  j["dec_layers"] = c.dec_layers;
+  j["dropout"] = c.dropout;
+  j["max_len"] = c.max_len;
+  j["label_smoothing"] = c.label_smoothing;
+  j["pad_id"] = c.pad_id;
+  return j.dump();
+}
+
+namespace {
+
+const nlohmann::json &field(const nlohmann::json &j, const char *key) {
+  auto it = j.find(key);
+  if (it == j.end())
+    throw Error(std::string("Transformer config: missing key \"") + key + "\"");
+  return *it;
+}
+
+int64_t int_field(const nlohmann::json &j, const char *key) {
+  const auto &v = field(j, key);
+  if (!v.is_number_integer())
+    throw Error(std::string("Transformer config: \"") + key +
+                "\" must be an integer");
+  return v.get<int64_t>();
+}
+
+double real_field(const nlohmann::json &j, const char *key) {
+  const auto &v = field(j, key);
+  if (!v.is_number())
+    throw Error(std::string("Transformer config: \"") + key +
+                "\" must be a number");
+  return v.get<double>();
+}
+
+} // namespace
+
+TransformerConfig config_from_json(const std::string &text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(std::string("Transformer config: bad JSON: ") + e.what());
+  }
+  if (!j.is_object())
+    throw Error("Transformer config: expected a JSON object");
+  TransformerConfig c;
+  const auto &name = field(j, "name");
+  if (!name.is_string())
+    throw Error("Transformer config: \"name\" must be a string");
+  c.name = name.get<std::string>();
+  c.vocab = int_field(j, "vocab");
+  c.d_model = int_field(j, "d_model");
+  c.heads = int_field(j, "heads");
+  c.d_ff = int_field(j, "d_ff");
+  c.enc_layers = int_field(j, "enc_layers");
+  c.dec_layers = int_field(j, "dec_layers");
+  c.dropout = real_field(j, "dropout");
+  c.max_len = int_field(j, "max_len");
+  c.label_smoothing = real_field(j, "label_smoothing");
+  const int64_t pad = int_field(j, "pad_id");
+  if (pad < 0 || pad > INT32_MAX)
+    throw Error("Transformer config: \"pad_id\" out of range");
+  c.pad_id = static_cast<int32_t>(pad);
+  validate(c);
+  return c;
+}
+
+bool same_architecture(const TransformerConfig &a, const TransformerConfig &b) {
+  return a.vocab == b.vocab && a.d_model == b.d_model && a.heads == b.heads &&
+         a.d_ff == b.d_ff && a.enc_layers == b.enc_layers &&
+         a.dec_layers == b.dec_layers && a.max_len == b.max_len;
+}
+
+void validate(const TransformerConfig &c) {
+  auto require = [](bool ok, const std::string &msg) {
+    if (!ok)
+      throw Error("Transformer config: " + msg);
+  };
+  require(c.vocab >= 4,
+          "vocab must be at least 4, got " + std::to_string(c.vocab));
+  require(c.d_model > 0,
+          "d_model must be positive, got " + std::to_string(c.d_model));
+  require(c.d_model % 2 == 0,
+          "d_model must be even (sinusoidal encodings), got " +
+              std::to_string(c.d_model));
+  require(c.heads > 0,
+          "heads must be positive, got " + std::to_string(c.heads));
+  require(c.d_model % c.heads == 0, "d_model (" + std::to_string(c.d_model) +
+                                        ") must be a multiple of heads (" +
+                                        std::to_string(c.heads) + ")");
+  require(c.d_ff > 0, "d_ff must be positive, got " + std::to_string(c.d_ff));
+  require(c.enc_layers > 0,
+          "enc_layers must be positive, got " + std::to_string(c.enc_layers));
+  require(c.dec_layers > 0,
+          "dec_layers must be positive, got " + std::to_string(c.dec_layers));
+  require(c.max_len > 0,
+          "max_len must be positive, got " + std::to_string(c.max_len));
+  require(c.dropout >= 0 && c.dropout < 1,
+          "dropout must be in [0, 1), got " + std::to_string(c.dropout));
+  require(c.label_smoothing >= 0 && c.label_smoothing < 1,
+          "label_smoothing must be in [0, 1), got " +
+              std::to_string(c.label_smoothing));
+  require(c.pad_id >= 0 && c.pad_id < c.vocab,
+          "pad_id must be in [0, vocab), got " + std::to_string(c.pad_id));
+}
+
+} // namespace kiln::models

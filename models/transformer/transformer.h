@@ -1,0 +1,56 @@
+#pragma once
+// The encoder-decoder Transformer of "Attention Is All You Need" as kiln
+// graphs.
+//
+// All graphs of one config declare the same params (same names, types and init
+// attrs), so one set of param tensors binds to every graph. Token inputs are
+// i32, padding is cfg.pad_id. Params: `embed` f32[V,D] (shared by source,
+// target and the pre-softmax projection),
+// `enc.L.{self_attn.{wq,bq,wk,bk,wv,bv,wo,bo},ln1.{gamma,beta},
+// ffn.{w1,b1,w2,b2},ln2.{gamma,beta}}` and
+// `dec.L.{self_attn.*,ln1.*,cross_attn.*, ln2.*,ffn.*,ln3.*}`; state `pos_enc`
+// f32[max_len,D] {init="sinusoidal"} (never trained or assigned).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "models/optimizer.h"
+#include "models/transformer/config.h"
+
+namespace kiln::models {
+
+// Forward + label-smoothed cross-entropy (ignoring pad) + backward + Adam with
+// warm-up (models/optimizer.h append_adam: state %step and moments; outputs
+// "loss" then "lr"). Inputs: %src i32[B,S], %tgt_in i32[B,T] (BOS + target),
+// %tgt_out i32[B,T] (target + EOS, pad after). Dropout (rate cfg.dropout) keyed
+// by %step, so step k's masks are a function of (seed, k).
+Graph build_train_graph(const TransformerConfig &cfg, int64_t batch,
+                        int64_t src_len, int64_t tgt_len,
+                        const AdamOptions &adam);
+
+// Same forward and loss (output "loss"), no optimizer; dropout off unless
+// `training` (then it needs state %step as the key). Used for dev loss and
+// finite differences.
+Graph build_loss_graph(const TransformerConfig &cfg, int64_t batch,
+                       int64_t src_len, int64_t tgt_len, bool training);
+
+// Inference, dropout off. Encoder: input %src i32[B,S] -> output "memory"
+// f32[B,S,D].
+Graph build_encoder_graph(const TransformerConfig &cfg, int64_t batch,
+                          int64_t src_len);
+
+// Decoder: inputs %memory f32[B,S,D], %src i32[B,S] (its padding mask), %tgt_in
+// i32[B,T]
+// -> output "log_probs" f32[B,T,V] (log_softmax of the tied pre-softmax
+// projection). Causal, so position t's row depends only on tgt_in[:, :t+1]:
+// decoders run it with a growing prefix padded to T and read row t.
+Graph build_decoder_graph(const TransformerConfig &cfg, int64_t batch,
+                          int64_t src_len, int64_t tgt_len);
+
+// The names and types of every param (for checkpoints: they must match).
+std::vector<std::pair<std::string, TensorType>>
+param_types(const TransformerConfig &cfg);
+
+} // namespace kiln::models
