@@ -10,17 +10,13 @@ TransformerConfig preset_config(const std::string &name) {
   TransformerConfig c;
   c.name = name;
   if (name == "tiny") {
-    c.d_model = 128, c.heads = 4, c.d_ff = 512, c.enc_layers = 2,
-    c.dec_layers = 2;
+    c.d_model = 128, c.heads = 4, c.d_ff = 512, c.enc_layers = 2, c.dec_layers = 2;
   } else if (name == "small") {
-    c.d_model = 256, c.heads = 4, c.d_ff = 1024, c.enc_layers = 3,
-    c.dec_layers = 3;
+    c.d_model = 256, c.heads = 4, c.d_ff = 1024, c.enc_layers = 3, c.dec_layers = 3;
   } else if (name == "base") {
-    c.d_model = 512, c.heads = 8, c.d_ff = 2048, c.enc_layers = 6,
-    c.dec_layers = 6;
+    c.d_model = 512, c.heads = 8, c.d_ff = 2048, c.enc_layers = 6, c.dec_layers = 6;
   } else {
-    throw Error("unknown Transformer config '" + name +
-                "' (choices: tiny, small, base)");
+    throw Error("unknown Transformer config '" + name + "' (choices: tiny, small, base)");
   }
   return c;
 }
@@ -46,28 +42,23 @@ namespace {
 
 const nlohmann::json &field(const nlohmann::json &j, const char *key) {
   auto it = j.find(key);
-  if (it == j.end())
-    throw Error(std::string("Transformer config: missing key \"") + key + "\"");
+  if (it == j.end()) throw Error(std::string("Transformer config: missing key \"") + key + "\"");
   return *it;
 }
 
 int64_t int_field(const nlohmann::json &j, const char *key) {
   const auto &v = field(j, key);
-  if (!v.is_number_integer())
-    throw Error(std::string("Transformer config: \"") + key +
-                "\" must be an integer");
+  if (!v.is_number_integer()) throw Error(std::string("Transformer config: \"") + key + "\" must be an integer");
   return v.get<int64_t>();
 }
 
 double real_field(const nlohmann::json &j, const char *key) {
   const auto &v = field(j, key);
-  if (!v.is_number())
-    throw Error(std::string("Transformer config: \"") + key +
-                "\" must be a number");
+  if (!v.is_number()) throw Error(std::string("Transformer config: \"") + key + "\" must be a number");
   return v.get<double>();
 }
 
-} // namespace
+}  // namespace
 
 TransformerConfig config_from_json(const std::string &text) {
   nlohmann::json j;
@@ -76,12 +67,10 @@ TransformerConfig config_from_json(const std::string &text) {
   } catch (const nlohmann::json::exception &e) {
     throw Error(std::string("Transformer config: bad JSON: ") + e.what());
   }
-  if (!j.is_object())
-    throw Error("Transformer config: expected a JSON object");
+  if (!j.is_object()) throw Error("Transformer config: expected a JSON object");
   TransformerConfig c;
   const auto &name = field(j, "name");
-  if (!name.is_string())
-    throw Error("Transformer config: \"name\" must be a string");
+  if (!name.is_string()) throw Error("Transformer config: \"name\" must be a string");
   c.name = name.get<std::string>();
   c.vocab = int_field(j, "vocab");
   c.d_model = int_field(j, "d_model");
@@ -93,50 +82,35 @@ TransformerConfig config_from_json(const std::string &text) {
   c.max_len = int_field(j, "max_len");
   c.label_smoothing = real_field(j, "label_smoothing");
   const int64_t pad = int_field(j, "pad_id");
-  if (pad < 0 || pad > INT32_MAX)
-    throw Error("Transformer config: \"pad_id\" out of range");
+  if (pad < 0 || pad > INT32_MAX) throw Error("Transformer config: \"pad_id\" out of range");
   c.pad_id = static_cast<int32_t>(pad);
   validate(c);
   return c;
 }
 
 bool same_architecture(const TransformerConfig &a, const TransformerConfig &b) {
-  return a.vocab == b.vocab && a.d_model == b.d_model && a.heads == b.heads &&
-         a.d_ff == b.d_ff && a.enc_layers == b.enc_layers &&
-         a.dec_layers == b.dec_layers && a.max_len == b.max_len;
+  return a.vocab == b.vocab && a.d_model == b.d_model && a.heads == b.heads && a.d_ff == b.d_ff &&
+         a.enc_layers == b.enc_layers && a.dec_layers == b.dec_layers && a.max_len == b.max_len;
 }
 
 void validate(const TransformerConfig &c) {
   auto require = [](bool ok, const std::string &msg) {
-    if (!ok)
-      throw Error("Transformer config: " + msg);
+    if (!ok) throw Error("Transformer config: " + msg);
   };
-  require(c.vocab >= 4,
-          "vocab must be at least 4, got " + std::to_string(c.vocab));
-  require(c.d_model > 0,
-          "d_model must be positive, got " + std::to_string(c.d_model));
-  require(c.d_model % 2 == 0,
-          "d_model must be even (sinusoidal encodings), got " +
-              std::to_string(c.d_model));
-  require(c.heads > 0,
-          "heads must be positive, got " + std::to_string(c.heads));
-  require(c.d_model % c.heads == 0, "d_model (" + std::to_string(c.d_model) +
-                                        ") must be a multiple of heads (" +
-                                        std::to_string(c.heads) + ")");
+  require(c.vocab >= 4, "vocab must be at least 4, got " + std::to_string(c.vocab));
+  require(c.d_model > 0, "d_model must be positive, got " + std::to_string(c.d_model));
+  require(c.d_model % 2 == 0, "d_model must be even (sinusoidal encodings), got " + std::to_string(c.d_model));
+  require(c.heads > 0, "heads must be positive, got " + std::to_string(c.heads));
+  require(c.d_model % c.heads == 0,
+          "d_model (" + std::to_string(c.d_model) + ") must be a multiple of heads (" + std::to_string(c.heads) + ")");
   require(c.d_ff > 0, "d_ff must be positive, got " + std::to_string(c.d_ff));
-  require(c.enc_layers > 0,
-          "enc_layers must be positive, got " + std::to_string(c.enc_layers));
-  require(c.dec_layers > 0,
-          "dec_layers must be positive, got " + std::to_string(c.dec_layers));
-  require(c.max_len > 0,
-          "max_len must be positive, got " + std::to_string(c.max_len));
-  require(c.dropout >= 0 && c.dropout < 1,
-          "dropout must be in [0, 1), got " + std::to_string(c.dropout));
+  require(c.enc_layers > 0, "enc_layers must be positive, got " + std::to_string(c.enc_layers));
+  require(c.dec_layers > 0, "dec_layers must be positive, got " + std::to_string(c.dec_layers));
+  require(c.max_len > 0, "max_len must be positive, got " + std::to_string(c.max_len));
+  require(c.dropout >= 0 && c.dropout < 1, "dropout must be in [0, 1), got " + std::to_string(c.dropout));
   require(c.label_smoothing >= 0 && c.label_smoothing < 1,
-          "label_smoothing must be in [0, 1), got " +
-              std::to_string(c.label_smoothing));
-  require(c.pad_id >= 0 && c.pad_id < c.vocab,
-          "pad_id must be in [0, vocab), got " + std::to_string(c.pad_id));
+          "label_smoothing must be in [0, 1), got " + std::to_string(c.label_smoothing));
+  require(c.pad_id >= 0 && c.pad_id < c.vocab, "pad_id must be in [0, vocab), got " + std::to_string(c.pad_id));
 }
 
-} // namespace kiln::models
+}  // namespace kiln::models

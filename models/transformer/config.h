@@ -8,13 +8,13 @@
 namespace kiln::models {
 
 struct TransformerConfig {
-  std::string name = "custom"; // preset name it came from
-  int64_t vocab = 0;           // joint vocabulary size (set from the task)
+  std::string name = "custom";  // preset name it came from
+  int64_t vocab = 0;            // joint vocabulary size (set from the task)
   int64_t d_model = 128, heads = 4, d_ff = 512, enc_layers = 2, dec_layers = 2;
   double dropout = 0.1;
-  int64_t max_len = 256; // longest sequence the positional encodings cover
+  int64_t max_len = 256;  // longest sequence the positional encodings cover
   double label_smoothing = 0.1;
-  int32_t pad_id = 0; // padding token: masked in attention, ignored by the loss
+  int32_t pad_id = 0;  // padding token: masked in attention, ignored by the loss
 };
 
 // tiny (d_model 128, 4 heads, d_ff 512, 2+2 layers), small (256, 4, 1024, 3+3),
@@ -37,4 +37,4 @@ bool same_architecture(const TransformerConfig &a, const TransformerConfig &b);
 // 0 <= label_smoothing < 1, 0 <= pad_id < vocab.
 void validate(const TransformerConfig &cfg);
 
-} // namespace kiln::models
+}  // namespace kiln::models
