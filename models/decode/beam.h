@@ -11,26 +11,29 @@ namespace kiln::models {
 
 struct BeamOptions {
   int beam_size = 4;
-  double length_penalty = 0.6;  // alpha; 0 ranks by the plain sum of log-probs
+  double length_penalty = 0.6; // alpha; 0 ranks by the plain sum of log-probs
 };
 
 struct Hypothesis {
-  std::vector<int32_t> tokens;  // without bos; ends with eos if it finished that way
-  double log_prob = 0.0;        // sum of the tokens' log-probs
-  double score = 0.0;           // log_prob / lp(tokens.size())
+  std::vector<int32_t>
+      tokens;            // without bos; ends with eos if it finished that way
+  double log_prob = 0.0; // sum of the tokens' log-probs
+  double score = 0.0;    // log_prob / lp(tokens.size())
 };
 
 // lp(len) for alpha.
 double length_penalty(int64_t len, double alpha);
 
 // src i32[1,S]. Each step extends every live hypothesis by its beam_size most
-// likely tokens; among the beam_size most likely candidates, those ending in eos
-// (or reaching max_len tokens) are finished and kept, and the beam_size most
-// likely others stay live. Stops once the beam_size best finished hypotheses
-// cannot be beaten (a live one scores at most log_prob / lp(max_len)). Returns
-// up to beam_size finished hypotheses, best score first. Ties are broken by the
-// token sequences (lexicographically smaller first), so results are deterministic.
-std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
-                                    const BeamOptions& opts);
+// likely tokens; among the beam_size most likely candidates, those ending in
+// eos (or reaching max_len tokens) are finished and kept, and the beam_size
+// most likely others stay live. Stops once the beam_size best finished
+// hypotheses cannot be beaten (a live one scores at most log_prob /
+// lp(max_len)). Returns up to beam_size finished hypotheses, best score first.
+// Ties are broken by the token sequences (lexicographically smaller first), so
+// results are deterministic.
+std::vector<Hypothesis> beam_search(Decoder &decoder, const Tensor &src,
+                                    int64_t max_len, const DecodeTokens &tokens,
+                                    const BeamOptions &opts);
 
-}  // namespace kiln::models
+} // namespace kiln::models

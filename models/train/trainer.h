@@ -1,9 +1,10 @@
 #pragma once
 // `kiln train`: trains the Transformer on a task, with a live progress line,
-// periodic dev loss and BLEU (and exact match for copy), a loss curve as SVG and
-// atomic checkpoints that --resume continues on the same loss trajectory.
+// periodic dev loss and BLEU (and exact match for copy), a loss curve as SVG
+// and atomic checkpoints that --resume continues on the same loss trajectory.
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,23 +13,30 @@
 namespace kiln::models {
 
 struct TrainOptions {
-  std::string task = "copy";          // copy | de-en
-  std::string config = "tiny";        // a preset of models/transformer/config.h
-  std::string checkpoint_dir;         // written at --save-every and at the end
-  double minutes = 0;                 // time budget (0: use steps)
-  int64_t steps = 0;                  // step budget (0: use minutes)
-  bool resume = false;                // continue from checkpoint_dir's checkpoint
-  uint64_t seed = 0;                  // param init, dropout and batch order
+  std::string task = "copy"; // copy | de-en
+  std::string config; // a preset of models/transformer/config.h; empty: tiny,
+                      // or the checkpoint's
+  int64_t d_model = 0, heads = 0, d_ff = 0,
+          layers =
+              0; // override the preset's sizes when > 0 (layers: each side)
+  std::string checkpoint_dir;   // written at --save-every and at the end
+  double minutes = 0;           // time budget (0: use steps)
+  int64_t steps = 0;            // step budget (0: use minutes)
+  bool resume = false;          // continue from checkpoint_dir's checkpoint
+  std::optional<uint64_t> seed; // param init, dropout and batch order; unset:
+                                // 0, or the checkpoint's
   compiler::BackendOptions exec;
-  int64_t batch_tokens = 0;           // target tokens per batch; 0: the task's default
-  int64_t warmup = 0;                 // Adam warm-up steps; 0: the task's default
-  double lr_factor = 0;               // the schedule's factor; 0: the task's default
-  int64_t eval_every = 0;             // steps between dev evaluations; 0: only at the end
-  int64_t save_every = 0;             // steps between checkpoints; 0: only at the end
-  int64_t eval_sentences = 200;       // dev sentences decoded for BLEU / exact match
-  double dropout = -1;                // overrides the preset's dropout when >= 0
-  std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en data
-  std::ostream* log = nullptr;        // progress and evaluations; nullptr: std::cerr
+  int64_t batch_tokens = 0; // target tokens per batch; 0: the task's default
+  int64_t warmup = 0;       // Adam warm-up steps; 0: the task's default
+  double lr_factor = 0;     // the schedule's factor; 0: the task's default
+  int64_t eval_every = 0;   // steps between dev evaluations; 0: only at the end
+  int64_t save_every = 0;   // steps between checkpoints; 0: only at the end
+  int64_t eval_sentences = 200; // dev sentences decoded for BLEU / exact match
+  double dropout = -1;          // overrides the preset's dropout when >= 0
+  std::string data_dir =
+      "/usr/share/trans/de-en"; // de-en: the trans-de-en data
+  int64_t log_every = 100;      // progress lines when the log is not a terminal
+  std::ostream *log = nullptr;  // progress and evaluations; nullptr: std::cerr
 };
 
 struct EvalPoint {
@@ -37,16 +45,23 @@ struct EvalPoint {
 };
 
 struct TrainResult {
-  int64_t first_step = 0, last_step = 0;  // steps run this call: first_step..last_step
-  std::vector<EvalPoint> train_losses;    // every step of the whole run, resumes included
-  std::vector<EvalPoint> dev_losses;      // every dev evaluation
-  double exact_match = -1;                // last dev exact match (copy), -1 if not measured
-  double bleu = -1;                       // last dev BLEU, -1 if not measured
-  double tokens_per_second = 0;           // target tokens of this call's steps / their time
+  int64_t first_step = 0,
+          last_step = 0; // steps run this call: first_step..last_step
+  std::vector<EvalPoint>
+      train_losses; // every step of the whole run, resumes included
+  std::vector<EvalPoint> dev_losses; // every dev evaluation
+  double exact_match = -1; // last dev exact match (copy), -1 if not measured
+  double bleu = -1;        // last dev BLEU, -1 if not measured
+  double tokens_per_second =
+      0; // target tokens of this call's steps / their time
 };
 
-// Throws kiln::Error for bad options, a missing data package, an existing
-// checkpoint without --resume, or a checkpoint of another task or config.
-TrainResult train(const TrainOptions& opts);
+// On --resume the checkpoint's seed, batch size, warm-up and learning-rate
+// factor carry on (they shape the trajectory); options that differ from them
+// are an error. Throws kiln::Error for bad options, a missing data package, an
+// existing checkpoint without --resume, a checkpoint of another task or config,
+// or a loss that stops being finite (nothing is saved then: the last checkpoint
+// stays).
+TrainResult train(const TrainOptions &opts);
 
-}  // namespace kiln::models
+} // namespace kiln::models
