@@ -1,0 +1,133 @@
+#include "models/tasks/batching.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "engine/ir/error.h"
+#include "models/tasks/counter_rng.h"
+
+namespace kiln::models {
+
+int64_t target_positions(const Example& example, int32_t eos) {
+  return static_cast<int64_t>(example.tgt.size()) + (eos >= 0 ? 1 : 0);
+}
+
+int64_t rows_per_batch(int64_t tokens_per_batch, BucketShape shape) {
+  if (tokens_per_batch < 1) throw Error("tokens per batch must be positive, got " + std::to_string(tokens_per_batch));
+  const int64_t rows = tokens_per_batch / std::max(shape.src_len, shape.tgt_len);
+  return rows < 1 ? 1 : static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(rows)));
+}
+
+Batch make_batch(std::span<const Example* const> rows, int64_t batch_size, BucketShape shape, const TokenIds& ids) {
+  const auto b = static_cast<std::size_t>(batch_size);
+  const auto s = static_cast<std::size_t>(shape.src_len), t = static_cast<std::size_t>(shape.tgt_len);
+  Tensor::I32 src = xt::full_like(Tensor::I32::from_shape({b, s}), ids.pad);
+  Tensor::I32 tgt_in = xt::full_like(Tensor::I32::from_shape({b, t}), ids.pad);
+  Tensor::I32 tgt_out = tgt_in;
+  Batch batch;
+  batch.rows = static_cast<int64_t>(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Example& ex = *rows[r];
+    if (ex.src.size() > s || static_cast<std::size_t>(target_positions(ex, ids.eos)) > t)
+      throw Error("example longer than its batch shape [" + std::to_string(s) + "," + std::to_string(t) + "]");
+    std::copy(ex.src.begin(), ex.src.end(), &src(r, 0));
+    std::vector<int32_t> full = {ids.bos};
+    full.insert(full.end(), ex.tgt.begin(), ex.tgt.end());
+    if (ids.eos >= 0) full.push_back(ids.eos);
+    std::copy(full.begin(), full.end() - 1, &tgt_in(r, 0));
+    std::copy(full.begin() + 1, full.end(), &tgt_out(r, 0));
+    batch.src_tokens += static_cast<int64_t>(ex.src.size());
+    batch.tgt_tokens += static_cast<int64_t>(full.size() - 1);
+  }
+  for (std::size_t r = rows.size(); r < b; ++r) src(r, 0) = tgt_in(r, 0) = ids.bos;  // filler rows
+  batch.src = std::move(src);
+  batch.tgt_in = std::move(tgt_in);
+  batch.tgt_out = std::move(tgt_out);
+  return batch;
+}
+
+std::vector<int64_t> bucket_lengths(int64_t max_len) {
+  if (max_len < 1) throw Error("max length must be positive, got " + std::to_string(max_len));
+  std::vector<int64_t> lengths;
+  for (int64_t len : {8, 16, 24}) {
+    if (len < max_len) lengths.push_back(len);
+  }
+  for (int64_t pow = 32; pow < max_len; pow *= 2) {
+    lengths.push_back(pow);
+    if (pow + pow / 2 < max_len) lengths.push_back(pow + pow / 2);
+  }
+  lengths.push_back(max_len);
+  return lengths;
+}
+
+Bucketing::Bucketing(std::vector<BucketShape> shapes, TokenIds ids) : shapes_(std::move(shapes)), ids_(ids) {
+  for (std::size_t i = 1; i < shapes_.size(); ++i) {
+    if (shapes_[i].src_len < shapes_[i - 1].src_len || shapes_[i].tgt_len < shapes_[i - 1].tgt_len)
+      throw Error("bucket shapes must be ascending");
+  }
+}
+
+std::optional<std::size_t> Bucketing::bucket_of(const Example& example) const {
+  const auto src = static_cast<int64_t>(example.src.size());
+  const int64_t tgt = target_positions(example, ids_.eos);
+  for (std::size_t i = 0; i < shapes_.size(); ++i) {
+    if (src <= shapes_[i].src_len && tgt <= shapes_[i].tgt_len) return i;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<std::size_t>> Bucketing::group_by_bucket(const std::vector<Example>& examples,
+                                                                 bool all_must_fit) const {
+  std::vector<std::vector<std::size_t>> groups(shapes_.size());
+  for (std::size_t i = 0; i < examples.size(); ++i) {
+    if (const auto bucket = bucket_of(examples[i])) {
+      groups[*bucket].push_back(i);
+    } else if (all_must_fit) {
+      throw Error("example " + std::to_string(i) + " (" + std::to_string(examples[i].src.size()) + " source, " +
+                  std::to_string(examples[i].tgt.size()) + " target tokens) fits no bucket");
+    }
+  }
+  return groups;
+}
+
+std::vector<std::pair<std::vector<std::size_t>, Batch>> Bucketing::slice_into_batches(
+    const std::vector<Example>& examples, const std::vector<std::size_t>& group, std::size_t bucket,
+    int64_t tokens_per_batch) const {
+  const auto rows = static_cast<std::size_t>(rows_per_batch(tokens_per_batch, shapes_[bucket]));
+  std::vector<std::pair<std::vector<std::size_t>, Batch>> batches;
+  for (std::size_t start = 0; start < group.size(); start += rows) {
+    std::vector<std::size_t> indices(group.begin() + static_cast<std::ptrdiff_t>(start),
+                                     group.begin() + static_cast<std::ptrdiff_t>(std::min(group.size(), start + rows)));
+    std::vector<const Example*> slice;
+    for (std::size_t i : indices) slice.push_back(&examples[i]);
+    Batch batch = make_batch(slice, static_cast<int64_t>(rows), shapes_[bucket], ids_);
+    batches.emplace_back(std::move(indices), std::move(batch));
+  }
+  return batches;
+}
+
+std::vector<Batch> Bucketing::train_batches(const std::vector<Example>& examples, uint64_t seed, int64_t epoch,
+                                            int64_t tokens_per_batch) const {
+  CounterRng rng(seed, static_cast<uint64_t>(epoch));
+  auto groups = group_by_bucket(examples, false);
+  std::vector<Batch> batches;
+  for (std::size_t b = 0; b < shapes_.size(); ++b) {
+    rng.shuffle(groups[b]);
+    for (auto& [indices, batch] : slice_into_batches(examples, groups[b], b, tokens_per_batch))
+      batches.push_back(std::move(batch));
+  }
+  rng.shuffle(batches);
+  return batches;
+}
+
+std::vector<std::pair<std::vector<std::size_t>, Batch>> Bucketing::eval_batches(const std::vector<Example>& examples,
+                                                                                int64_t tokens_per_batch) const {
+  const auto groups = group_by_bucket(examples, true);
+  std::vector<std::pair<std::vector<std::size_t>, Batch>> batches;
+  for (std::size_t b = 0; b < shapes_.size(); ++b) {
+    for (auto& item : slice_into_batches(examples, groups[b], b, tokens_per_batch)) batches.push_back(std::move(item));
+  }
+  return batches;
+}
+
+}  // namespace kiln::models
