@@ -28,7 +28,9 @@ class Draws {
  public:
   Draws(uint64_t seed, std::string_view name) : key_{lo(seed), hi(seed)}, name_hash_(fnv1a(name)) {}
 
-  philox::Counter at(uint64_t i) const { return philox::philox4x32_10({lo(i), hi(i), lo(name_hash_), hi(name_hash_)}, key_); }
+  philox::Counter at(uint64_t i) const {
+    return philox::philox4x32_10({lo(i), hi(i), lo(name_hash_), hi(name_hash_)}, key_);
+  }
 
  private:
   philox::Key key_;
@@ -48,11 +50,30 @@ Tensor random_f32(const Shape& shape, const Draws& draws, Element element) {
 Tensor ones(const TensorType& t) {
   const auto shape = xt_shape(t.shape);
   switch (t.dtype) {
-    case DType::f32: return Tensor(Tensor::F32(xt::ones<float>(shape)));
-    case DType::i32: return Tensor(Tensor::I32(xt::ones<int32_t>(shape)));
-    case DType::boolean: return Tensor(Tensor::Bool(xt::ones<bool>(shape)));
+    case DType::f32:
+      return Tensor(Tensor::F32(xt::ones<float>(shape)));
+    case DType::i32:
+      return Tensor(Tensor::I32(xt::ones<int32_t>(shape)));
+    case DType::boolean:
+      return Tensor(Tensor::Bool(xt::ones<bool>(shape)));
   }
   throw Error("bad dtype");
+}
+
+// PE[pos, j] for j = 2i (sin) and j = 2i + 1 (cos) of the angle pos / 10000^(2i/D).
+Tensor sinusoidal(const TensorType& t) {
+  if (t.dtype != DType::f32 || t.rank() != 2)
+    throw Error("init \"sinusoidal\" needs f32[positions, D], the type is " + type_str(t));
+  auto a = xt::xarray<float>::from_shape(xt_shape(t.shape));
+  const int64_t positions = t.shape[0], d = t.shape[1];
+  for (int64_t j = 0; j < d; ++j) {
+    const double frequency = std::pow(10000.0, -static_cast<double>(j - j % 2) / static_cast<double>(d));
+    for (int64_t pos = 0; pos < positions; ++pos) {
+      const double angle = static_cast<double>(pos) * frequency;
+      a(pos, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  }
+  return Tensor(std::move(a));
 }
 
 std::string default_scheme(const ValueInfo& decl) {
@@ -63,8 +84,10 @@ Tensor scheme_value(const ValueInfo& decl, const std::string& scheme, uint64_t s
   const TensorType& t = decl.type;
   if (scheme == "zeros") return Tensor::zeros(t);
   if (scheme == "ones") return ones(t);
+  if (scheme == "sinusoidal") return sinusoidal(t);
   if (scheme != "glorot" && scheme != "normal")
-    throw Error("unknown init \"" + scheme + "\" (expected \"zeros\", \"ones\", \"glorot\" or \"normal\")");
+    throw Error("unknown init \"" + scheme +
+                "\" (expected \"zeros\", \"ones\", \"glorot\", \"normal\" or \"sinusoidal\")");
   if (t.dtype != DType::f32) throw Error("init \"" + scheme + "\" needs f32, the type is " + type_str(t));
   const Draws draws(seed, decl.name);
   if (scheme == "glorot") {

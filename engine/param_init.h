@@ -7,6 +7,9 @@
 //   "glorot"         uniform in [-a, a), a = sqrt(6 / (fan_in + fan_out)),
 //                    fan_in = shape[-2], fan_out = shape[-1]; f32, rank >= 2
 //   "normal"         N(0, std^2), std from the float attribute `std` (default 0.02); f32
+//   "sinusoidal"     the Transformer's positional encodings, f32[positions, D]:
+//                    PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(pos / 10000^(2i/D)),
+//                    computed in double and rounded once to f32; no random draws
 // Without `init`, a param of rank >= 2 is "glorot" and any other param "zeros";
 // state is "zeros".
 //

@@ -1,3 +1,5 @@
+#include "engine/param_init.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
-#include "engine/param_init.h"
 
 using namespace kiln;
 using doctest::Approx;
@@ -44,7 +45,7 @@ TEST_CASE("glorot and normal draw the documented Philox stream (values from an i
   // Computed with a separate Python implementation of the scheme in param_init.h,
   // whose Philox matches Random123's known answer philox4x32_10(0, 0) = 6627e8d5 ...
   const Tensor w = initial_value(param("w", f32({2, 3})), 7);
-  const float glorot[] = {1.0711050033569336f,  -0.3482445478439331f, -0.3375411033630371f,
+  const float glorot[] = {1.0711050033569336f,   -0.3482445478439331f, -0.3375411033630371f,
                           -0.30270707607269287f, -1.0309392213821411f, -0.10044469684362411f};
   for (size_t i = 0; i < 6; ++i) CHECK(w.f32().flat(i) == Approx(glorot[i]).epsilon(1e-6));
 
@@ -106,16 +107,39 @@ TEST_CASE("bind_initial_values binds unbound params and state only") {
 
 TEST_CASE("init errors name the declaration and the problem") {
   CHECK_THROWS_WITH_AS(initial_value(param("w", f32({2}), {{"init", std::string("xavier")}}), 0),
-                       "param %w: unknown init \"xavier\" (expected \"zeros\", \"ones\", \"glorot\" or \"normal\")",
+                       "param %w: unknown init \"xavier\" (expected \"zeros\", \"ones\", \"glorot\", \"normal\" or "
+                       "\"sinusoidal\")",
                        Error);
   CHECK_THROWS_WITH_AS(initial_value(param("b", f32({4}), {{"init", std::string("glorot")}}), 0),
                        "param %b: init \"glorot\" needs rank >= 2, the type is f32[4]", Error);
   CHECK_THROWS_WITH_AS(initial_value(param("i", {DType::i32, {2, 2}}), 0),
                        "param %i: init \"glorot\" needs f32, the type is i32[2,2]", Error);
-  CHECK_THROWS_WITH_AS(
-      initial_value(param("n", f32({2}), {{"init", std::string("normal")}, {"std", -1.0}}), 0),
-      "param %n: std must be a finite number >= 0", Error);
+  CHECK_THROWS_WITH_AS(initial_value(param("n", f32({2}), {{"init", std::string("normal")}, {"std", -1.0}}), 0),
+                       "param %n: std must be a finite number >= 0", Error);
   CHECK_THROWS_WITH_AS(initial_value(param("k", f32({2}), {{"init", int64_t{1}}}), 0), Contains("param %k: "), Error);
+  CHECK_THROWS_WITH_AS(initial_value(param("p", f32({4}), {{"init", std::string("sinusoidal")}}), 0),
+                       "param %p: init \"sinusoidal\" needs f32[positions, D], the type is f32[4]", Error);
   const ValueInfo input{"x", f32({2}), ValueKind::input, -1, {}};
   CHECK_THROWS_WITH_AS(initial_value(input, 0), "input %x: only params and state have initial values", Error);
+}
+
+TEST_CASE("sinusoidal is the Transformer's positional encoding") {
+  // PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(pos / 10000^(2i/D)),
+  // checked against the formula evaluated here in long double, and at a few known points.
+  const int64_t positions = 50, d = 6;
+  const ValueInfo pe{"pos_enc", f32({positions, d}), ValueKind::state, -1, {{"init", std::string("sinusoidal")}}};
+  const Tensor t = initial_value(pe, 0);
+  for (int64_t pos = 0; pos < positions; ++pos) {
+    for (int64_t i = 0; i < d / 2; ++i) {
+      const long double angle = pos / std::pow(10000.0L, 2.0L * i / d);
+      // Both sides are f32 roundings of the same real number: equal within one ulp.
+      CHECK(t.f32()(pos, 2 * i) == Approx(static_cast<float>(std::sin(angle))).epsilon(1e-6).scale(1e-7));
+      CHECK(t.f32()(pos, 2 * i + 1) == Approx(static_cast<float>(std::cos(angle))).epsilon(1e-6).scale(1e-7));
+    }
+  }
+  CHECK(t.f32()(0, 0) == 0.0f);
+  CHECK(t.f32()(0, 1) == 1.0f);
+  CHECK(t.f32()(1, 0) == static_cast<float>(std::sin(1.0)));  // i = 0: the angle is pos
+  // The seed plays no part.
+  CHECK(initial_value(pe, 12345).f32() == t.f32());
 }

@@ -1,0 +1,57 @@
+#include "models/transformer/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ops/constant.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+#include "ops/normalization.h"
+#include "ops/shape_ops.h"
+
+namespace kiln::models {
+namespace {
+
+// rows f32[B*L, D] -> f32[B, H, L, D/H]
+Value split_heads(Layers& l, Value rows, int64_t batch) {
+  Builder& b = l.builder();
+  const int64_t d = l.config().d_model, heads = l.config().heads;
+  const int64_t len = b.type(rows).shape.at(0) / batch;
+  return ops::transpose(b, ops::reshape(b, rows, {batch, len, heads, d / heads}), {0, 2, 1, 3});
+}
+
+// f32[B, H, L, D/H] -> rows f32[B*L, D]
+Value merge_heads(Layers& l, Value x) {
+  Builder& b = l.builder();
+  const Shape s = b.type(x).shape;
+  return ops::reshape(b, ops::transpose(b, x, {0, 2, 1, 3}), {s[0] * s[2], s[1] * s[3]});
+}
+
+}  // namespace
+
+Value padding_mask(Builder& b, Value tokens, int32_t pad_id) {
+  const Shape s = b.type(tokens).shape;
+  const Value is_pad = ops::equal(b, tokens, ops::fill(b, {}, pad_id, DType::i32));
+  const Value mask =
+      ops::select(b, is_pad, ops::fill(b, {}, -std::numeric_limits<double>::infinity()), ops::fill(b, {}, 0.0));
+  return ops::reshape(b, mask, {s.at(0), 1, 1, s.at(1)});
+}
+
+Value causal_padding_mask(Builder& b, Value tokens, int32_t pad_id) {
+  const int64_t len = b.type(tokens).shape.at(1);
+  return ops::add(b, padding_mask(b, tokens, pad_id), ops::causal_mask(b, len));
+}
+
+Value multi_head_attention(Layers& l, Value queries, Value keys_values, Value mask, int64_t batch,
+                           const std::string& prefix) {
+  Builder& b = l.builder();
+  const Value q = split_heads(l, l.linear(queries, prefix, "wq", "bq"), batch);
+  const Value k = split_heads(l, l.linear(keys_values, prefix, "wk", "bk"), batch);
+  const Value v = split_heads(l, l.linear(keys_values, prefix, "wv", "bv"), batch);
+  const double d_k = static_cast<double>(l.config().d_model / l.config().heads);
+  const Value scores = ops::mul(b, ops::matmul(b, q, k, false, true), l.scalar(1.0 / std::sqrt(d_k)));
+  const Value weights = ops::softmax(b, ops::add(b, scores, mask));
+  return l.linear(merge_heads(l, ops::matmul(b, weights, v)), prefix, "wo", "bo");
+}
+
+}  // namespace kiln::models
