@@ -9,6 +9,7 @@
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
 #include "tools/cmd_bench.h"
+#include "tools/cmd_export.h"
 
 namespace {
 
@@ -126,6 +127,10 @@ int main(int argc, char** argv) {
   kiln::cli::BenchOptions bench_opts;
   auto* bench = kiln::cli::add_bench_command(app, bench_opts);
 
+  // The Transformer's graphs as .kir files (cmd_export.cpp).
+  kiln::cli::ExportOptions export_opts;
+  auto* export_cmd = kiln::cli::add_export_command(app, export_opts);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -144,6 +149,7 @@ int main(int argc, char** argv) {
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);
     if (*bench) kiln::cli::bench(bench_opts);
+    if (*export_cmd) kiln::cli::export_model(export_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
     return 1;

@@ -1,0 +1,90 @@
+#include "tools/cmd_export.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "engine/atomic_file.h"
+#include "engine/ir/error.h"
+#include "engine/ir/printer.h"
+#include "engine/ir/verifier.h"
+#include "models/transformer/transformer.h"
+
+namespace kiln::cli {
+namespace {
+
+models::TransformerConfig export_config(const ExportOptions& opts) {
+  models::TransformerConfig cfg = models::preset_config(opts.config);
+  cfg.vocab = opts.vocab;
+  if (opts.dropout >= 0) cfg.dropout = opts.dropout;
+  if (opts.max_len > 0) cfg.max_len = opts.max_len;
+  return cfg;
+}
+
+// Checks between flags, run after parsing so a violation is a flag error.
+void check_flags(const ExportOptions& opts) {
+  if (opts.dropout >= 1)
+    throw CLI::ValidationError("--dropout", "must be below 1, got " + std::to_string(opts.dropout));
+  const int64_t max_len = export_config(opts).max_len;
+  for (const auto& [flag, len] : {std::pair{"--src-len", opts.src_len}, std::pair{"--tgt-len", opts.tgt_len}})
+    if (len > max_len)
+      throw CLI::ValidationError(flag, std::to_string(len) + " exceeds the config's max_len " +
+                                           std::to_string(max_len) + " (raise it with --max-len)");
+}
+
+}  // namespace
+
+CLI::App* add_export_command(CLI::App& app, ExportOptions& opts) {
+  auto* cmd = app.add_subcommand("export", "Write a model's training-step, loss and inference graphs as .kir files");
+  cmd->add_option("--model", opts.model, "the model")->check(CLI::IsMember({"transformer"}))->capture_default_str();
+  cmd->add_option("--config", opts.config,
+                  "the preset: tiny (d_model 128, 4 heads, d_ff 512, 2+2 layers), "
+                  "small (256, 4, 1024, 3+3), base (512, 8, 2048, 6+6)")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
+      ->required();
+  cmd->add_option("--batch", opts.batch, "batch size B")->check(CLI::PositiveNumber)->required();
+  cmd->add_option("--src-len", opts.src_len, "source length S")->check(CLI::PositiveNumber)->required();
+  cmd->add_option("--tgt-len", opts.tgt_len, "target length T")->check(CLI::PositiveNumber)->required();
+  cmd->add_option("--vocab", opts.vocab, "joint vocabulary size")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--dropout", opts.dropout, "dropout rate in [0, 1) (default: the preset's, 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-len", opts.max_len, "longest sequence the positional encodings cover (default 256)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--warmup", opts.warmup, "Adam: warm-up steps of the learning-rate schedule")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--factor", opts.factor, "Adam: factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts.output_dir, "the directory to write the .kir files into")->required();
+  cmd->final_callback([&opts] { check_flags(opts); });
+  return cmd;
+}
+
+void export_model(const ExportOptions& opts) {
+  const models::TransformerConfig cfg = export_config(opts);
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  adam.warmup = opts.warmup;
+  adam.factor = opts.factor;
+  const int64_t b = opts.batch, s = opts.src_len, t = opts.tgt_len;
+  std::vector<std::pair<std::string, Graph>> graphs;
+  graphs.emplace_back("train_step.kir", models::build_train_graph(cfg, b, s, t, adam));
+  graphs.emplace_back("loss.kir", models::build_loss_graph(cfg, b, s, t, false));
+  graphs.emplace_back("encoder.kir", models::build_encoder_graph(cfg, b, s));
+  graphs.emplace_back("decoder.kir", models::build_decoder_graph(cfg, b, s, t));
+  std::vector<std::pair<std::filesystem::path, std::string>> files;
+  for (const auto& [name, g] : graphs) {
+    verify(g);
+    files.emplace_back(std::filesystem::path(opts.output_dir) / name, print_kir(g));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opts.output_dir, ec);
+  if (ec) throw Error("cannot create directory " + opts.output_dir + ": " + ec.message());
+  for (const auto& [path, text] : files) write_file_atomically(path.string(), text);
+}
+
+}  // namespace kiln::cli

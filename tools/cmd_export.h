@@ -1,0 +1,34 @@
+#pragma once
+// `kiln export --model transformer --config NAME --batch B --src-len S --tgt-len T -o DIR`:
+// writes a model's graphs as .kir files that kiln check, run and compile accept.
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kiln::cli {
+
+struct ExportOptions {
+  std::string model = "transformer";
+  std::string config;  // tiny | small | base
+  int64_t batch = 0, src_len = 0, tgt_len = 0;
+  int64_t vocab = 8000;
+  double dropout = -1;    // < 0: the preset's
+  int64_t max_len = 0;    // 0: the preset's
+  int64_t warmup = 4000;  // Adam's warm-up steps
+  double factor = 1.0;    // Adam's schedule factor
+  std::string output_dir;
+};
+
+// Adds the `export` subcommand and its flags to `app`, filling `opts`. Flag
+// errors (including a length beyond max_len) name the flag and exit 2.
+CLI::App* add_export_command(CLI::App& app, ExportOptions& opts);
+
+// Writes DIR/train_step.kir (forward, backward, Adam), DIR/loss.kir (loss, dropout
+// off), DIR/encoder.kir and DIR/decoder.kir, creating DIR. Every graph is built
+// and verified before the first file is written; each file is written atomically.
+void export_model(const ExportOptions& opts);
+
+}  // namespace kiln::cli
