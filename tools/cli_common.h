@@ -7,6 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/backend.h"
+#include "models/train/trainer.h"
+
+namespace CLI {
+class App;
+}
+
 namespace kiln::cli {
 
 // Commands that read a .kir file let parse_kir_file's errors through
@@ -79,5 +86,46 @@ void train_graph(const TrainGraphOptions& opts);
 
 // Splits "NAME=PATH" at the first '='; throws kiln::Error unless both sides are non-empty.
 std::pair<std::string, std::string> split_binding(const std::string& arg);
+
+// ---- The Transformer's training and decoding (tools/cmd_train.cpp, cmd_translate.cpp, cmd_eval.cpp) ----
+// Each add_*_command adds the subcommand and its flags to `app`, filling the options.
+
+// `kiln train --task copy|de-en --config NAME (--minutes M | --steps N) --checkpoint DIR [--resume] ...`:
+// models/train/trainer.h, then a summary line on stdout.
+CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts);
+void train(const models::TrainOptions& opts);
+
+// `kiln translate --checkpoint DIR [--beam K] [--length-penalty A] [TEXT...]`: each TEXT, or each
+// line of stdin when none is given, translated on its own stdout line. An empty line gets an error
+// on stderr and an empty output line, the others are still translated, and the command then fails
+// (exit 1) naming the empty lines.
+struct TranslateOptions {
+  std::string checkpoint_dir;
+  std::vector<std::string> texts;  // empty: read stdin
+  int beam = 1;                    // 1: greedy
+  double length_penalty = 0.6;     // beam search's alpha
+  std::string data_dir = "/usr/share/trans/de-en";
+  compiler::BackendOptions exec;
+};
+CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts);
+void translate(const TranslateOptions& opts);
+
+// `kiln eval --checkpoint DIR --split dev|test [--beam K] [--limit N]`: corpus BLEU (sacreBLEU's
+// line) and the exact-match accuracy of the decoded split.
+struct EvalOptions {
+  std::string checkpoint_dir;
+  std::string split = "test";
+  int beam = 1;
+  double length_penalty = 0.6;
+  int64_t limit = 0;  // the first N sentences; 0: all
+  std::string data_dir = "/usr/share/trans/de-en";
+  compiler::BackendOptions exec;
+};
+CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts);
+void eval(const EvalOptions& opts);
+
+// translate's and eval's --beam, --length-penalty, --data-dir, --backend and --threads.
+void add_decoding_flags(CLI::App& cmd, int& beam, double& length_penalty, std::string& data_dir,
+                        compiler::BackendOptions& exec);
 
 }  // namespace kiln::cli

@@ -11,14 +11,13 @@ namespace kiln::models {
 
 struct BeamOptions {
   int beam_size = 4;
-  double length_penalty = 0.6; // alpha; 0 ranks by the plain sum of log-probs
+  double length_penalty = 0.6;  // alpha; 0 ranks by the plain sum of log-probs
 };
 
 struct Hypothesis {
-  std::vector<int32_t>
-      tokens;            // without bos; ends with eos if it finished that way
-  double log_prob = 0.0; // sum of the tokens' log-probs
-  double score = 0.0;    // log_prob / lp(tokens.size())
+  std::vector<int32_t> tokens;  // without bos; ends with eos if it finished that way
+  double log_prob = 0.0;        // sum of the tokens' log-probs
+  double score = 0.0;           // log_prob / lp(tokens.size())
 };
 
 // lp(len) for alpha.
@@ -32,8 +31,7 @@ double length_penalty(int64_t len, double alpha);
 // lp(max_len)). Returns up to beam_size finished hypotheses, best score first.
 // Ties are broken by the token sequences (lexicographically smaller first), so
 // results are deterministic.
-std::vector<Hypothesis> beam_search(Decoder &decoder, const Tensor &src,
-                                    int64_t max_len, const DecodeTokens &tokens,
-                                    const BeamOptions &opts);
+std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
+                                    const BeamOptions& opts);
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -13,32 +13,30 @@
 namespace kiln::models {
 
 class Decoder {
-public:
+ public:
   // `params`: every param of the config (param_types); extra tensors (optimizer
   // state) are ignored, a missing or mistyped param is a kiln::Error naming it.
-  Decoder(TransformerConfig config, const std::map<std::string, Tensor> &params,
-          compiler::BackendOptions exec);
+  Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec);
 
-  const TransformerConfig &config() const { return config_; }
+  const TransformerConfig& config() const { return config_; }
   // New values of the params (a trainer's latest), same checks; compiled shapes
   // stay.
-  void set_params(const std::map<std::string, Tensor> &params);
+  void set_params(const std::map<std::string, Tensor>& params);
 
   // Encoder output f32[B,S,D] for src i32[B,S] (padding = config().pad_id).
-  Tensor encode(const Tensor &src);
+  Tensor encode(const Tensor& src);
   // log_probs f32[B,T,V] of the tied output projection for tgt_in i32[B,T];
   // row t depends only on tgt_in[:, :t+1] (causal).
-  Tensor log_probs(const Tensor &memory, const Tensor &src,
-                   const Tensor &tgt_in);
+  Tensor log_probs(const Tensor& memory, const Tensor& src, const Tensor& tgt_in);
 
   // The decoder length to run for a prefix of `len` tokens: the next power of
   // two (at least 8, at most config().max_len), so a growing prefix compiles
   // only a few decoder shapes.
   int64_t padded_length(int64_t len) const;
 
-private:
+ private:
   TransformerConfig config_;
   ExecutableCache encoders_, decoders_;
 };
 
-} // namespace kiln::models
+}  // namespace kiln::models

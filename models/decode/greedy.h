@@ -13,14 +13,13 @@ namespace kiln::models {
 // What decoding needs to know about the vocabulary (models/tasks/task.h).
 struct DecodeTokens {
   int32_t bos = 1;
-  int32_t eos = -1; // -1: no end token, every row runs to its limit
+  int32_t eos = -1;  // -1: no end token, every row runs to its limit
 };
 
 // src i32[B,S]; max_lens[b]: the most tokens row b may produce (its limit).
 // Returns each row's tokens without bos, ending with eos if it produced one.
 // Ties between tokens go to the lowest id.
-std::vector<std::vector<int32_t>>
-greedy_decode(Decoder &decoder, const Tensor &src,
-              const std::vector<int64_t> &max_lens, const DecodeTokens &tokens);
+std::vector<std::vector<int32_t>> greedy_decode(Decoder& decoder, const Tensor& src,
+                                                const std::vector<int64_t>& max_lens, const DecodeTokens& tokens);
 
-} // namespace kiln::models
+}  // namespace kiln::models

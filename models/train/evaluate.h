@@ -14,21 +14,20 @@ namespace kiln::models {
 
 struct DecodeScores {
   Bleu bleu;
-  double exact_match = 0; // share of sentences decoded exactly as their target
-  std::vector<std::string> hypotheses; // task.decode of each decoded sentence
-  std::vector<std::string> references; // the examples' target texts
+  double exact_match = 0;               // share of sentences decoded exactly as their target
+  std::vector<std::string> hypotheses;  // task.decode of each decoded sentence
+  std::vector<std::string> references;  // the examples' target texts
 };
 
 // Decodes the first `limit` examples of `split` (all when limit <= 0).
-DecodeScores evaluate_decoding(const Task &task, Decoder &decoder, Split split,
-                               int64_t limit, const DecodeOptions &opts);
+DecodeScores evaluate_decoding(const Task& task, Decoder& decoder, Split split, int64_t limit,
+                               const DecodeOptions& opts);
 
 // The mean loss per target token over every example of `split`, from loss
 // graphs (build_loss_graph, dropout off) whose cache holds the current params.
-double evaluate_loss(const Task &task, ExecutableCache &loss_graphs,
-                     Split split, int64_t tokens_per_batch);
+double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split, int64_t tokens_per_batch);
 
 // The limits and tokens decoding needs from a task.
-DecodeTokens decode_tokens(const Task &task);
+DecodeTokens decode_tokens(const Task& task);
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -8,41 +8,34 @@
 namespace kiln::models {
 namespace {
 
-bool has_assign(const Graph &g) {
-  return std::any_of(g.nodes().begin(), g.nodes().end(),
-                     [](const Node &n) { return n.op() == "assign"; });
+bool has_assign(const Graph& g) {
+  return std::any_of(g.nodes().begin(), g.nodes().end(), [](const Node& n) { return n.op() == "assign"; });
 }
 
-bool declares(const Graph &g, const std::string &name) {
+bool declares(const Graph& g, const std::string& name) {
   const auto v = g.find(name);
   return v && g.value(*v).kind != ValueKind::result;
 }
 
-} // namespace
+}  // namespace
 
 std::string BatchShape::str() const {
-  std::string s =
-      "[B=" + std::to_string(batch) + " S=" + std::to_string(src_len);
-  if (tgt_len > 0)
-    s += " T=" + std::to_string(tgt_len);
+  std::string s = "[B=" + std::to_string(batch) + " S=" + std::to_string(src_len);
+  if (tgt_len > 0) s += " T=" + std::to_string(tgt_len);
   return s + "]";
 }
 
-ExecutableCache::ExecutableCache(GraphBuilder build,
-                                 compiler::BackendOptions exec)
+ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions exec)
     : build_(std::move(build)), exec_(std::move(exec)) {}
 
 void ExecutableCache::pull_from_active() {
-  if (!active_ || !active_->mutates ||
-      active_->bound_version != persistent_version_)
-    return;
-  const Executable &exe = *active_->exe;
-  for (auto &[name, t] : persistent_)
-    if (exe.is_bound(name))
-      t = exe.binding(name);
+  if (!active_ || !active_->mutates || active_->bound_version != persistent_version_) return;
+  const Executable& exe = *active_->exe;
+  for (auto& [name, t] : persistent_)
+    if (exe.is_bound(name)) t = exe.binding(name);
 }
 
-Executable &ExecutableCache::get(const BatchShape &shape) {
+Executable& ExecutableCache::get(const BatchShape& shape) {
   auto it = executables_.find(shape);
   if (it == executables_.end()) {
     Entry e;
@@ -50,12 +43,11 @@ Executable &ExecutableCache::get(const BatchShape &shape) {
     e.mutates = has_assign(e.exe->graph());
     it = executables_.emplace(shape, std::move(e)).first;
   }
-  Entry &next = it->second;
+  Entry& next = it->second;
   if (&next != active_) {
     // The active executable's runs may have moved the tensors on: they become
     // the current version before the next executable binds them.
-    if (active_ && active_->mutates &&
-        active_->bound_version == persistent_version_) {
+    if (active_ && active_->mutates && active_->bound_version == persistent_version_) {
       pull_from_active();
       ++persistent_version_;
       active_->bound_version = 0;
@@ -63,9 +55,8 @@ Executable &ExecutableCache::get(const BatchShape &shape) {
     active_ = &next;
   }
   if (next.bound_version != persistent_version_) {
-    for (const auto &[name, t] : persistent_)
-      if (declares(next.exe->graph(), name))
-        next.exe->bind(name, t);
+    for (const auto& [name, t] : persistent_)
+      if (declares(next.exe->graph(), name)) next.exe->bind(name, t);
     next.bound_version = persistent_version_;
   }
   return *next.exe;
@@ -76,9 +67,9 @@ void ExecutableCache::set_persistent(std::map<std::string, Tensor> tensors) {
   ++persistent_version_;
 }
 
-const std::map<std::string, Tensor> &ExecutableCache::persistent() {
+const std::map<std::string, Tensor>& ExecutableCache::persistent() {
   pull_from_active();
   return persistent_;
 }
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -19,35 +19,35 @@ namespace kiln::models {
 
 struct BatchShape {
   int64_t batch = 0, src_len = 0,
-          tgt_len = 0; // tgt_len 0: a graph without a target (encoder)
-  auto operator<=>(const BatchShape &) const = default;
-  std::string str() const; // "[B=32 S=10 T=10]"
+          tgt_len = 0;  // tgt_len 0: a graph without a target (encoder)
+  auto operator<=>(const BatchShape&) const = default;
+  std::string str() const;  // "[B=32 S=10 T=10]"
 };
 
 class ExecutableCache {
-public:
-  using GraphBuilder = std::function<Graph(const BatchShape &)>;
+ public:
+  using GraphBuilder = std::function<Graph(const BatchShape&)>;
   ExecutableCache(GraphBuilder build, compiler::BackendOptions exec);
 
   // The executable of `shape` with the current persistent tensors bound
   // (compiles it first if needed). After it runs, the tensors its assigns
   // changed are the current ones. The reference stays valid as long as the
   // cache lives.
-  Executable &get(const BatchShape &shape);
+  Executable& get(const BatchShape& shape);
 
   // Replaces the persistent tensors: params and state by name. Each executable
   // binds those its graph declares (an encoder has no decoder params).
   void set_persistent(std::map<std::string, Tensor> tensors);
   // The current persistent tensors, including the last run's updates.
-  const std::map<std::string, Tensor> &persistent();
+  const std::map<std::string, Tensor>& persistent();
 
   size_t compiled() const { return executables_.size(); }
 
-private:
+ private:
   struct Entry {
     std::unique_ptr<Executable> exe;
-    bool mutates = false; // has assign nodes: its bindings move on as it runs
-    uint64_t bound_version = 0; // persistent_version_ when last bound
+    bool mutates = false;        // has assign nodes: its bindings move on as it runs
+    uint64_t bound_version = 0;  // persistent_version_ when last bound
   };
   void pull_from_active();
 
@@ -56,7 +56,7 @@ private:
   std::map<BatchShape, Entry> executables_;
   std::map<std::string, Tensor> persistent_;
   uint64_t persistent_version_ = 1;
-  Entry *active_ = nullptr; // the executable last returned by get()
+  Entry* active_ = nullptr;  // the executable last returned by get()
 };
 
-} // namespace kiln::models
+}  // namespace kiln::models

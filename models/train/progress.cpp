@@ -8,21 +8,19 @@
 namespace kiln::models {
 namespace {
 
-std::string format(const char *fmt, double v) {
+std::string format(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
 
 std::string rate_text(double tokens_per_second) {
-  if (tokens_per_second >= 1e6)
-    return format("%.2fM", tokens_per_second / 1e6);
-  if (tokens_per_second >= 1e3)
-    return format("%.1fk", tokens_per_second / 1e3);
+  if (tokens_per_second >= 1e6) return format("%.2fM", tokens_per_second / 1e6);
+  if (tokens_per_second >= 1e3) return format("%.1fk", tokens_per_second / 1e3);
   return format("%.0f", tokens_per_second);
 }
 
-} // namespace
+}  // namespace
 
 std::string duration_text(double seconds) {
   const auto s = static_cast<int64_t>(std::llround(std::max(seconds, 0.0)));
@@ -30,59 +28,47 @@ std::string duration_text(double seconds) {
   if (s < 60)
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
   else if (s < 3600)
-    std::snprintf(buf, sizeof buf, "%lldm%02llds",
-                  static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
   else
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm",
-                  static_cast<long long>(s / 3600),
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
                   static_cast<long long>(s / 60 % 60));
   return buf;
 }
 
-std::string progress_text(const ProgressStats &s) {
-  std::string t = "step " + std::to_string(s.step) + "  loss " +
-                  format("%.4f", s.loss) + "  " +
-                  rate_text(s.tokens_per_second) + " tok/s  lr " +
-                  format("%.3e", s.lr);
-  if (s.eta_seconds >= 0)
-    t += "  ETA " + duration_text(s.eta_seconds);
+std::string progress_text(const ProgressStats& s) {
+  std::string t = "step " + std::to_string(s.step) + "  loss " + format("%.4f", s.loss) + "  " +
+                  rate_text(s.tokens_per_second) + " tok/s  lr " + format("%.3e", s.lr);
+  if (s.eta_seconds >= 0) t += "  ETA " + duration_text(s.eta_seconds);
   return t;
 }
 
-ProgressLine::ProgressLine(std::ostream &out, bool live, int64_t every)
-    : out_(out), live_(live), every_(every) {}
+ProgressLine::ProgressLine(std::ostream& out, bool live, int64_t every) : out_(out), live_(live), every_(every) {}
 
 // The last live line stays on screen.
 ProgressLine::~ProgressLine() {
-  if (live_width_ > 0)
-    out_ << '\n' << std::flush;
+  if (live_width_ > 0) out_ << '\n' << std::flush;
 }
 
 void ProgressLine::clear_live() {
-  if (live_width_ == 0)
-    return;
+  if (live_width_ == 0) return;
   out_ << '\r' << std::string(live_width_, ' ') << '\r' << std::flush;
   live_width_ = 0;
 }
 
-void ProgressLine::update(const ProgressStats &s) {
+void ProgressLine::update(const ProgressStats& s) {
   const std::string text = progress_text(s);
   if (live_) {
     // Pad over a longer previous line so no stale characters remain.
-    out_ << '\r' << text
-         << std::string(
-                live_width_ > text.size() ? live_width_ - text.size() : 0, ' ')
-         << std::flush;
+    out_ << '\r' << text << std::string(live_width_ > text.size() ? live_width_ - text.size() : 0, ' ') << std::flush;
     live_width_ = text.size();
   } else if (every_ > 0 && s.step % every_ == 0) {
     out_ << text << '\n' << std::flush;
   }
 }
 
-void ProgressLine::message(const std::string &line) {
+void ProgressLine::message(const std::string& line) {
   clear_live();
   out_ << line << '\n' << std::flush;
 }
 
-} // namespace kiln::models
+}  // namespace kiln::models

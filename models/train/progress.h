@@ -13,32 +13,32 @@ struct ProgressStats {
   double loss = 0;
   double tokens_per_second = 0;
   double lr = 0;
-  double eta_seconds = -1; // < 0: unknown
+  double eta_seconds = -1;  // < 0: unknown
 };
 
 // "step 120  loss 2.3456  12.3k tok/s  lr 1.23e-04  ETA 3m12s"
-std::string progress_text(const ProgressStats &s);
+std::string progress_text(const ProgressStats& s);
 // "45s", "3m12s", "1h02m"
 std::string duration_text(double seconds);
 
 class ProgressLine {
-public:
-  ProgressLine(std::ostream &out, bool live, int64_t every);
-  ~ProgressLine(); // ends a live line, leaving it on screen
-  ProgressLine(const ProgressLine &) = delete;
-  ProgressLine &operator=(const ProgressLine &) = delete;
+ public:
+  ProgressLine(std::ostream& out, bool live, int64_t every);
+  ~ProgressLine();  // ends a live line, leaving it on screen
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
 
-  void update(const ProgressStats &s);
+  void update(const ProgressStats& s);
   // A line of its own (an evaluation, a warning), printed above a live line.
-  void message(const std::string &line);
+  void message(const std::string& line);
 
-private:
+ private:
   void clear_live();
 
-  std::ostream &out_;
+  std::ostream& out_;
   bool live_;
   int64_t every_;
-  size_t live_width_ = 0; // characters of the live line on screen
+  size_t live_width_ = 0;  // characters of the live line on screen
 };
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -6,16 +6,15 @@
 
 namespace kiln::models {
 
-std::unique_ptr<Task> make_task(const std::string &name,
-                                const std::string &checkpoint_dir,
-                                const std::string &data_path) {
-  if (name == "copy")
-    return make_copy_task();
+std::unique_ptr<Task> make_task(const std::string& name, const std::string& checkpoint_dir,
+                                const std::string& data_path, bool may_learn_subwords) {
+  if (name == "copy") return make_copy_task();
   if (name == "de-en") {
     DeEnOptions o;
     o.data_path = data_path;
-    o.spm_model_path =
-        (std::filesystem::path(checkpoint_dir) / "spm.model").string();
+    o.spm_model_path = (std::filesystem::path(checkpoint_dir) / "spm.model").string();
+    if (!may_learn_subwords && !std::filesystem::exists(o.spm_model_path))
+      throw Error(o.spm_model_path + " does not exist: the de-en checkpoint's subword model is missing");
     return make_de_en_task(o);
   }
   throw Error("unknown task '" + name + "' (choices: copy, de-en)");
@@ -23,10 +22,9 @@ std::unique_ptr<Task> make_task(const std::string &name,
 
 // copy: the Annotated Transformer's settings (warm-up 400, factor 1) scaled to
 // short runs; de-en: warm-up short enough to finish early in a 30-minute run.
-TaskDefaults task_defaults(const std::string &name) {
-  if (name == "copy")
-    return {640, 200, 1.0};
+TaskDefaults task_defaults(const std::string& name) {
+  if (name == "copy") return {640, 200, 1.0};
   return {2048, 1000, 1.0};
 }
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -27,42 +27,28 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void check_options(const TrainOptions& o) {
+  if (o.checkpoint_dir.empty()) throw Error("--checkpoint: a directory is required");
+  if ((o.minutes > 0) == (o.steps > 0)) throw Error("give exactly one of --minutes and --steps");
+  if (o.minutes < 0 || o.steps < 0) throw Error("--minutes and --steps must be positive");
+  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.save_every < 0)
+    throw Error(
+        "--batch-tokens, --warmup, --lr-factor, --eval-every and "
+        "--save-every must not be negative");
+  if (o.dropout >= 1) throw Error("--dropout must be below 1");
 }
 
-void check_options(const TrainOptions &o) {
-  if (o.checkpoint_dir.empty())
-    throw Error("--checkpoint: a directory is required");
-  if ((o.minutes > 0) == (o.steps > 0))
-    throw Error("give exactly one of --minutes and --steps");
-  if (o.minutes < 0 || o.steps < 0)
-    throw Error("--minutes and --steps must be positive");
-  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 ||
-      o.eval_every < 0 || o.save_every < 0)
-    throw Error("--batch-tokens, --warmup, --lr-factor, --eval-every and "
-                "--save-every must not be negative");
-  if (o.dropout >= 1)
-    throw Error("--dropout must be below 1");
-}
-
-TransformerConfig model_config(const TrainOptions &o, const std::string &preset,
-                               const Task &task) {
+TransformerConfig model_config(const TrainOptions& o, const std::string& preset, const Task& task) {
   TransformerConfig c = preset_config(preset);
-  const bool custom =
-      o.d_model > 0 || o.heads > 0 || o.d_ff > 0 || o.layers > 0;
-  if (o.d_model > 0)
-    c.d_model = o.d_model;
-  if (o.heads > 0)
-    c.heads = o.heads;
-  if (o.d_ff > 0)
-    c.d_ff = o.d_ff;
-  if (o.layers > 0)
-    c.enc_layers = c.dec_layers = o.layers;
-  if (custom)
-    c.name = preset + "+custom";
-  if (o.dropout >= 0)
-    c.dropout = o.dropout;
+  const bool custom = o.d_model > 0 || o.heads > 0 || o.d_ff > 0 || o.layers > 0;
+  if (o.d_model > 0) c.d_model = o.d_model;
+  if (o.heads > 0) c.heads = o.heads;
+  if (o.d_ff > 0) c.d_ff = o.d_ff;
+  if (o.layers > 0) c.enc_layers = c.dec_layers = o.layers;
+  if (custom) c.name = preset + "+custom";
+  if (o.dropout >= 0) c.dropout = o.dropout;
   c.vocab = task.vocab_size();
   c.pad_id = task.pad_id();
   validate(c);
@@ -71,15 +57,13 @@ TransformerConfig model_config(const TrainOptions &o, const std::string &preset,
 
 // A resumed run keeps the settings that shape its trajectory.
 template <class T>
-void keep_setting(const char *flag, T given, T stored, bool is_given) {
+void keep_setting(const char* flag, T given, T stored, bool is_given) {
   if (is_given && given != stored)
-    throw Error(std::string("--resume: ") + flag + " " + std::to_string(given) +
-                " differs from the checkpoint's " + std::to_string(stored) +
-                " (leave it out to continue the run)");
+    throw Error(std::string("--resume: ") + flag + " " + std::to_string(given) + " differs from the checkpoint's " +
+                std::to_string(stored) + " (leave it out to continue the run)");
 }
 
-TrainerState initial_state(const TrainOptions &o,
-                           const std::optional<Checkpoint> &ckpt) {
+TrainerState initial_state(const TrainOptions& o, const std::optional<Checkpoint>& ckpt) {
   const TaskDefaults d = task_defaults(o.task);
   if (!ckpt) {
     TrainerState s;
@@ -91,8 +75,7 @@ TrainerState initial_state(const TrainOptions &o,
   }
   TrainerState s = trainer_state_from_json(ckpt->trainer_state);
   keep_setting("--seed", o.seed.value_or(0), s.seed, o.seed.has_value());
-  keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens,
-               o.batch_tokens > 0);
+  keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens, o.batch_tokens > 0);
   keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0);
   keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0);
   return s;
@@ -100,35 +83,29 @@ TrainerState initial_state(const TrainOptions &o,
 
 // Every param and state of the training graph: from the checkpoint, or
 // initialized.
-std::map<std::string, Tensor>
-initial_tensors(const Graph &train_graph, uint64_t seed,
-                const std::optional<Checkpoint> &ckpt, const std::string &dir) {
+std::map<std::string, Tensor> initial_tensors(const Graph& train_graph, uint64_t seed,
+                                              const std::optional<Checkpoint>& ckpt, const std::string& dir) {
   std::map<std::string, Tensor> tensors;
   for (Value v : train_graph.declarations()) {
-    const ValueInfo &decl = train_graph.value(v);
-    if (decl.kind == ValueKind::input)
-      continue;
+    const ValueInfo& decl = train_graph.value(v);
+    if (decl.kind == ValueKind::input) continue;
     if (!ckpt) {
       tensors.emplace(decl.name, initial_value(decl, seed));
       continue;
     }
     auto it = ckpt->tensors.find(decl.name);
     if (it == ckpt->tensors.end())
-      throw Error(checkpoint_file(dir) + ": no tensor '" + decl.name + "' (" +
-                  std::string(value_kind_name(decl.kind)) +
+      throw Error(checkpoint_file(dir) + ": no tensor '" + decl.name + "' (" + std::string(value_kind_name(decl.kind)) +
                   " of the training step)");
     if (!(it->second.type() == decl.type))
-      throw Error(checkpoint_file(dir) + ": tensor '" + decl.name + "' is " +
-                  type_str(it->second.type()) + ", the training step needs " +
-                  type_str(decl.type));
+      throw Error(checkpoint_file(dir) + ": tensor '" + decl.name + "' is " + type_str(it->second.type()) +
+                  ", the training step needs " + type_str(decl.type));
     tensors.emplace(decl.name, it->second);
   }
   return tensors;
 }
 
-BatchShape shape_of(const Batch &b) {
-  return {b.src.shape().at(0), b.src.shape().at(1), b.tgt_in.shape().at(1)};
-}
+BatchShape shape_of(const Batch& b) { return {b.src.shape().at(0), b.src.shape().at(1), b.tgt_in.shape().at(1)}; }
 
 std::string percent(double share) {
   char buf[32];
@@ -137,18 +114,18 @@ std::string percent(double share) {
 }
 
 class Trainer {
-public:
-  explicit Trainer(const TrainOptions &o);
+ public:
+  explicit Trainer(const TrainOptions& o);
   TrainResult run();
 
-private:
+ private:
   bool budget_left(int64_t steps_done, double elapsed) const;
   double eta(int64_t steps_done, double elapsed) const;
   void evaluate();
   void save();
 
-  const TrainOptions &opts_;
-  std::ostream &log_;
+  const TrainOptions& opts_;
+  std::ostream& log_;
   std::unique_ptr<Task> task_;
   TransformerConfig config_;
   TrainerState state_;
@@ -158,34 +135,26 @@ private:
   TrainResult result_;
 };
 
-Trainer::Trainer(const TrainOptions &o)
-    : opts_(o), log_(o.log ? *o.log : std::cerr),
-      progress_(log_, !o.log && isatty(STDERR_FILENO), o.log_every) {
+Trainer::Trainer(const TrainOptions& o)
+    : opts_(o), log_(o.log ? *o.log : std::cerr), progress_(log_, !o.log && isatty(STDERR_FILENO), o.log_every) {
   check_options(o);
-  const std::string &dir = o.checkpoint_dir;
+  const std::string& dir = o.checkpoint_dir;
   const bool has_checkpoint = fs::exists(checkpoint_file(dir));
-  if (o.resume && !has_checkpoint)
-    throw Error("--resume: " + checkpoint_file(dir) + " does not exist");
+  if (o.resume && !has_checkpoint) throw Error("--resume: " + checkpoint_file(dir) + " does not exist");
   if (!o.resume && has_checkpoint)
-    throw Error(
-        "--checkpoint " + dir +
-        " already holds a checkpoint: pass --resume to continue it, or choose "
-        "another directory");
+    throw Error("--checkpoint " + dir +
+                " already holds a checkpoint: pass --resume to continue it, or choose "
+                "another directory");
   std::optional<Checkpoint> ckpt;
   if (o.resume) {
     ckpt = load_checkpoint(dir);
     if (ckpt->task != o.task)
-      throw Error("--resume: " + dir + " is a checkpoint of task '" +
-                  ckpt->task + "', not '" + o.task + "'");
+      throw Error("--resume: " + dir + " is a checkpoint of task '" + ckpt->task + "', not '" + o.task + "'");
   }
-  task_ = make_task(o.task, dir, o.data_dir);
-  const std::string preset = !o.config.empty() ? o.config
-                             : ckpt            ? ckpt->config.name
-                                               : "tiny";
-  config_ =
-      ckpt && o.config.empty() ? ckpt->config : model_config(o, preset, *task_);
-  if (ckpt)
-    check_matches(*ckpt, config_);
+  task_ = make_task(o.task, dir, o.data_dir, !o.resume);
+  const std::string preset = !o.config.empty() ? o.config : ckpt ? ckpt->config.name : "tiny";
+  config_ = ckpt && o.config.empty() ? ckpt->config : model_config(o, preset, *task_);
+  if (ckpt) check_matches(*ckpt, config_);
   state_ = initial_state(o, ckpt);
 
   AdamOptions adam;
@@ -194,40 +163,29 @@ Trainer::Trainer(const TrainOptions &o)
   adam.d_model = config_.d_model;
   const TransformerConfig cfg = config_;
   steps_.emplace(
-      [cfg, adam](const BatchShape &s) {
-        return build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam);
-      },
-      o.exec);
-  losses_.emplace(
-      [cfg](const BatchShape &s) {
-        return build_loss_graph(cfg, s.batch, s.src_len, s.tgt_len, false);
-      },
-      o.exec);
-  steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam),
-                                         state_.seed, ckpt, dir));
+      [cfg, adam](const BatchShape& s) { return build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam); }, o.exec);
+  losses_.emplace([cfg](const BatchShape& s) { return build_loss_graph(cfg, s.batch, s.src_len, s.tgt_len, false); },
+                  o.exec);
+  steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
 }
 
 bool Trainer::budget_left(int64_t steps_done, double elapsed) const {
-  return opts_.steps > 0 ? steps_done < opts_.steps
-                         : elapsed < opts_.minutes * 60;
+  return opts_.steps > 0 ? steps_done < opts_.steps : elapsed < opts_.minutes * 60;
 }
 
 double Trainer::eta(int64_t steps_done, double elapsed) const {
-  if (opts_.minutes > 0)
-    return opts_.minutes * 60 - elapsed;
-  return steps_done > 0 ? elapsed / static_cast<double>(steps_done) *
-                              static_cast<double>(opts_.steps - steps_done)
+  if (opts_.minutes > 0) return opts_.minutes * 60 - elapsed;
+  return steps_done > 0 ? elapsed / static_cast<double>(steps_done) * static_cast<double>(opts_.steps - steps_done)
                         : -1;
 }
 
 TrainResult Trainer::run() {
   const Clock::time_point start = Clock::now();
-  log_ << "training " << task_->name() << " with " << config_to_json(config_)
-       << " from step " << state_.step << " on " << opts_.exec.backend << '\n';
-  std::vector<Batch> batches =
-      task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+  log_ << "training " << task_->name() << " with " << config_to_json(config_) << " from step " << state_.step << " on "
+       << opts_.exec.backend << '\n';
+  std::vector<Batch> batches = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
   result_.first_step = state_.step + 1;
   int64_t done = 0, tokens = 0, window_tokens = 0;
   double step_seconds = 0, window_seconds = 0;
@@ -236,14 +194,11 @@ TrainResult Trainer::run() {
     if (static_cast<size_t>(state_.position) >= batches.size()) {
       ++state_.epoch;
       state_.position = 0;
-      batches =
-          task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
-      if (batches.empty())
-        throw Error("task " + task_->name() + " has no training batches");
+      batches = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+      if (batches.empty()) throw Error("task " + task_->name() + " has no training batches");
     }
-    const Batch &batch = batches[static_cast<size_t>(state_.position)];
-    Executable &exe =
-        steps_->get(shape_of(batch)); // compiles on a new shape: not timed
+    const Batch& batch = batches[static_cast<size_t>(state_.position)];
+    Executable& exe = steps_->get(shape_of(batch));  // compiles on a new shape: not timed
     const Clock::time_point step_start = Clock::now();
     exe.bind("src", batch.src);
     exe.bind("tgt_in", batch.tgt_in);
@@ -255,12 +210,9 @@ TrainResult Trainer::run() {
     ++done;
     const double loss = exe.output("loss").f32()();
     if (!std::isfinite(loss)) {
-      progress_.message("warning: the loss is " + std::to_string(loss) +
-                        " at step " + std::to_string(state_.step) +
-                        "; not saving, " + opts_.checkpoint_dir +
-                        " keeps its last checkpoint");
-      throw Error("training diverged at step " + std::to_string(state_.step) +
-                  " (loss " + std::to_string(loss) + ")");
+      progress_.message("warning: the loss is " + std::to_string(loss) + " at step " + std::to_string(state_.step) +
+                        "; not saving, " + opts_.checkpoint_dir + " keeps its last checkpoint");
+      throw Error("training diverged at step " + std::to_string(state_.step) + " (loss " + std::to_string(loss) + ")");
     }
     state_.train_losses.push_back({state_.step, loss});
     tokens += batch.tgt_tokens;
@@ -268,75 +220,59 @@ TrainResult Trainer::run() {
     window_tokens += batch.tgt_tokens;
     window_seconds += seconds;
     const double elapsed = seconds_since(start);
-    progress_.update(
-        {state_.step, loss,
-         static_cast<double>(window_tokens) / std::max(window_seconds, 1e-9),
-         exe.output("lr").f32()(), eta(done, elapsed)});
-    if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0)
-      window_tokens = 0, window_seconds = 0;
+    progress_.update({state_.step, loss, static_cast<double>(window_tokens) / std::max(window_seconds, 1e-9),
+                      exe.output("lr").f32()(), eta(done, elapsed)});
+    if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) window_tokens = 0, window_seconds = 0;
     evaluated_last = false;
     if (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0) {
       evaluate();
       evaluated_last = true;
     }
-    if (opts_.save_every > 0 && state_.step % opts_.save_every == 0)
-      save();
+    if (opts_.save_every > 0 && state_.step % opts_.save_every == 0) save();
   }
-  if (!evaluated_last)
-    evaluate();
+  if (!evaluated_last) evaluate();
   save();
   result_.last_step = state_.step;
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
-  result_.tokens_per_second =
-      static_cast<double>(tokens) / std::max(step_seconds, 1e-9);
+  result_.tokens_per_second = static_cast<double>(tokens) / std::max(step_seconds, 1e-9);
   return result_;
 }
 
 void Trainer::evaluate() {
-  const auto &params = steps_->persistent();
+  const auto& params = steps_->persistent();
   losses_->set_persistent(params);
-  const double loss =
-      evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens);
+  const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens);
   state_.dev_losses.push_back({state_.step, loss});
   if (decoder_)
     decoder_->set_params(params);
   else
     decoder_.emplace(config_, params, opts_.exec);
-  const DecodeScores scores = evaluate_decoding(*task_, *decoder_, Split::dev,
-                                                opts_.eval_sentences, {});
+  const DecodeScores scores = evaluate_decoding(*task_, *decoder_, Split::dev, opts_.eval_sentences, {});
   result_.bleu = scores.bleu.score;
   result_.exact_match = scores.exact_match;
   char loss_text[32];
   std::snprintf(loss_text, sizeof loss_text, "%.4f", loss);
-  progress_.message("dev at step " + std::to_string(state_.step) + ": loss " +
-                    loss_text + ", greedy on " +
-                    std::to_string(scores.hypotheses.size()) +
-                    " sentences: " + bleu_str(scores.bleu) + ", exact match " +
-                    percent(scores.exact_match));
+  progress_.message("dev at step " + std::to_string(state_.step) + ": loss " + loss_text + ", greedy on " +
+                    std::to_string(scores.hypotheses.size()) + " sentences: " + bleu_str(scores.bleu) +
+                    ", exact match " + percent(scores.exact_match));
 }
 
 void Trainer::save() {
-  const std::string &dir = opts_.checkpoint_dir;
-  save_checkpoint(dir, {task_->name(), config_, steps_->persistent(),
-                        trainer_state_to_json(state_)});
+  const std::string& dir = opts_.checkpoint_dir;
+  save_checkpoint(dir, {task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)});
   std::vector<CurveSeries> curves(2);
   curves[0].label = "train";
-  for (const EvalPoint &p : state_.train_losses)
-    curves[0].points.emplace_back(p.step, p.loss);
+  for (const EvalPoint& p : state_.train_losses) curves[0].points.emplace_back(p.step, p.loss);
   curves[1].label = "dev";
-  for (const EvalPoint &p : state_.dev_losses)
-    curves[1].points.emplace_back(p.step, p.loss);
+  for (const EvalPoint& p : state_.dev_losses) curves[1].points.emplace_back(p.step, p.loss);
   write_file_atomically((fs::path(dir) / "loss_curve.svg").string(),
-                        loss_curve_svg(task_->name() + " " + config_.name +
-                                           ": loss per target token",
-                                       curves));
-  progress_.message("saved " + checkpoint_file(dir) + " at step " +
-                    std::to_string(state_.step));
+                        loss_curve_svg(task_->name() + " " + config_.name + ": loss per target token", curves));
+  progress_.message("saved " + checkpoint_file(dir) + " at step " + std::to_string(state_.step));
 }
 
-} // namespace
+}  // namespace
 
-TrainResult train(const TrainOptions &opts) { return Trainer(opts).run(); }
+TrainResult train(const TrainOptions& opts) { return Trainer(opts).run(); }
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -13,30 +13,28 @@
 namespace kiln::models {
 
 struct TrainOptions {
-  std::string task = "copy"; // copy | de-en
-  std::string config; // a preset of models/transformer/config.h; empty: tiny,
-                      // or the checkpoint's
-  int64_t d_model = 0, heads = 0, d_ff = 0,
-          layers =
-              0; // override the preset's sizes when > 0 (layers: each side)
-  std::string checkpoint_dir;   // written at --save-every and at the end
-  double minutes = 0;           // time budget (0: use steps)
-  int64_t steps = 0;            // step budget (0: use minutes)
-  bool resume = false;          // continue from checkpoint_dir's checkpoint
-  std::optional<uint64_t> seed; // param init, dropout and batch order; unset:
-                                // 0, or the checkpoint's
+  std::string task = "copy";
+  // A preset of models/transformer/config.h; empty: tiny, or the checkpoint's on resume.
+  std::string config;
+  // Override the preset's sizes when > 0 (layers: encoder and decoder each).
+  int64_t d_model = 0, heads = 0, d_ff = 0, layers = 0;
+  double dropout = -1;  // overrides the preset's dropout when >= 0
+  std::string checkpoint_dir;
+  double minutes = 0;   // time budget; exactly one of minutes and steps is > 0
+  int64_t steps = 0;    // step budget (steps of this call, resumed or not)
+  bool resume = false;  // continue checkpoint_dir's checkpoint
+  // Param init, dropout and batch order; unset: 0, or the checkpoint's on resume.
+  std::optional<uint64_t> seed;
   compiler::BackendOptions exec;
-  int64_t batch_tokens = 0; // target tokens per batch; 0: the task's default
-  int64_t warmup = 0;       // Adam warm-up steps; 0: the task's default
-  double lr_factor = 0;     // the schedule's factor; 0: the task's default
-  int64_t eval_every = 0;   // steps between dev evaluations; 0: only at the end
-  int64_t save_every = 0;   // steps between checkpoints; 0: only at the end
-  int64_t eval_sentences = 200; // dev sentences decoded for BLEU / exact match
-  double dropout = -1;          // overrides the preset's dropout when >= 0
-  std::string data_dir =
-      "/usr/share/trans/de-en"; // de-en: the trans-de-en data
-  int64_t log_every = 100;      // progress lines when the log is not a terminal
-  std::ostream *log = nullptr;  // progress and evaluations; nullptr: std::cerr
+  int64_t batch_tokens = 0;                         // target tokens per batch; 0: the task's default
+  int64_t warmup = 0;                               // Adam warm-up steps; 0: the task's default
+  double lr_factor = 0;                             // the schedule's factor; 0: the task's default
+  int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
+  int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
+  int64_t eval_sentences = 200;                     // dev sentences decoded for BLEU and exact match
+  std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en dictionary
+  int64_t log_every = 100;                          // steps between progress lines when the log is not a terminal
+  std::ostream* log = nullptr;                      // progress and evaluations; nullptr: std::cerr
 };
 
 struct EvalPoint {
@@ -46,14 +44,12 @@ struct EvalPoint {
 
 struct TrainResult {
   int64_t first_step = 0,
-          last_step = 0; // steps run this call: first_step..last_step
-  std::vector<EvalPoint>
-      train_losses; // every step of the whole run, resumes included
-  std::vector<EvalPoint> dev_losses; // every dev evaluation
-  double exact_match = -1; // last dev exact match (copy), -1 if not measured
-  double bleu = -1;        // last dev BLEU, -1 if not measured
-  double tokens_per_second =
-      0; // target tokens of this call's steps / their time
+          last_step = 0;                // steps run this call: first_step..last_step
+  std::vector<EvalPoint> train_losses;  // every step of the whole run, resumes included
+  std::vector<EvalPoint> dev_losses;    // every dev evaluation
+  double exact_match = -1;              // last dev exact match (copy), -1 if not measured
+  double bleu = -1;                     // last dev BLEU, -1 if not measured
+  double tokens_per_second = 0;         // target tokens of this call's steps / their time
 };
 
 // On --resume the checkpoint's seed, batch size, warm-up and learning-rate
@@ -62,6 +58,6 @@ struct TrainResult {
 // existing checkpoint without --resume, a checkpoint of another task or config,
 // or a loss that stops being finite (nothing is saved then: the last checkpoint
 // stays).
-TrainResult train(const TrainOptions &opts);
+TrainResult train(const TrainOptions& opts);
 
-} // namespace kiln::models
+}  // namespace kiln::models

@@ -9,51 +9,43 @@ namespace {
 
 using nlohmann::json;
 
-json points_to_json(const std::vector<EvalPoint> &points) {
+json points_to_json(const std::vector<EvalPoint>& points) {
   json a = json::array();
-  for (const EvalPoint &p : points)
-    a.push_back({p.step, p.loss});
+  for (const EvalPoint& p : points) a.push_back({p.step, p.loss});
   return a;
 }
 
-const json &field(const json &j, const char *key) {
+const json& field(const json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end())
-    throw Error(std::string("checkpoint trainer state: missing key \"") + key +
-                "\"");
+  if (it == j.end()) throw Error(std::string("checkpoint trainer state: missing key \"") + key + "\"");
   return *it;
 }
 
-template <class T> T typed_field(const json &j, const char *key) {
-  const json &v = field(j, key);
+template <class T>
+T typed_field(const json& j, const char* key) {
+  const json& v = field(j, key);
   const bool ok = std::is_floating_point_v<T> ? v.is_number()
                   : std::is_unsigned_v<T>     ? v.is_number_unsigned()
                                               : v.is_number_integer();
-  if (!ok)
-    throw Error(std::string("checkpoint trainer state: \"") + key +
-                "\" has the wrong type");
+  if (!ok) throw Error(std::string("checkpoint trainer state: \"") + key + "\" has the wrong type");
   return v.get<T>();
 }
 
-std::vector<EvalPoint> points_from_json(const json &j, const char *key) {
-  const json &a = field(j, key);
-  if (!a.is_array())
-    throw Error(std::string("checkpoint trainer state: \"") + key +
-                "\" must be an array");
+std::vector<EvalPoint> points_from_json(const json& j, const char* key) {
+  const json& a = field(j, key);
+  if (!a.is_array()) throw Error(std::string("checkpoint trainer state: \"") + key + "\" must be an array");
   std::vector<EvalPoint> points;
-  for (const json &p : a) {
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() ||
-        !p[1].is_number())
-      throw Error(std::string("checkpoint trainer state: \"") + key +
-                  "\" holds a point that is not [step, loss]");
+  for (const json& p : a) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number())
+      throw Error(std::string("checkpoint trainer state: \"") + key + "\" holds a point that is not [step, loss]");
     points.push_back({p[0].get<int64_t>(), p[1].get<double>()});
   }
   return points;
 }
 
-} // namespace
+}  // namespace
 
-std::string trainer_state_to_json(const TrainerState &s) {
+std::string trainer_state_to_json(const TrainerState& s) {
   nlohmann::ordered_json j;
   j["step"] = s.step;
   j["epoch"] = s.epoch;
@@ -67,15 +59,14 @@ std::string trainer_state_to_json(const TrainerState &s) {
   return j.dump();
 }
 
-TrainerState trainer_state_from_json(const std::string &text) {
+TrainerState trainer_state_from_json(const std::string& text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::exception &e) {
+  } catch (const json::exception& e) {
     throw Error(std::string("checkpoint trainer state: bad JSON: ") + e.what());
   }
-  if (!j.is_object())
-    throw Error("checkpoint trainer state: expected a JSON object");
+  if (!j.is_object()) throw Error("checkpoint trainer state: expected a JSON object");
   TrainerState s;
   s.step = typed_field<int64_t>(j, "step");
   s.epoch = typed_field<int64_t>(j, "epoch");
@@ -86,12 +77,12 @@ TrainerState trainer_state_from_json(const std::string &text) {
   s.lr_factor = typed_field<double>(j, "lr_factor");
   s.train_losses = points_from_json(j, "train_loss");
   s.dev_losses = points_from_json(j, "dev_loss");
-  if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.batch_tokens <= 0 ||
-      s.warmup <= 0 || !(s.lr_factor > 0))
-    throw Error("checkpoint trainer state: step, epoch and position must be >= "
-                "0 and the batch size, warm-up and "
-                "learning-rate factor positive");
+  if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.batch_tokens <= 0 || s.warmup <= 0 || !(s.lr_factor > 0))
+    throw Error(
+        "checkpoint trainer state: step, epoch and position must be >= "
+        "0 and the batch size, warm-up and "
+        "learning-rate factor positive");
   return s;
 }
 
-} // namespace kiln::models
+}  // namespace kiln::models

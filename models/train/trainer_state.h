@@ -12,18 +12,17 @@
 namespace kiln::models {
 
 struct TrainerState {
-  int64_t step = 0; // steps done
-  int64_t epoch =
-      0; // the epoch of train_batches being read (copy: one batch per epoch)
-  int64_t position = 0; // batches of that epoch already used
-  uint64_t seed = 0;    // param init, dropout and batch order
+  int64_t step = 0;      // steps done
+  int64_t epoch = 0;     // the epoch of train_batches being read (copy: one batch per epoch)
+  int64_t position = 0;  // batches of that epoch already used
+  uint64_t seed = 0;     // param init, dropout and batch order
   int64_t batch_tokens = 0, warmup = 0;
   double lr_factor = 0;
   std::vector<EvalPoint> train_losses, dev_losses;
 };
 
-std::string trainer_state_to_json(const TrainerState &s);
+std::string trainer_state_to_json(const TrainerState& s);
 // kiln::Error naming the missing or mistyped key.
-TrainerState trainer_state_from_json(const std::string &json);
+TrainerState trainer_state_from_json(const std::string& json);
 
-} // namespace kiln::models
+}  // namespace kiln::models
