@@ -37,8 +37,8 @@ class CopyTask final : public Task {
     // Held-out sets at most half of all sequences, so drawing around them stays quick.
     const double distinct = std::pow(static_cast<double>(options.vocab - 1), static_cast<double>(options.length - 1));
     if (2.0 * static_cast<double>(options.dev_size + options.test_size) > distinct)
-      throw Error("copy task: dev and test sets too large for " + std::to_string(options.vocab) + " tokens and length " +
-                  std::to_string(options.length));
+      throw Error("copy task: dev and test sets too large for " + std::to_string(options.vocab) +
+                  " tokens and length " + std::to_string(options.length));
     dev_ = draw_held_out(0, options.dev_size);
     test_ = draw_held_out(1, options.test_size);
   }
@@ -48,15 +48,16 @@ class CopyTask final : public Task {
   int32_t pad_id() const override { return kPad; }
   int32_t bos_id() const override { return kStart; }
   int32_t eos_id() const override { return -1; }
-  int64_t max_output_len(const Example& example) const override {
-    return static_cast<int64_t>(example.src.size()) - 1;
-  }
+  int64_t max_output_len(const Example& example) const override { return static_cast<int64_t>(example.src.size()) - 1; }
 
   const std::vector<Example>& examples(Split split) const override {
     switch (split) {
-      case Split::dev: return dev_;
-      case Split::test: return test_;
-      case Split::train: break;
+      case Split::dev:
+        return dev_;
+      case Split::test:
+        return test_;
+      case Split::train:
+        break;
     }
     return train_;
   }

@@ -17,17 +17,19 @@ class CounterRng {
       : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}, stream_(stream) {}
 
   uint64_t next() {
-    const philox::Counter out = philox::philox4x32_10(
-        {static_cast<uint32_t>(n_), static_cast<uint32_t>(n_ >> 32), static_cast<uint32_t>(stream_),
-         static_cast<uint32_t>(stream_ >> 32)},
-        key_);
+    const philox::Counter out =
+        philox::philox4x32_10({static_cast<uint32_t>(n_), static_cast<uint32_t>(n_ >> 32),
+                               static_cast<uint32_t>(stream_), static_cast<uint32_t>(stream_ >> 32)},
+                              key_);
     ++n_;
     return (uint64_t{out[1]} << 32) | out[0];
   }
 
   // Uniform in [0, bound), bound > 0 (Lemire's multiply-shift; the bias is below 2^-40
   // for the bounds used here).
-  uint64_t below(uint64_t bound) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * bound) >> 64); }
+  uint64_t below(uint64_t bound) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * bound) >> 64);
+  }
 
   template <class T>
   void shuffle(std::vector<T>& items) {  // Fisher-Yates

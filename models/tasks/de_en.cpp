@@ -28,7 +28,8 @@ std::string read_binary(const std::string& path) {
 
 // Both sides of an evenly spaced sample of the pairs.
 std::vector<std::string> subword_sample(const std::vector<TextPair>& pairs) {
-  const std::size_t stride = std::max<std::size_t>(1, (2 * pairs.size() + kSubwordSampleTexts - 1) / kSubwordSampleTexts);
+  const std::size_t stride =
+      std::max<std::size_t>(1, (2 * pairs.size() + kSubwordSampleTexts - 1) / kSubwordSampleTexts);
   std::vector<std::string> texts;
   for (std::size_t i = 0; i < pairs.size(); i += stride) {
     texts.push_back(pairs[i].de);
@@ -101,7 +102,8 @@ class DeEnTask final : public Task {
     for (TextPair& pair : read_trans_dict(options.data_path))
       by_split[static_cast<int>(split_of(pair.de, options.dev_permille, options.test_permille))].push_back(
           std::move(pair));
-    Subwords subwords = load_or_learn_subwords(options.spm_model_path, by_split[static_cast<int>(Split::train)], options.vocab_size);
+    Subwords subwords =
+        load_or_learn_subwords(options.spm_model_path, by_split[static_cast<int>(Split::train)], options.vocab_size);
     for (int split = 0; split < 3; ++split) {
       for (TextPair& pair : by_split[split]) {
         Example ex{subwords.encode(pair.de), subwords.encode(pair.en), std::move(pair.de), std::move(pair.en)};

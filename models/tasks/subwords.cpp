@@ -3,6 +3,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <unordered_map>
+
 #include "engine/ir/error.h"
 
 namespace kiln::models {
@@ -30,10 +32,21 @@ std::string Subwords::learn(const std::vector<std::string>& texts, int64_t vocab
   // Two threads, always: the EM sums are split the same way on every machine, so the
   // model bytes are reproducible (checked by the tests).
   // hard_vocab_limit=false lets a small corpus give a smaller vocabulary instead of failing.
-  const std::string args = "--model_type=unigram --vocab_size=" + std::to_string(vocab_size) +
-                           " --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3 --normalization_rule_name=identity"
-                           " --character_coverage=0.9995 --hard_vocab_limit=false --num_threads=2"
-                           " --input_sentence_size=0 --shuffle_input_sentence=false --minloglevel=2";
+  const std::unordered_map<std::string, std::string> args = {
+      {"model_type", "unigram"},
+      {"vocab_size", std::to_string(vocab_size)},
+      {"pad_id", "0"},
+      {"unk_id", "1"},
+      {"bos_id", "2"},
+      {"eos_id", "3"},
+      {"normalization_rule_name", "identity"},
+      {"character_coverage", "0.9995"},
+      {"hard_vocab_limit", "false"},
+      {"num_threads", "2"},
+      {"input_sentence_size", "0"},
+      {"shuffle_input_sentence", "false"},
+      {"minloglevel", "2"},  // sentencepiece's progress log off
+  };
   TextIterator iterator(texts);
   std::string model;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);

@@ -13,9 +13,12 @@ Split parse_split(const std::string& name) {
 
 std::string split_name(Split split) {
   switch (split) {
-    case Split::train: return "train";
-    case Split::dev: return "dev";
-    case Split::test: return "test";
+    case Split::train:
+      return "train";
+    case Split::dev:
+      return "dev";
+    case Split::test:
+      return "test";
   }
   return "?";
 }

@@ -31,7 +31,7 @@ Split parse_split(const std::string& name);  // "train" | "dev" | "test"; kiln::
 std::string split_name(Split split);
 
 struct Example {
-  std::vector<int32_t> src, tgt;  // tgt without bos/eos (see above)
+  std::vector<int32_t> src, tgt;   // tgt without bos/eos (see above)
   std::string src_text, tgt_text;  // decode(tgt) == tgt_text (de-en: up to unknown characters)
 };
 
@@ -41,9 +41,9 @@ struct Example {
 // tgt_in = [bos, pad...], tgt_out all pad, so the loss ignores them and no attention row
 // is fully masked.
 struct Batch {
-  Tensor src;      // [B,S]
-  Tensor tgt_in;   // [B,T]  full[0:n-1] (bos + tgt)
-  Tensor tgt_out;  // [B,T]  full[1:n]   (tgt + eos; copy: no eos)
+  Tensor src;                              // [B,S]
+  Tensor tgt_in;                           // [B,T]  full[0:n-1] (bos + tgt)
+  Tensor tgt_out;                          // [B,T]  full[1:n]   (tgt + eos; copy: no eos)
   int64_t src_tokens = 0, tgt_tokens = 0;  // non-pad tokens of src and of tgt_out
   int64_t rows = 0;                        // real examples (the first `rows` rows); the rest are filler
 };
@@ -87,10 +87,10 @@ std::unique_ptr<Task> make_copy_task(const CopyTaskOptions& options = {});
 
 struct DeEnOptions {
   std::string data_path = "/usr/share/trans/de-en";  // kiln::Error naming it and trans-de-en if unreadable
-  std::string spm_model_path;   // learned on the train split and written here (atomically) unless it exists
-  int64_t vocab_size = 8000;    // joint subword vocabulary when learning
-  int64_t max_len = 64;         // longest src or tgt_out in subwords; longer pairs are dropped
-  int64_t dev_permille = 3;     // share of German headwords (by hash) in dev and in test
+  std::string spm_model_path;  // learned on the train split and written here (atomically) unless it exists
+  int64_t vocab_size = 8000;   // joint subword vocabulary when learning
+  int64_t max_len = 64;        // longest src or tgt_out in subwords; longer pairs are dropped
+  int64_t dev_permille = 3;    // share of German headwords (by hash) in dev and in test
   int64_t test_permille = 3;
 };
 // Reads and splits the dictionary, learns or loads the subword model, encodes every pair.

@@ -10,11 +10,16 @@ namespace {
 
 char closing_bracket(char open) {
   switch (open) {
-    case '{': return '}';
-    case '[': return ']';
-    case '(': return ')';
-    case '<': return '>';
-    default: return 0;
+    case '{':
+      return '}';
+    case '[':
+      return ']';
+    case '(':
+      return ')';
+    case '<':
+      return '>';
+    default:
+      return 0;
   }
 }
 
