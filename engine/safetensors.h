@@ -30,9 +30,10 @@ SafetensorsFile load_safetensors(const std::string& path);
 // and returns its "__metadata__" map, without reading the data.
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
 
-// Lays the tensors out packed as Python's safetensors does (4-byte dtypes before
-// BOOL, each group in name order; header space-padded to 8 bytes). Throws kiln::Error
-// naming the file.
+// Lays the tensors out packed, byte for byte as Python's safetensors does: F32, then
+// I32, then BOOL, each group in name order; "__metadata__" first in the compact JSON
+// header, which is space-padded to a multiple of 8 bytes. Throws kiln::Error naming
+// the file.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata);
 
