@@ -51,11 +51,17 @@ void run(const RunOptions& opts);
 
 // `kiln compile FILE --emit llvm|asm|obj -o OUT [--target-cpu CPU]`: the JIT's
 // code for the graph (O3, vectorized for the target) as LLVM IR, assembly or an
-// object file whose entry function `kiln_main` follows compiler/codegen/lower_graph.h.
+// object file whose entry function (`kiln_main`, or --entry) follows
+// compiler/codegen/lower_graph.h. With `--header OUT.h` (obj only): an AOT object
+// whose one global function is the typed entry point ENTRY_run (ENTRY: --entry,
+// default the graph's name), declared and documented in the C header written to
+// OUT.h (compiler/aot/).
 struct CompileOptions {
   std::string graph_path;
   std::string emit = "obj";
   std::string output_path;
+  std::string header_path;  // empty: no AOT header
+  std::string entry;        // empty: the default above
   std::string target_cpu;
   bool time_passes = false;
 };

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "compiler/aot/aot_interface.h"
 #include "compiler/host.h"
 #include "engine/ir/error.h"
 #include "ops/register_all.h"
@@ -34,6 +35,13 @@ const CLI::Validator kNameEqualsPath(
       }
     },
     "NAME=PATH.npy");
+
+// --entry names a C function, so it must be a C identifier.
+const CLI::Validator kCIdentifier(
+    [](const std::string& arg) {
+      return kiln::compiler::is_c_identifier(arg) ? std::string() : "'" + arg + "' is not a C identifier";
+    },
+    "C_IDENTIFIER");
 
 }  // namespace
 
@@ -86,8 +94,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"llvm", "asm", "obj"}))
       ->capture_default_str();
   compile->add_option("-o,--output", compile_opts.output_path, "the file to write")->required();
+  compile->add_option("--header", compile_opts.header_path,
+                      "AOT (with --emit obj): also write a C header declaring the typed entry point ENTRY_run");
+  compile->add_option("--entry", compile_opts.entry,
+                      "the entry point's name (default kiln_main); with --header, the C API's prefix "
+                      "(ENTRY_run, struct ENTRY_args; default the graph's name)")
+      ->check(kCIdentifier);
   compile->add_option("--target-cpu", compile_opts.target_cpu, "generate code for this CPU (default: the host)");
   compile->add_flag("--time-passes", compile_opts.time_passes, "print compile time by stage to stderr");
+  compile->final_callback([&compile_opts] {
+    if (!compile_opts.header_path.empty() && compile_opts.emit != "obj")
+      throw CLI::ValidationError("--header", "needs --emit obj (the header declares the object's entry point)");
+  });
 
   kiln::cli::GradOptions grad_opts;
   auto* grad = app.add_subcommand("grad", "Append the backward pass; output each gradient as NAME.grad");
