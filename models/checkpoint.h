@@ -30,7 +30,8 @@ std::string checkpoint_file(const std::string& dir);
 void save_checkpoint(const std::string& dir, const Checkpoint& ckpt);
 
 // kiln::Error naming the directory for a missing directory or file, a truncated
-// or corrupt file, a wrong format marker or a bad config.
+// or corrupt file, a wrong format marker, a bad config, or params that do not fit
+// the checkpoint's own config.
 Checkpoint load_checkpoint(const std::string& dir);
 
 // Throws kiln::Error naming the first param of param_types(expected) that is

@@ -1,7 +1,7 @@
 #pragma once
 // A loss curve as a self-contained SVG document (no scripts, no external
 // resources): step on x, loss on y, axes with round tick values, one polyline
-// per series and a legend. Non-finite points are skipped; series with many
+// per series and a legend. Non-finite points (and any beyond +-1e150) are skipped; series with many
 // points are downsampled (at most ~2000 drawn per series); empty input still
 // gives a valid, labelled plot.
 #include <string>

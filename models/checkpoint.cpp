@@ -1,0 +1,117 @@
+#include "models/checkpoint.h"
+
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "engine/ir/error.h"
+#include "engine/safetensors.h"
+#include "models/transformer/transformer.h"
+
+namespace kiln::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFormat = "kiln-checkpoint-1";
+
+// "'small' (vocab 8000, d_model 256, 4 heads, d_ff 1024, 3+3 layers, max_len 256)"
+std::string describe(const TransformerConfig& c) {
+  std::ostringstream s;
+  s << "'" << c.name << "' (vocab " << c.vocab << ", d_model " << c.d_model << ", " << c.heads << " heads, d_ff "
+    << c.d_ff << ", " << c.enc_layers << "+" << c.dec_layers << " layers, max_len " << c.max_len << ")";
+  return s.str();
+}
+
+// The first non-finite element of an f32 tensor, if any.
+std::optional<std::pair<size_t, float>> first_non_finite(const Tensor& t) {
+  if (t.dtype() != DType::f32) return std::nullopt;
+  const auto& a = t.f32();
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!std::isfinite(a.data()[i])) return std::pair{i, a.data()[i]};
+  return std::nullopt;
+}
+
+// "param 'embed' is f32[11,256], expected f32[11,128]" for the first param of `cfg`
+// that `tensors` lacks or holds with another type.
+std::optional<std::string> first_param_mismatch(const std::map<std::string, Tensor>& tensors,
+                                                const TransformerConfig& cfg) {
+  for (const auto& [name, type] : param_types(cfg)) {
+    const auto it = tensors.find(name);
+    if (it == tensors.end()) return "it has no param '" + name + "' (expected " + type_str(type) + ")";
+    if (it->second.type() != type)
+      return "param '" + name + "' is " + type_str(it->second.type()) + ", expected " + type_str(type);
+  }
+  return std::nullopt;
+}
+
+const std::string& required(const std::map<std::string, std::string>& metadata, const std::string& key,
+                            const std::string& file) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) throw Error(file + ": not a kiln checkpoint: its metadata lacks \"" + key + "\"");
+  return it->second;
+}
+
+}  // namespace
+
+std::string checkpoint_file(const std::string& dir) { return (fs::path(dir) / "checkpoint.safetensors").string(); }
+
+void save_checkpoint(const std::string& dir, const Checkpoint& ckpt) {
+  for (const auto& [name, t] : ckpt.tensors)
+    if (const auto bad = first_non_finite(t)) {
+      std::ostringstream s;
+      s << "checkpoint " << dir << " not saved: tensor '" << name << "' has the non-finite value " << bad->second
+        << " at element " << bad->first << " (the training diverged); the previous checkpoint is kept";
+      throw Error(s.str());
+    }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("cannot create the checkpoint directory " + dir + ": " + ec.message());
+  save_safetensors(checkpoint_file(dir), ckpt.tensors,
+                   {{"format", kFormat},
+                    {"task", ckpt.task},
+                    {"config", config_to_json(ckpt.config)},
+                    {"trainer", ckpt.trainer_state}});
+}
+
+Checkpoint load_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw Error("checkpoint directory " + dir + " does not exist");
+  if (!fs::is_directory(dir, ec)) throw Error(dir + " is not a checkpoint directory");
+  const std::string file = checkpoint_file(dir);
+  if (!fs::exists(file, ec)) throw Error("checkpoint directory " + dir + " holds no checkpoint.safetensors");
+
+  SafetensorsFile f;
+  try {
+    f = load_safetensors(file);
+  } catch (const Error& e) {
+    throw Error(std::string("corrupt or truncated checkpoint: ") + e.what());
+  }
+  const std::string& format = required(f.metadata, "format", file);
+  if (format != kFormat)
+    throw Error(file + ": checkpoint format '" + format + "' is not the one this kiln reads ('" + kFormat + "')");
+
+  Checkpoint ckpt;
+  ckpt.task = required(f.metadata, "task", file);
+  if (ckpt.task.empty()) throw Error(file + ": the checkpoint names no task");
+  try {
+    ckpt.config = config_from_json(required(f.metadata, "config", file));
+  } catch (const Error& e) {
+    throw Error(file + ": bad model config: " + e.what());
+  }
+  ckpt.trainer_state = required(f.metadata, "trainer", file);
+  ckpt.tensors = std::move(f.tensors);
+  if (const auto mismatch = first_param_mismatch(ckpt.tensors, ckpt.config))
+    throw Error(file + ": corrupt checkpoint: its tensors do not fit its own config " + describe(ckpt.config) + ": " +
+                *mismatch);
+  return ckpt;
+}
+
+void check_matches(const Checkpoint& ckpt, const TransformerConfig& expected) {
+  if (const auto mismatch = first_param_mismatch(ckpt.tensors, expected))
+    throw Error("the checkpoint was trained with config " + describe(ckpt.config) + ", not " + describe(expected) +
+                ": " + *mismatch);
+}
+
+}  // namespace kiln::models
