@@ -1,0 +1,56 @@
+// One whole training step of the tiny Transformer (forward, backward, Adam) on
+// the JIT against the interpreter.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <xtensor/xsort.hpp>
+
+#include "compiler/backend.h"
+#include "models/transformer/transformer.h"
+#include "transformer_test_inputs.h"
+
+using namespace kiln;
+using namespace kiln::models;
+
+TEST_CASE("the JIT matches the interpreter on one tiny training step") {
+  const TransformerConfig cfg = test::tiny_config(16, 0.1);
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  auto step_on = [&](const std::string& backend) {
+    compiler::BackendOptions opts;
+    opts.backend = backend;
+    opts.threads = 2;
+    auto exe = compiler::make_executable(build_train_graph(cfg, 2, 6, 6, adam), opts);
+    test::bind_batch(*exe, test::sample_batch(6));
+    bind_initial_values(*exe, 5);
+    exe->run();
+    return exe;
+  };
+  const auto interp = step_on("interp");
+  const auto jit = step_on("jit");
+
+  // The loss goes through ~1000 f32 ops whose order of summation differs between
+  // backends (blocked GEMM, vectorized reductions): agreement to 1e-5 relative.
+  const float loss = interp->output("loss").f32()();
+  CHECK(jit->output("loss").f32()() == doctest::Approx(loss).epsilon(1e-5));
+  CHECK(jit->output("lr").f32()() == doctest::Approx(interp->output("lr").f32()()).epsilon(1e-6));
+  CHECK(jit->binding("step").i32()() == 1);
+
+  const float lr = interp->output("lr").f32()();
+  for (const auto& [name, type] : param_types(cfg)) {
+    INFO("param %", name);
+    // Adam's first moment is 0.1 * the gradient: the backward pass, compared to
+    // 1e-3 of the tensor's largest entry (gradients are sums of many products of
+    // differently rounded terms, and entries near zero only have absolute accuracy).
+    const Tensor::F32& m_ref = interp->binding(name + ".adam_m").f32();
+    const Tensor::F32& m_jit = jit->binding(name + ".adam_m").f32();
+    const float scale = xt::amax(xt::abs(m_ref))();
+    CHECK(xt::amax(xt::abs(m_jit - m_ref))() <= 1e-3f * scale + 1e-9f);
+    // The first step moves each param by at most lr (Adam's normalized step), in
+    // either backend's direction where a gradient is zero up to rounding (e.g.
+    // attention's key bias, whose exact gradient is zero).
+    const Tensor::F32& p_ref = interp->binding(name).f32();
+    const Tensor::F32& p_jit = jit->binding(name).f32();
+    CHECK(xt::amax(xt::abs(p_jit - p_ref))() <= 2.01f * lr + 1e-6f);
+  }
+}
