@@ -301,8 +301,11 @@ OpDef concat_def() {
                         .append(" outside axis ")
                         .append(std::to_string(axis)));
       }
-      out[static_cast<size_t>(axis)] += in[i].shape[static_cast<size_t>(axis)];
+      int64_t& len = out[static_cast<size_t>(axis)];
+      if (__builtin_add_overflow(len, in[i].shape[static_cast<size_t>(axis)], &len))
+        throw Error("the concatenated length along axis " + std::to_string(axis) + " overflows int64");
     }
+    numel(out);  // throws if the element count overflows
     return std::vector<TensorType>{{in[0].dtype, out}};
   };
   d.reference = [](const KernelArgs& a) {

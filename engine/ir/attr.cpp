@@ -61,6 +61,14 @@ std::string attr_str(const Attr& a) {
   return "?";
 }
 
+bool Attrs::operator==(const Attrs& other) const {
+  if (map_.size() != other.map_.size()) return false;
+  for (auto a = map_.begin(), b = other.map_.begin(); a != map_.end(); ++a, ++b)
+    if (a->first != b->first || attr_kind(a->second) != attr_kind(b->second) || attr_str(a->second) != attr_str(b->second))
+      return false;
+  return true;
+}
+
 const Attr* Attrs::find(const std::string& name) const {
   auto it = map_.find(name);
   return it == map_.end() ? nullptr : &it->second;

@@ -43,7 +43,9 @@ class Attrs {
   auto begin() const { return map_.begin(); }
   auto end() const { return map_.end(); }
   bool empty() const { return map_.empty(); }
-  bool operator==(const Attrs&) const = default;
+  // Same names with values of the same kind and text (attr_str): a NaN equals
+  // itself and -0.0 differs from 0.0, as in the printed form.
+  bool operator==(const Attrs& other) const;
 
  private:
   std::map<std::string, Attr> map_;

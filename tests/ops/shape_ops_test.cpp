@@ -140,6 +140,9 @@ TEST_CASE("concat rejects mismatched shapes and dtypes and scalars") {
   CHECK(build_error("concat", {{DType::f32, {}}}, {{"axis", int64_t{0}}}) ==
         "concat(f32[]): operand 0 must have at least rank 1, got rank 0");
   CHECK(build_error("concat", {}, {{"axis", int64_t{0}}}) == "concat(): expects at least 1 operand(s), got 0");
+  const int64_t big = int64_t{1} << 62;
+  CHECK(build_error("concat", {{DType::f32, {big}}, {DType::f32, {big}}, {DType::f32, {big}}}, {{"axis", int64_t{0}}})
+            .find("overflows int64") != std::string::npos);
 }
 
 TEST_CASE("shape op builder helpers chain") {
