@@ -16,19 +16,17 @@ namespace kiln::compiler {
 enum class EmitKind { llvm, assembly, object };
 
 // "llvm" | "asm" | "obj"; throws kiln::Error naming the choices otherwise.
-EmitKind parse_emit_kind(const std::string &name);
+EmitKind parse_emit_kind(const std::string& name);
 
 // The file's contents (text for llvm and asm, bytes for obj). The entry
 // function is named `entry`. Adds the stage times to `times` if given. Throws
 // kiln::Error.
-std::string emit_graph(const Graph &g, const Target &target, EmitKind kind,
-                       const std::string &entry = "kiln_main",
-                       CompileTimes *times = nullptr);
+std::string emit_graph(const Graph& g, const Target& target, EmitKind kind, const std::string& entry = "kiln_main",
+                       CompileTimes* times = nullptr);
 
 // The same for a module already lowered (and perhaps extended, as AOT adds its
 // typed entry point): optimizes it at O3 for `target`, then writes it as
 // `kind`.
-std::string emit_module(LoweredGraph &lowered, const Target &target,
-                        EmitKind kind, CompileTimes &times);
+std::string emit_module(LoweredGraph& lowered, const Target& target, EmitKind kind, CompileTimes& times);
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler

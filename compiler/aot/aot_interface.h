@@ -37,19 +37,19 @@ namespace kiln::compiler {
 
 struct AotField {
   enum class Role { input, param, state, output, assigned };
-  std::string name;       // the C member name
-  std::string graph_name; // the graph value it is named after (for new_NAME:
-                          // the assign's target)
+  std::string name;        // the C member name
+  std::string graph_name;  // the graph value it is named after (for new_NAME:
+                           // the assign's target)
   Role role;
-  Value value; // the graph value whose data the field holds
+  Value value;  // the graph value whose data the field holds
 };
 
 // Where the raw entry's buffer for a value lives.
 struct AotBuffer {
   enum class Place { field, workspace };
   Place place;
-  size_t field = 0;    // Place::field: index into fields
-  uint64_t offset = 0; // Place::workspace: byte offset into the workspace
+  size_t field = 0;     // Place::field: index into fields
+  uint64_t offset = 0;  // Place::workspace: byte offset into the workspace
 };
 
 // A field whose value's buffer is elsewhere: copied after the run.
@@ -59,9 +59,9 @@ struct AotCopy {
 };
 
 struct AotInterface {
-  std::string prefix; // C identifier: PREFIX_run, struct PREFIX_args
+  std::string prefix;  // C identifier: PREFIX_run, struct PREFIX_args
   std::vector<AotField> fields;
-  std::vector<AotBuffer> buffers; // by value id
+  std::vector<AotBuffer> buffers;  // by value id
   std::vector<AotCopy> copies;
   uint64_t workspace_bytes = 0;
   static constexpr uint64_t kWorkspaceAlign = 64;
@@ -70,15 +70,14 @@ struct AotInterface {
 // Throws kiln::Error if `prefix` is not a C identifier, or if two fields would
 // get the same C name (compared case-insensitively, as the header's upper-case
 // constants would clash too), naming both.
-AotInterface aot_interface(const Graph &g, const std::string &prefix);
+AotInterface aot_interface(const Graph& g, const std::string& prefix);
 
-bool is_c_identifier(
-    const std::string &s); // [A-Za-z_][A-Za-z0-9_]* and no keyword
+bool is_c_identifier(const std::string& s);  // [A-Za-z_][A-Za-z0-9_]* and no keyword
 
 // `name` made into a C identifier as described above ("w1.grad" -> "w1_grad").
-std::string c_identifier(const std::string &name);
+std::string c_identifier(const std::string& name);
 
 // The default prefix: the graph's name made into a C identifier.
-std::string default_aot_prefix(const Graph &g);
+std::string default_aot_prefix(const Graph& g);
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler

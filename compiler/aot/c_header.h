@@ -12,7 +12,6 @@ namespace kiln::compiler {
 
 // The header's text; `target` is what the object was compiled for (named in the
 // header, as the object runs only on CPUs with those features).
-std::string c_header(const Graph &g, const AotInterface &api,
-                     const Target &target);
+std::string c_header(const Graph& g, const AotInterface& api, const Target& target);
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler

@@ -8,16 +8,14 @@
 
 namespace kiln::compiler {
 
-AotFiles emit_aot(const Graph &g, const Target &target,
-                  const std::string &prefix, CompileTimes *times) {
+AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times) {
   CompileTimes local;
-  CompileTimes &t = times ? *times : local;
+  CompileTimes& t = times ? *times : local;
   const AotInterface api = aot_interface(g, prefix);
   LoweredGraph lowered = lower_graph(g, target);
   t.lower_ms += lowered.lower_ms;
   add_typed_entry(lowered, g, api, target);
-  return {emit_module(lowered, target, EmitKind::object, t),
-          c_header(g, api, target)};
+  return {emit_module(lowered, target, EmitKind::object, t), c_header(g, api, target)};
 }
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler

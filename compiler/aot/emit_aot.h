@@ -13,14 +13,13 @@
 namespace kiln::compiler {
 
 struct AotFiles {
-  std::string object; // ELF bytes
-  std::string header; // C text
+  std::string object;  // ELF bytes
+  std::string header;  // C text
 };
 
 // `prefix` names the C API (PREFIX_run, struct PREFIX_args, PREFIX_* constants;
 // aot_interface.h). Adds the stage times to `times` if given. Throws
 // kiln::Error.
-AotFiles emit_aot(const Graph &g, const Target &target,
-                  const std::string &prefix, CompileTimes *times = nullptr);
+AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times = nullptr);
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler

@@ -14,7 +14,6 @@
 namespace kiln::compiler {
 
 // `lowered` is `g` lowered for `target` (not yet optimized).
-void add_typed_entry(LoweredGraph &lowered, const Graph &g,
-                     const AotInterface &api, const Target &target);
+void add_typed_entry(LoweredGraph& lowered, const Graph& g, const AotInterface& api, const Target& target);
 
-} // namespace kiln::compiler
+}  // namespace kiln::compiler
