@@ -44,8 +44,8 @@ std::string emit_module(LoweredGraph& lowered, const Target& target, EmitKind ki
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream svs(buffer);
     llvm::legacy::PassManager pm;
-    const auto file_type =
-        kind == EmitKind::object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+    const auto file_type = kind == EmitKind::object ? llvm::CodeGenFileType::ObjectFile
+                                                    : llvm::CodeGenFileType::AssemblyFile;
     if (tm->addPassesToEmitFile(pm, svs, nullptr, file_type))
       throw Error("jit: the target cannot emit this kind of file");
     pm.run(*lowered.module);

@@ -18,9 +18,8 @@ enum class EmitKind { llvm, assembly, object };
 // "llvm" | "asm" | "obj"; throws kiln::Error naming the choices otherwise.
 EmitKind parse_emit_kind(const std::string& name);
 
-// The file's contents (text for llvm and asm, bytes for obj). The entry
-// function is named `entry`. Adds the stage times to `times` if given. Throws
-// kiln::Error.
+// The file's contents (text for llvm and asm, bytes for obj). The entry function
+// is named `entry`. Adds the stage times to `times` if given. Throws kiln::Error.
 std::string emit_graph(const Graph& g, const Target& target, EmitKind kind, const std::string& entry = "kiln_main",
                        CompileTimes* times = nullptr);
 
