@@ -94,6 +94,7 @@ struct Axis {
 
   std::string label(double v) const {
     char buf[48];
+    if (v == 0) return "0";
     if (std::abs(v) >= 1e6 || (v != 0 && std::abs(v) < 1e-4))
       std::snprintf(buf, sizeof buf, "%.3g", v);
     else
@@ -163,10 +164,13 @@ std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeri
   }
 
   // Legend: top right inside the plot.
-  const double lx = kLeft + pw - 150, ly = kTop + 10;
+  size_t longest = 0;
+  for (const CurveSeries& s : series) longest = std::max(longest, s.label.size());
+  const double legend_width = 48 + 7 * static_cast<double>(longest);  // about 7 px per character
+  const double lx = kLeft + pw - legend_width - 10, ly = kTop + 10;
   if (!series.empty())
-    o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"140\" height=\"" << 20 * series.size() + 8
-      << "\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#999\"/>\n";
+    o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"" << legend_width << "\" height=\""
+      << 20 * series.size() + 8 << "\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#999\"/>\n";
   for (size_t i = 0; i < series.size(); ++i) {
     const double y = ly + 18 + 20 * static_cast<double>(i);
     o << "<line x1=\"" << lx + 8 << "\" y1=\"" << y - 4 << "\" x2=\"" << lx + 32 << "\" y2=\"" << y - 4
