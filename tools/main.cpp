@@ -145,6 +145,14 @@ int main(int argc, char** argv) {
   kiln::cli::BenchOptions bench_opts;
   auto* bench = kiln::cli::add_bench_command(app, bench_opts);
 
+  // The Transformer's training and decoding (cmd_train.cpp, cmd_translate.cpp, cmd_eval.cpp).
+  kiln::models::TrainOptions model_train_opts;
+  auto* model_train = kiln::cli::add_train_command(app, model_train_opts);
+  kiln::cli::TranslateOptions translate_opts;
+  auto* translate = kiln::cli::add_translate_command(app, translate_opts);
+  kiln::cli::EvalOptions eval_opts;
+  auto* eval = kiln::cli::add_eval_command(app, eval_opts);
+
   // The Transformer's graphs as .kir files (cmd_export.cpp).
   kiln::cli::ExportOptions export_opts;
   auto* export_cmd = kiln::cli::add_export_command(app, export_opts);
@@ -167,6 +175,9 @@ int main(int argc, char** argv) {
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);
     if (*bench) kiln::cli::bench(bench_opts);
+    if (*model_train) kiln::cli::train(model_train_opts);
+    if (*translate) kiln::cli::translate(translate_opts);
+    if (*eval) kiln::cli::eval(eval_opts);
     if (*export_cmd) kiln::cli::export_model(export_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."

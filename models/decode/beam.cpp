@@ -59,9 +59,9 @@ std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t
     return h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), opts.length_penalty);
   };
 
+  const int64_t len = decoder.padded_length(max_len);  // one decoder shape per call
   std::vector<Hypothesis> live{Hypothesis{}}, finished;
   for (int64_t t = 0; t < max_len && !live.empty(); ++t) {
-    const int64_t len = decoder.padded_length(t + 1);
     Tensor::I32 tgt_in = Tensor::I32::from_shape({static_cast<size_t>(k), static_cast<size_t>(len)});
     tgt_in.fill(decoder.config().pad_id);
     for (int64_t r = 0; r < k; ++r) {

@@ -29,9 +29,9 @@ class Decoder {
   // row t depends only on tgt_in[:, :t+1] (causal).
   Tensor log_probs(const Tensor& memory, const Tensor& src, const Tensor& tgt_in);
 
-  // The decoder length to run for a prefix of `len` tokens: the next power of
-  // two (at least 8, at most config().max_len), so a growing prefix compiles
-  // only a few decoder shapes.
+  // The length to pad `len` source tokens or decoder positions to: the next
+  // power of two, at least 8 and at most config().max_len (or len if longer), so
+  // decoding compiles only a few shapes.
   int64_t padded_length(int64_t len) const;
 
  private:

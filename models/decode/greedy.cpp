@@ -19,10 +19,11 @@ std::vector<std::vector<int32_t>> greedy_decode(Decoder& decoder, const Tensor& 
   for (int64_t b = 0; b < rows; ++b) done[b] = max_lens[b] <= 0;
   const int64_t longest = *std::max_element(max_lens.begin(), max_lens.end());
 
+  // One decoder length for the whole call: a JIT compile costs far more than
+  // running a few padded positions.
+  const int64_t len = decoder.padded_length(longest);
   for (int64_t t = 0; t < longest && std::find(done.begin(), done.end(), false) != done.end(); ++t) {
-    // Prefix bos + the tokens so far, padded to a cached length; row t predicts
-    // token t.
-    const int64_t len = decoder.padded_length(t + 1);
+    // Prefix bos + the tokens so far, padded; row t predicts token t.
     Tensor::I32 tgt_in = Tensor::I32::from_shape({static_cast<size_t>(rows), static_cast<size_t>(len)});
     tgt_in.fill(decoder.config().pad_id);
     for (int64_t b = 0; b < rows; ++b) {

@@ -119,8 +119,10 @@ class Trainer {
   TrainResult run();
 
  private:
-  bool budget_left(int64_t steps_done, double elapsed) const;
-  double eta(int64_t steps_done, double elapsed) const;
+  bool budget_left(double elapsed) const;
+  double eta(double elapsed) const;
+  const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
+  void step(const Batch& batch);
   void evaluate();
   void save();
 
@@ -133,6 +135,10 @@ class Trainer {
   std::optional<Decoder> decoder_;
   ProgressLine progress_;
   TrainResult result_;
+  std::vector<Batch> batches_;  // the current epoch's
+  Clock::time_point start_;
+  int64_t steps_done_ = 0, tokens_ = 0, window_tokens_ = 0;  // window: since the last logged line
+  double step_seconds_ = 0, window_seconds_ = 0;             // time in the training step itself
 };
 
 Trainer::Trainer(const TrainOptions& o)
@@ -171,63 +177,64 @@ Trainer::Trainer(const TrainOptions& o)
   result_.dev_losses = state_.dev_losses;
 }
 
-bool Trainer::budget_left(int64_t steps_done, double elapsed) const {
-  return opts_.steps > 0 ? steps_done < opts_.steps : elapsed < opts_.minutes * 60;
+bool Trainer::budget_left(double elapsed) const {
+  return opts_.steps > 0 ? steps_done_ < opts_.steps : elapsed < opts_.minutes * 60;
 }
 
-double Trainer::eta(int64_t steps_done, double elapsed) const {
+// For --minutes what is left of the budget; for --steps the remaining steps at
+// the mean time of a step so far (compiles and evaluations not included).
+double Trainer::eta(double elapsed) const {
   if (opts_.minutes > 0) return opts_.minutes * 60 - elapsed;
-  return steps_done > 0 ? elapsed / static_cast<double>(steps_done) * static_cast<double>(opts_.steps - steps_done)
-                        : -1;
+  return step_seconds_ / static_cast<double>(steps_done_) * static_cast<double>(opts_.steps - steps_done_);
+}
+
+const Batch& Trainer::next_batch() {
+  if (static_cast<size_t>(state_.position) >= batches_.size()) {
+    ++state_.epoch;
+    state_.position = 0;
+    batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+    if (batches_.empty()) throw Error("task " + task_->name() + " has no training batches");
+  }
+  return batches_[static_cast<size_t>(state_.position++)];
+}
+
+void Trainer::step(const Batch& batch) {
+  Executable& exe = steps_->get(shape_of(batch));  // compiles a new shape: not timed
+  const Clock::time_point start = Clock::now();
+  exe.bind("src", batch.src);
+  exe.bind("tgt_in", batch.tgt_in);
+  exe.bind("tgt_out", batch.tgt_out);
+  exe.run();
+  const double seconds = seconds_since(start);
+  ++state_.step;
+  ++steps_done_;
+  const double loss = exe.output("loss").f32()();
+  if (!std::isfinite(loss)) {
+    progress_.message("warning: the loss is " + std::to_string(loss) + " at step " + std::to_string(state_.step) +
+                      "; not saving, " + opts_.checkpoint_dir + " keeps its last checkpoint");
+    throw Error("training diverged at step " + std::to_string(state_.step) + " (loss " + std::to_string(loss) + ")");
+  }
+  state_.train_losses.push_back({state_.step, loss});
+  tokens_ += batch.tgt_tokens;
+  step_seconds_ += seconds;
+  window_tokens_ += batch.tgt_tokens;
+  window_seconds_ += seconds;
+  progress_.update({state_.step, loss, static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9),
+                    exe.output("lr").f32()(), eta(seconds_since(start_))});
+  if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) window_tokens_ = 0, window_seconds_ = 0;
 }
 
 TrainResult Trainer::run() {
-  const Clock::time_point start = Clock::now();
+  start_ = Clock::now();
   log_ << "training " << task_->name() << " with " << config_to_json(config_) << " from step " << state_.step << " on "
        << opts_.exec.backend << '\n';
-  std::vector<Batch> batches = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+  batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
   result_.first_step = state_.step + 1;
-  int64_t done = 0, tokens = 0, window_tokens = 0;
-  double step_seconds = 0, window_seconds = 0;
   bool evaluated_last = false;
-  while (budget_left(done, seconds_since(start))) {
-    if (static_cast<size_t>(state_.position) >= batches.size()) {
-      ++state_.epoch;
-      state_.position = 0;
-      batches = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
-      if (batches.empty()) throw Error("task " + task_->name() + " has no training batches");
-    }
-    const Batch& batch = batches[static_cast<size_t>(state_.position)];
-    Executable& exe = steps_->get(shape_of(batch));  // compiles on a new shape: not timed
-    const Clock::time_point step_start = Clock::now();
-    exe.bind("src", batch.src);
-    exe.bind("tgt_in", batch.tgt_in);
-    exe.bind("tgt_out", batch.tgt_out);
-    exe.run();
-    const double seconds = seconds_since(step_start);
-    ++state_.position;
-    ++state_.step;
-    ++done;
-    const double loss = exe.output("loss").f32()();
-    if (!std::isfinite(loss)) {
-      progress_.message("warning: the loss is " + std::to_string(loss) + " at step " + std::to_string(state_.step) +
-                        "; not saving, " + opts_.checkpoint_dir + " keeps its last checkpoint");
-      throw Error("training diverged at step " + std::to_string(state_.step) + " (loss " + std::to_string(loss) + ")");
-    }
-    state_.train_losses.push_back({state_.step, loss});
-    tokens += batch.tgt_tokens;
-    step_seconds += seconds;
-    window_tokens += batch.tgt_tokens;
-    window_seconds += seconds;
-    const double elapsed = seconds_since(start);
-    progress_.update({state_.step, loss, static_cast<double>(window_tokens) / std::max(window_seconds, 1e-9),
-                      exe.output("lr").f32()(), eta(done, elapsed)});
-    if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) window_tokens = 0, window_seconds = 0;
-    evaluated_last = false;
-    if (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0) {
-      evaluate();
-      evaluated_last = true;
-    }
+  while (budget_left(seconds_since(start_))) {
+    step(next_batch());
+    evaluated_last = opts_.eval_every > 0 && state_.step % opts_.eval_every == 0;
+    if (evaluated_last) evaluate();
     if (opts_.save_every > 0 && state_.step % opts_.save_every == 0) save();
   }
   if (!evaluated_last) evaluate();
@@ -235,7 +242,7 @@ TrainResult Trainer::run() {
   result_.last_step = state_.step;
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
-  result_.tokens_per_second = static_cast<double>(tokens) / std::max(step_seconds, 1e-9);
+  result_.tokens_per_second = static_cast<double>(tokens_) / std::max(step_seconds_, 1e-9);
   return result_;
 }
 

@@ -1,0 +1,77 @@
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "tools/cli_common.h"
+
+namespace kiln::cli {
+
+CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
+  auto* cmd = app.add_subcommand("train",
+                                 "Train the Transformer on a task, with "
+                                 "checkpoints, dev scores and a loss "
+                                 "curve (DIR/loss_curve.svg)");
+  cmd->add_option("--task", opts.task,
+                  "copy (the synthetic copy task) or de-en (German to English, "
+                  "trans-de-en)")
+      ->required()
+      ->check(CLI::IsMember({"copy", "de-en"}));
+  cmd->add_option("--config", opts.config,
+                  "model preset: tiny, small or base (default: tiny, or the "
+                  "checkpoint's)")
+      ->check(CLI::IsMember({"tiny", "small", "base"}));
+  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->required();
+  auto* minutes =
+      cmd->add_option("--minutes", opts.minutes, "train for this long (wall clock)")->check(CLI::PositiveNumber);
+  auto* steps = cmd->add_option("--steps", opts.steps, "train for this many steps")->check(CLI::PositiveNumber);
+  minutes->excludes(steps);
+  cmd->add_flag("--resume", opts.resume, "continue the checkpoint in --checkpoint on the same trajectory");
+  cmd->add_option_function<uint64_t>(
+      "--seed", [&opts](const uint64_t& seed) { opts.seed = seed; },
+      "seed of the param initialization, dropout and batch order (default 0, "
+      "or the checkpoint's)");
+  cmd->add_option("--backend", opts.exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
+      ->check(CLI::IsMember({"jit", "interp"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the task's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the task's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--lr-factor", opts.lr_factor,
+                  "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "
+                  "step * warmup^-1.5) (default: the task's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--eval-every", opts.eval_every, "steps between dev evaluations (default: only at the end)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: only at the end)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--eval-sentences", opts.eval_sentences, "dev sentences decoded for BLEU and exact match")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--log-every", opts.log_every, "steps between progress lines when stderr is not a terminal")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dropout", opts.dropout, "dropout rate (default: the preset's)")->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--d-model", opts.d_model, "override the preset's d_model")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", opts.heads, "override the preset's attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
+  // Exactly one budget: CLI11 names the flags in its message (exit 2).
+  cmd->callback([minutes, steps] {
+    if (minutes->count() == 0 && steps->count() == 0) throw CLI::RequiredError("--minutes or --steps");
+  });
+  return cmd;
+}
+
+void train(const models::TrainOptions& opts) {
+  const models::TrainResult r = models::train(opts);
+  std::cout << "trained steps " << r.first_step << ".." << r.last_step << ": "
+            << static_cast<int64_t>(r.tokens_per_second) << " target tokens/s; dev";
+  if (!r.dev_losses.empty()) std::cout << " loss " << r.dev_losses.back().loss;
+  std::cout << " BLEU " << r.bleu << " exact match " << 100 * r.exact_match << "%; checkpoint in "
+            << opts.checkpoint_dir << '\n';
+}
+
+}  // namespace kiln::cli
