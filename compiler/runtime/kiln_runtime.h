@@ -1,7 +1,9 @@
 #pragma once
 // The small runtime that generated code calls: a thread pool with a parallel-for.
-// Plain C++ behind a C ABI, so JIT'd code (which gets these symbols from the JIT
-// engine) and AOT objects (which link this file) use the same implementation.
+// Two implementations behind this C ABI, behaving alike: thread_pool.cpp (C++),
+// whose symbols the JIT engine gives JIT'd code, and kiln_runtime_aot.c (C11 and
+// POSIX threads), which programs linking AOT objects compile, so that they need
+// no C++ runtime.
 #include <stdint.h>  // NOLINT: C header, usable from C
 
 #ifdef __cplusplus
@@ -11,10 +13,11 @@ extern "C" {
 // The body of a parallel loop: runs indices [begin, end) of the iteration space.
 typedef void (*kiln_loop_body)(void* ctx, int64_t begin, int64_t end);
 
-// Runs body(ctx, b, e) over disjoint ranges covering [0, n), each at least `grain`
-// indices long (except the last), on the pool's threads and the caller's. Runs
-// body(ctx, 0, n) on the calling thread when n <= grain, when the pool has one
-// thread, or when the pool is busy with another call (nested or concurrent use).
+// Runs body(ctx, b, e) over disjoint ranges covering [0, n), of nearly equal
+// lengths, at most one per thread and at most ceil(n / grain) of them, on the
+// pool's threads and the caller's. Runs body(ctx, 0, n) on the calling thread
+// when n <= grain, when the pool has one thread, or when the pool is busy with
+// another call (nested or concurrent use).
 // How indices are split never changes what each index computes, so results do
 // not depend on the thread count.
 void kiln_parallel_for(int64_t n, int64_t grain, kiln_loop_body body, void* ctx);
@@ -25,7 +28,7 @@ int32_t kiln_num_threads(void);
 
 // Run-time errors of generated code (integer division by zero, an out-of-range
 // gather index). Kernels cannot throw, so they record the first error in a status
-// word that the caller passes in and checks after the run (see codegen/abi.h).
+// word that the caller passes in and checks after the run (see codegen/lower_graph.h).
 enum kiln_error_code {
   KILN_OK = 0,
   KILN_ERROR_INTEGER_DIVISION_BY_ZERO = 1,
