@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "engine/ir/error.h"
 #include "ops/constant.h"
 #include "ops/dropout.h"
 #include "ops/elementwise.h"
@@ -39,9 +38,6 @@ Value Layers::feed_forward(Value x, const std::string& prefix) {
 Value Layers::embed(Value tokens) {
   const Shape shape = b_.type(tokens).shape;  // [B, L]
   const int64_t len = shape.at(1), d = cfg_.d_model;
-  if (len > cfg_.max_len)
-    throw Error("Transformer: sequence length " + std::to_string(len) + " exceeds max_len " +
-                std::to_string(cfg_.max_len));
   const Value rows = ops::gather(b_, param("embed"), ops::reshape(b_, tokens, {shape[0] * len}));  // [B*L, D]
   const Value scaled = ops::mul(b_, rows, scalar(std::sqrt(static_cast<double>(d))));
   const Value positions = ops::slice(b_, params_.pos_enc(), {0}, {0}, {len});  // [L, D]

@@ -32,7 +32,7 @@ class Layers {
   // Position-wise FFN: relu(x W1 + b1) W2 + b2.
   Value feed_forward(Value x, const std::string& prefix);
   // Token embeddings times sqrt(d_model) plus the positional encodings, then
-  // dropout: tokens i32[B, L] -> rows f32[B*L, D].
+  // dropout: tokens i32[B, L] -> rows f32[B*L, D]. L <= max_len (the graph builders check).
   Value embed(Value tokens);
 
   // A scalar f32 constant.
