@@ -40,14 +40,14 @@ void check_options(const TrainOptions& o) {
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
 }
 
-TransformerConfig model_config(const TrainOptions& o, const std::string& preset, const Task& task) {
-  TransformerConfig c = preset_config(preset);
+// The preset (or on resume the checkpoint's config) with the options' overrides.
+TransformerConfig model_config(const TrainOptions& o, TransformerConfig c, const Task& task) {
   const bool custom = o.d_model > 0 || o.heads > 0 || o.d_ff > 0 || o.layers > 0;
   if (o.d_model > 0) c.d_model = o.d_model;
   if (o.heads > 0) c.heads = o.heads;
   if (o.d_ff > 0) c.d_ff = o.d_ff;
   if (o.layers > 0) c.enc_layers = c.dec_layers = o.layers;
-  if (custom) c.name = preset + "+custom";
+  if (custom && c.name.find('+') == std::string::npos) c.name += "+custom";
   if (o.dropout >= 0) c.dropout = o.dropout;
   c.vocab = task.vocab_size();
   c.pad_id = task.pad_id();
@@ -158,8 +158,11 @@ Trainer::Trainer(const TrainOptions& o)
       throw Error("--resume: " + dir + " is a checkpoint of task '" + ckpt->task + "', not '" + o.task + "'");
   }
   task_ = make_task(o.task, dir, o.data_dir, !o.resume);
-  const std::string preset = !o.config.empty() ? o.config : ckpt ? ckpt->config.name : "tiny";
-  config_ = ckpt && o.config.empty() ? ckpt->config : model_config(o, preset, *task_);
+  config_ = model_config(o,
+                         !o.config.empty() ? preset_config(o.config)
+                         : ckpt            ? ckpt->config
+                                           : preset_config("tiny"),
+                         *task_);
   if (ckpt) check_matches(*ckpt, config_);
   state_ = initial_state(o, ckpt);
 

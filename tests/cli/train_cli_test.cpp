@@ -1,0 +1,202 @@
+// kiln train, translate and eval as a user runs them: bad flags, bad checkpoints,
+// a missing data package and empty lines get clear errors, and no checkpoint is
+// ever changed by a failing command. A small model on the interpreter keeps it fast.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/run_kiln.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// A model small enough to train a few steps on the interpreter in moments.
+std::vector<std::string> small_model(const std::string& d_model = "32") {
+  return {"--d-model", d_model, "--heads",   "2",      "--d-ff",           "64",
+          "--layers",  "1",     "--backend", "interp", "--eval-sentences", "20"};
+}
+
+std::vector<std::string> train_args(const std::string& dir, std::vector<std::string> extra = {},
+                                    const std::vector<std::string>& model = small_model()) {
+  std::vector<std::string> args = {"train", "--task", "copy", "--steps", "3", "--checkpoint", dir};
+  args.insert(args.end(), model.begin(), model.end());
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// kiln with `input` on stdin: the child popen starts inherits this process's fd 0.
+KilnResult run_kiln_stdin(const std::vector<std::string>& args, const std::string& input) {
+  TempDir scratch;
+  write_file(scratch.file("stdin"), input);
+  const int saved = dup(0);
+  const int fd = open(scratch.file("stdin").c_str(), O_RDONLY);
+  REQUIRE((saved >= 0 && fd >= 0));
+  dup2(fd, 0);
+  close(fd);
+  KilnResult r = run_kiln(args);
+  dup2(saved, 0);
+  close(saved);
+  return r;
+}
+
+// One trained checkpoint shared by the cases that only read it.
+const std::string& trained_checkpoint() {
+  static TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.file("ckpt");
+    const KilnResult r = run_kiln(train_args(p));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    return p;
+  }();
+  return path;
+}
+
+std::string checkpoint_file(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
+
+}  // namespace
+
+TEST_CASE("kiln train flag errors exit 2 naming the flag") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  KilnResult r = run_kiln({"train", "--task", "copy", "--minutes", "1", "--steps", "5", "--checkpoint", ckpt});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--minutes") != std::string::npos);
+  CHECK(r.err.find("--steps") != std::string::npos);
+  r = run_kiln({"train", "--task", "copy", "--checkpoint", ckpt});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--minutes or --steps") != std::string::npos);
+  r = run_kiln({"train", "--task", "reverse", "--steps", "5", "--checkpoint", ckpt});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--task") != std::string::npos);
+  r = run_kiln({"translate", "--checkpoint", ckpt, "--beam", "0", "x"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--beam") != std::string::npos);
+  r = run_kiln({"eval", "--checkpoint", ckpt, "--split", "train"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--split") != std::string::npos);
+  CHECK(!fs::exists(ckpt));
+}
+
+TEST_CASE("kiln train writes a checkpoint and a loss curve and never overwrites one without --resume") {
+  const std::string& ckpt = trained_checkpoint();
+  const std::string before = read_file(checkpoint_file(ckpt));
+  CHECK(before.size() > 1000);
+  CHECK(read_file(ckpt + "/loss_curve.svg").find("<svg") != std::string::npos);
+  const KilnResult r = run_kiln(train_args(ckpt));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("already holds a checkpoint") != std::string::npos);
+  CHECK(r.err.find("--resume") != std::string::npos);
+  CHECK(read_file(checkpoint_file(ckpt)) == before);
+}
+
+TEST_CASE("kiln train --resume with another config is an error naming a param") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  fs::copy(trained_checkpoint(), ckpt);
+  const std::string before = read_file(checkpoint_file(ckpt));
+  const KilnResult r = run_kiln(train_args(ckpt, {"--resume"}, small_model("48")));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("kiln: error:") != std::string::npos);
+  CHECK(r.err.find("embed") != std::string::npos);
+  CHECK(read_file(checkpoint_file(ckpt)) == before);
+}
+
+TEST_CASE("kiln train de-en without the data package names the path and the package") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  const KilnResult r = run_kiln(
+      {"train", "--task", "de-en", "--steps", "1", "--checkpoint", ckpt, "--data-dir", dir.file("no-such-dictionary")});
+  CHECK(r.status == 1);
+  CHECK(r.err.find(dir.file("no-such-dictionary")) != std::string::npos);
+  CHECK(r.err.find("trans-de-en") != std::string::npos);
+  CHECK(!fs::exists(checkpoint_file(ckpt)));
+}
+
+TEST_CASE("kiln translate translates each argument and each stdin line") {
+  const std::string& ckpt = trained_checkpoint();
+  KilnResult r = run_kiln(
+      {"translate", "--checkpoint", ckpt, "--backend", "interp", "1 2 3 4 5 6 7 8 9 10", "1 5 5 5 5 5 5 5 5 5"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::istringstream lines(r.out);
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    std::istringstream tokens(line);
+    std::vector<int> ids;
+    for (int id; tokens >> id;) ids.push_back(id);
+    CHECK(ids.size() == 10);  // the start token and the 9 generated ones
+    CHECK(ids.at(0) == 1);
+  }
+  CHECK(count == 2);
+  r = run_kiln_stdin({"translate", "--checkpoint", ckpt, "--beam", "3", "--backend", "interp"},
+                     "1 2 3 4 5 6 7 8 9 10\n1 3 3 3 3 3 3 3 3 3\n");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);
+}
+
+TEST_CASE("kiln translate reports an empty line and still translates the others") {
+  const std::string& ckpt = trained_checkpoint();
+  const KilnResult r = run_kiln_stdin({"translate", "--checkpoint", ckpt, "--backend", "interp"},
+                                      "1 2 3 4 5 6 7 8 9 10\n\n1 4 4 4 4 4 4 4 4 4\n");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("line 2: the line is empty") != std::string::npos);
+  CHECK(r.err.find("1 of 3 lines were not translated (line 2)") != std::string::npos);
+  std::istringstream lines(r.out);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(lines, line);) out.push_back(line);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].rfind("1 ", 0) == 0);
+  CHECK(out[1].empty());
+  CHECK(out[2].rfind("1 ", 0) == 0);
+}
+
+TEST_CASE("kiln eval prints corpus BLEU and exact match") {
+  const KilnResult r = run_kiln(
+      {"eval", "--checkpoint", trained_checkpoint(), "--split", "test", "--limit", "16", "--backend", "interp"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("copy test, 16 sentences, greedy") != std::string::npos);
+  CHECK(r.out.find("BLEU = ") != std::string::npos);
+  CHECK(r.out.find("exact match ") != std::string::npos);
+}
+
+TEST_CASE("corrupt and truncated checkpoints fail clearly and stay as they were") {
+  TempDir dir;
+  const std::string good = read_file(checkpoint_file(trained_checkpoint()));
+  // Bytes flipped in the JSON header, and the file cut in the middle of the data.
+  std::string corrupt = good;
+  for (size_t i = 12; i < 40; ++i) corrupt[i] = '#';
+  for (const auto& [name, bytes] :
+       {std::pair<std::string, std::string>{"corrupt", corrupt}, {"truncated", good.substr(0, good.size() / 2)}}) {
+    CAPTURE(name);
+    const std::string ckpt = dir.file(name);
+    fs::copy(trained_checkpoint(), ckpt);
+    write_file(checkpoint_file(ckpt), bytes);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"translate", "--checkpoint", ckpt, "1 2 3 4 5 6 7 8 9 10"},
+          std::vector<std::string>{"eval", "--checkpoint", ckpt, "--split", "dev"}, train_args(ckpt, {"--resume"})}) {
+      CAPTURE(args[0]);
+      const KilnResult r = run_kiln(args);
+      CHECK(r.status == 1);
+      CHECK(r.err.find("kiln: error:") != std::string::npos);
+      CHECK(r.err.find(checkpoint_file(ckpt)) != std::string::npos);
+      CHECK(read_file(checkpoint_file(ckpt)) == bytes);
+    }
+  }
+}

@@ -1,0 +1,174 @@
+// Greedy and beam search over a small untrained Transformer (its embeddings scaled
+// up so each step's distribution has a clear winner), and the executable cache
+// they run on.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/ir/error.h"
+#include "engine/ir/parser.h"
+#include "engine/param_init.h"
+#include "models/decode/beam.h"
+#include "models/decode/decode_all.h"
+#include "models/decode/greedy.h"
+#include "models/transformer/transformer.h"
+
+using namespace kiln;
+using namespace kiln::models;
+
+namespace {
+
+constexpr int32_t kBos = 1, kEos = 3;
+
+TransformerConfig small_config() {
+  TransformerConfig cfg = preset_config("tiny");
+  cfg.vocab = 12;
+  cfg.d_model = 32, cfg.heads = 2, cfg.d_ff = 64, cfg.enc_layers = 1, cfg.dec_layers = 1;
+  cfg.max_len = 64;
+  cfg.dropout = 0;
+  return cfg;
+}
+
+std::map<std::string, Tensor> random_params(const TransformerConfig& cfg) {
+  std::map<std::string, Tensor> params;
+  const Graph g = build_loss_graph(cfg, 1, 1, 1, false);
+  for (Value v : g.declarations(ValueKind::param)) params.emplace(g.name_of(v), initial_value(g.value(v), 7));
+  params.at("embed").f32() *= 20.0f;  // peaked output distributions
+  return params;
+}
+
+Tensor row(const std::vector<int32_t>& ids, int64_t len) {
+  Tensor::I32 a = Tensor::I32::from_shape({1, static_cast<size_t>(len)});
+  a.fill(0);
+  std::copy(ids.begin(), ids.end(), a.begin());
+  return Tensor(std::move(a));
+}
+
+const std::vector<std::vector<int32_t>> kSources = {
+    {4, 5, 6, 7, 8}, {9, 10, 11, 4, 5}, {2, 6, 2, 6, 2}, {11, 10, 9, 8, 7}};
+
+// The sum of log-probs the decoder gives `tokens` after bos, one sentence alone.
+double sequence_log_prob(Decoder& decoder, const Tensor& src, const std::vector<int32_t>& tokens) {
+  const int64_t len = decoder.padded_length(static_cast<int64_t>(tokens.size()));
+  std::vector<int32_t> prefix{kBos};
+  prefix.insert(prefix.end(), tokens.begin(), tokens.end() - 1);
+  const Tensor lp = decoder.log_probs(decoder.encode(src), src, row(prefix, len));
+  double sum = 0;
+  for (size_t t = 0; t < tokens.size(); ++t) sum += lp.f32()(0, t, tokens[t]);
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("beam search of size 1 is greedy decoding") {
+  Decoder decoder(small_config(), random_params(small_config()), {});
+  for (const auto& src : kSources) {
+    const Tensor s = row(src, 8);
+    const auto greedy = greedy_decode(decoder, s, {9}, {kBos, kEos});
+    const auto beam = beam_search(decoder, s, 9, {kBos, kEos}, {1, 0.0});
+    REQUIRE(beam.size() == 1);
+    CHECK(beam[0].tokens == greedy[0]);
+  }
+}
+
+TEST_CASE("beam hypotheses come best first and score their log-prob over the length penalty") {
+  Decoder decoder(small_config(), random_params(small_config()), {});
+  for (const auto& src : kSources) {
+    const Tensor s = row(src, 8);
+    const auto hyps = beam_search(decoder, s, 9, {kBos, kEos}, {4, 0.6});
+    REQUIRE(hyps.size() == 4);
+    for (size_t i = 0; i < hyps.size(); ++i) {
+      const Hypothesis& h = hyps[i];
+      if (i > 0) CHECK(hyps[i - 1].score >= h.score);
+      CHECK(h.tokens.size() <= 9);
+      const bool finished_by_eos = h.tokens.back() == kEos;
+      CHECK((finished_by_eos || h.tokens.size() == 9));
+      CHECK(h.score == doctest::Approx(h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), 0.6)));
+      // Recomputed with the sentence alone (batch 1, not the beam's batch of 4).
+      CHECK(sequence_log_prob(decoder, s, h.tokens) == doctest::Approx(h.log_prob).epsilon(1e-4));
+    }
+  }
+}
+
+TEST_CASE("the length penalty is GNMT's") {
+  CHECK(length_penalty(5, 0.0) == 1.0);
+  CHECK(length_penalty(1, 1.0) == 1.0);
+  CHECK(length_penalty(7, 1.0) == doctest::Approx(2.0));
+  CHECK(length_penalty(19, 0.5) == doctest::Approx(2.0));
+}
+
+TEST_CASE("greedy decoding stops at eos and at each row's limit") {
+  Decoder decoder(small_config(), random_params(small_config()), {});
+  Tensor::I32 src = Tensor::I32::from_shape({3, 8});
+  src.fill(0);
+  for (size_t r = 0; r < 3; ++r)
+    for (size_t i = 0; i < kSources[r].size(); ++i) src(r, i) = kSources[r][i];
+  const std::vector<int64_t> limits{0, 3, 20};
+  const auto out = greedy_decode(decoder, Tensor(src), limits, {kBos, kEos});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].empty());
+  for (size_t r = 1; r < 3; ++r) {
+    CHECK(static_cast<int64_t>(out[r].size()) <= limits[r]);
+    for (size_t i = 0; i + 1 < out[r].size(); ++i) CHECK(out[r][i] != kEos);
+    if (static_cast<int64_t>(out[r].size()) < limits[r]) CHECK(out[r].back() == kEos);
+  }
+  // Without an end token every row runs to its limit.
+  const auto fixed = greedy_decode(decoder, Tensor(src), {2, 5, 9}, {kBos, -1});
+  CHECK(fixed[0].size() == 2);
+  CHECK(fixed[1].size() == 5);
+  CHECK(fixed[2].size() == 9);
+}
+
+TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
+  Decoder decoder(small_config(), random_params(small_config()), {});
+  const std::vector<int64_t> limits(kSources.size(), 12);
+  const auto batched = decode_all(decoder, kSources, limits, {kBos, kEos}, {1, 0.6, 4});
+  for (size_t i = 0; i < kSources.size(); ++i) {
+    const auto alone = decode_all(decoder, {kSources[i]}, {12}, {kBos, kEos}, {1, 0.6, 4});
+    CHECK(batched[i] == alone[0]);
+    CHECK((batched[i].empty() || batched[i].back() != kEos));  // the final eos is dropped
+  }
+  CHECK_THROWS_WITH_AS(decode_all(decoder, {{}}, {4}, {kBos, kEos}, {}), "decode: sentence 1 has no tokens", Error);
+}
+
+TEST_CASE("the decoder names a param of the wrong shape") {
+  auto params = random_params(small_config());
+  TransformerConfig other = small_config();
+  other.vocab = 13;
+  CHECK_THROWS_WITH_AS(Decoder(other, params, {}), doctest::Contains("param %embed is f32[12,32]"), Error);
+  params.erase("dec.0.ffn.w1");
+  CHECK_THROWS_WITH_AS(Decoder(small_config(), params, {}), "decoder: param %dec.0.ffn.w1 is missing", Error);
+}
+
+TEST_CASE("the executable cache compiles each shape once and hands the state on") {
+  // A counter in state: every run adds one, whichever shape runs.
+  ExecutableCache cache(
+      [](const BatchShape& s) {
+        const std::string n = std::to_string(s.batch);
+        return parse_kir("graph @count {\n  input %x : f32[" + n +
+                             "]\n  state %count : f32[]\n"
+                             "  %one = fill() {shape=[], value=1.0} : f32[]\n"
+                             "  %next = add(%count, %one) : f32[]\n"
+                             "  %s = sum(%x) {axes=[0]} : f32[]\n"
+                             "  %out = add(%s, %count) : f32[]\n"
+                             "  assign(%count, %next)\n  output %out\n}\n",
+                         "count.kir");
+      },
+      {});
+  cache.set_persistent({{"count", Tensor::scalar(10)}});
+  float seen = 0;
+  for (int64_t n : {2, 3, 3, 2, 5}) {
+    Executable& exe = cache.get({n, 1, 0});
+    exe.bind("x", Tensor(Tensor::F32(xt::zeros<float>({static_cast<size_t>(n)}))));
+    exe.run();
+    CHECK(exe.output("out").f32()() == 10 + seen);
+    ++seen;
+  }
+  CHECK(cache.compiled() == 3);
+  CHECK(cache.persistent().at("count").f32()() == 15);
+  // New persistent tensors reach every executable, the active one included.
+  cache.set_persistent({{"count", Tensor::scalar(0)}});
+  Executable& exe = cache.get({5, 1, 0});
+  exe.run();
+  CHECK(exe.output("out").f32()() == 0);
+}
