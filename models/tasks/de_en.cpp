@@ -1,7 +1,10 @@
 // German to English: trans-de-en's pairs, split by a hash of the German side,
 // encoded with a joint sentencepiece vocabulary learned on the train split.
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "engine/atomic_file.h"
@@ -38,20 +41,34 @@ std::vector<std::string> subword_sample(const std::vector<TextPair>& pairs) {
   return texts;
 }
 
-// The model at `path` if it exists, else one learned from the train pairs and saved there.
-Subwords load_or_learn_subwords(const std::string& path, const std::vector<TextPair>& train, int64_t vocab_size) {
-  if (!path.empty() && std::filesystem::exists(path)) return Subwords(read_binary(path), path);
-  const std::string model = Subwords::learn(subword_sample(train), vocab_size);
-  if (!path.empty()) write_file_atomically(path, model);
-  return Subwords(model, path.empty() ? "learned subword model" : path);
+using PairsBySplit = std::array<std::vector<TextPair>, 3>;  // by Split
+
+PairsBySplit read_split_pairs(const DeEnOptions& options) {
+  PairsBySplit by_split;
+  for (TextPair& pair : read_trans_dict(options.data_path))
+    by_split[static_cast<int>(split_of(pair.de, options.dev_permille, options.test_permille))].push_back(
+        std::move(pair));
+  return by_split;
+}
+
+const DeEnOptions& validated(const DeEnOptions& options) {
+  if (options.dev_permille < 0 || options.test_permille < 0 || options.dev_permille + options.test_permille > 1000)
+    throw Error("de-en: dev and test shares must be between 0 and 1000 permille together");
+  return options;
+}
+
+std::vector<BucketShape> square_buckets(int64_t max_len) {
+  std::vector<BucketShape> shapes;
+  for (int64_t len : bucket_lengths(max_len)) shapes.push_back({len, len});
+  return shapes;
 }
 
 class DeEnTask final : public Task {
  public:
   explicit DeEnTask(const DeEnOptions& options)
-      : options_(options),
+      : options_(validated(options)),
         bucketing_(square_buckets(options.max_len), {kSubwordPad, kSubwordBos, kSubwordEos}),
-        subwords_(load(options)) {}
+        subwords_(load_or_learn_subwords()) {}
 
   std::string name() const override { return "de-en"; }
   int64_t vocab_size() const override { return subwords_.size(); }
@@ -62,7 +79,10 @@ class DeEnTask final : public Task {
   int64_t max_output_len(const Example& example) const override {
     return std::min<int64_t>(options_.max_len, 2 * static_cast<int64_t>(example.src.size()) + 8);
   }
-  const std::vector<Example>& examples(Split split) const override { return examples_[static_cast<int>(split)]; }
+  const std::vector<Example>& examples(Split split) const override {
+    std::call_once(examples_encoded_, [this] { encode_examples(); });
+    return examples_[static_cast<int>(split)];
+  }
 
   std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const override {
     return bucketing_.train_batches(examples(Split::train), seed, epoch, tokens_per_batch);
@@ -88,34 +108,36 @@ class DeEnTask final : public Task {
   }
 
  private:
-  static std::vector<BucketShape> square_buckets(int64_t max_len) {
-    std::vector<BucketShape> shapes;
-    for (int64_t len : bucket_lengths(max_len)) shapes.push_back({len, len});
-    return shapes;
+  // The saved model if there is one: the dictionary is then read only when examples
+  // are needed, so translating with a checkpoint needs neither the data nor the wait.
+  // Otherwise a model learned from the train split, saved if a path is given.
+  Subwords load_or_learn_subwords() {
+    const std::string& path = options_.spm_model_path;
+    if (!path.empty() && std::filesystem::exists(path)) return Subwords(read_binary(path), path);
+    pairs_ = read_split_pairs(options_);
+    const std::string model =
+        Subwords::learn(subword_sample((*pairs_)[static_cast<int>(Split::train)]), options_.vocab_size);
+    if (!path.empty()) write_file_atomically(path, model);
+    return Subwords(model, path.empty() ? "learned subword model" : path);
   }
 
-  // Reads and splits the pairs, gets the subword model, and fills examples_.
-  Subwords load(const DeEnOptions& options) {
-    if (options.dev_permille < 0 || options.test_permille < 0 || options.dev_permille + options.test_permille > 1000)
-      throw Error("de-en: dev and test shares must be between 0 and 1000 permille together");
-    std::vector<TextPair> by_split[3];
-    for (TextPair& pair : read_trans_dict(options.data_path))
-      by_split[static_cast<int>(split_of(pair.de, options.dev_permille, options.test_permille))].push_back(
-          std::move(pair));
-    Subwords subwords =
-        load_or_learn_subwords(options.spm_model_path, by_split[static_cast<int>(Split::train)], options.vocab_size);
-    for (int split = 0; split < 3; ++split) {
-      for (TextPair& pair : by_split[split]) {
-        Example ex{subwords.encode(pair.de), subwords.encode(pair.en), std::move(pair.de), std::move(pair.en)};
-        if (bucketing_.bucket_of(ex)) examples_[split].push_back(std::move(ex));  // longer than max_len: dropped
+  // Encodes every pair; pairs longer than max_len subwords on either side are dropped.
+  void encode_examples() const {
+    if (!pairs_) pairs_ = read_split_pairs(options_);
+    for (std::size_t split = 0; split < pairs_->size(); ++split) {
+      for (TextPair& pair : (*pairs_)[split]) {
+        Example ex{subwords_.encode(pair.de), subwords_.encode(pair.en), std::move(pair.de), std::move(pair.en)};
+        if (bucketing_.bucket_of(ex)) examples_[split].push_back(std::move(ex));
       }
     }
-    return subwords;
+    pairs_.reset();
   }
 
   DeEnOptions options_;
   Bucketing bucketing_;
-  std::vector<Example> examples_[3];  // by Split
+  mutable std::optional<PairsBySplit> pairs_;             // read, not encoded yet
+  mutable std::array<std::vector<Example>, 3> examples_;  // by Split
+  mutable std::once_flag examples_encoded_;
   Subwords subwords_;
 };
 

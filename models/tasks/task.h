@@ -93,7 +93,10 @@ struct DeEnOptions {
   int64_t dev_permille = 3;    // share of German headwords (by hash) in dev and in test
   int64_t test_permille = 3;
 };
-// Reads and splits the dictionary, learns or loads the subword model, encodes every pair.
+// Loads the subword model if spm_model_path exists, else reads and splits the dictionary
+// and learns it there. The dictionary is read (again) and encoded when examples are first
+// needed (examples(), train_batches(), eval_batches(): the missing-package error may come
+// from there), so encode/decode with a saved model need no data package.
 std::unique_ptr<Task> make_de_en_task(const DeEnOptions& options);
 
 }  // namespace kiln::models

@@ -62,6 +62,18 @@ TEST_CASE("de-en: the data package missing is a clear error") {
                        "cannot read /nonexistent/trans/de-en: install Debian's trans-de-en package", Error);
 }
 
+TEST_CASE("de-en: with a saved subword model the data is needed only for examples") {
+  TempDir dir;
+  DeEnOptions options = fixture_options(dir);
+  const auto learned = make_de_en_task(options);
+  options.data_path = dir.file("removed-de-en");
+  const auto task = make_de_en_task(options);  // loads spm.model, reads nothing else yet
+  CHECK(task->decode(task->encode("die alte Katze")) == "die alte Katze");
+  CHECK(task->encode("die alte Katze") == learned->encode("die alte Katze"));
+  CHECK_THROWS_WITH_AS(task->examples(Split::dev), Contains("install Debian's trans-de-en package"), Error);
+  CHECK_THROWS_WITH_AS(task->train_batches(1, 0, 64), Contains("cannot read"), Error);
+}
+
 TEST_CASE("de-en: splits by German text and encodes every pair") {
   TempDir dir;
   const auto task = make_de_en_task(fixture_options(dir));
