@@ -24,7 +24,7 @@ std::unique_ptr<Task> make_task(const std::string& name, const std::string& chec
 // short runs; de-en: warm-up short enough to finish early in a 30-minute run.
 TaskDefaults task_defaults(const std::string& name) {
   if (name == "copy") return {640, 200, 1.0};
-  return {2048, 1000, 1.0};
+  return {2048, 400, 1.0};
 }
 
 }  // namespace kiln::models

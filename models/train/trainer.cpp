@@ -157,6 +157,9 @@ Trainer::Trainer(const TrainOptions& o)
     if (ckpt->task != o.task)
       throw Error("--resume: " + dir + " is a checkpoint of task '" + ckpt->task + "', not '" + o.task + "'");
   }
+  std::error_code ec;
+  fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
+  if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
   task_ = make_task(o.task, dir, o.data_dir, !o.resume);
   config_ = model_config(o,
                          !o.config.empty() ? preset_config(o.config)
