@@ -35,12 +35,14 @@ std::map<std::string, Tensor> inference_tensors(const TransformerConfig& cfg,
 
 }  // namespace
 
-Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec)
+Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec,
+                 ExecutableCache::CompileObserver on_compile)
     : config_(std::move(config)),
-      encoders_([cfg = config_](const BatchShape& s) { return build_encoder_graph(cfg, s.batch, s.src_len); }, exec),
+      encoders_([cfg = config_](const BatchShape& s) { return build_encoder_graph(cfg, s.batch, s.src_len); }, exec,
+                on_compile),
       decoders_(
           [cfg = config_](const BatchShape& s) { return build_decoder_graph(cfg, s.batch, s.src_len, s.tgt_len); },
-          exec) {
+          exec, on_compile) {
   set_params(params);
 }
 

@@ -16,7 +16,8 @@ class Decoder {
  public:
   // `params`: every param of the config (param_types); extra tensors (optimizer
   // state) are ignored, a missing or mistyped param is a kiln::Error naming it.
-  Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec);
+  Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec,
+          ExecutableCache::CompileObserver on_compile = {});
 
   const TransformerConfig& config() const { return config_; }
   // New values of the params (a trainer's latest), same checks; compiled shapes

@@ -1,6 +1,7 @@
 #include "models/train/executable_cache.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -25,8 +26,8 @@ std::string BatchShape::str() const {
   return s + "]";
 }
 
-ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions exec)
-    : build_(std::move(build)), exec_(std::move(exec)) {}
+ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions exec, CompileObserver on_compile)
+    : build_(std::move(build)), on_compile_(std::move(on_compile)), exec_(std::move(exec)) {}
 
 void ExecutableCache::pull_from_active() {
   if (!active_ || !active_->mutates || active_->bound_version != persistent_version_) return;
@@ -39,7 +40,11 @@ Executable& ExecutableCache::get(const BatchShape& shape) {
   auto it = executables_.find(shape);
   if (it == executables_.end()) {
     Entry e;
+    const auto start = std::chrono::steady_clock::now();
     e.exe = compiler::make_executable(build_(shape), exec_);
+    if (on_compile_)
+      on_compile_(e.exe->graph().name(), shape,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     e.mutates = has_assign(e.exe->graph());
     it = executables_.emplace(shape, std::move(e)).first;
   }

@@ -27,7 +27,10 @@ struct BatchShape {
 class ExecutableCache {
  public:
   using GraphBuilder = std::function<Graph(const BatchShape&)>;
-  ExecutableCache(GraphBuilder build, compiler::BackendOptions exec);
+  // Told about each compile (the graph's name, the shape, how long it took: a
+  // JIT compile takes seconds).
+  using CompileObserver = std::function<void(const std::string& graph, const BatchShape&, double seconds)>;
+  ExecutableCache(GraphBuilder build, compiler::BackendOptions exec, CompileObserver on_compile = {});
 
   // The executable of `shape` with the current persistent tensors bound
   // (compiles it first if needed). After it runs, the tensors its assigns
@@ -52,6 +55,7 @@ class ExecutableCache {
   void pull_from_active();
 
   GraphBuilder build_;
+  CompileObserver on_compile_;
   compiler::BackendOptions exec_;
   std::map<BatchShape, Entry> executables_;
   std::map<std::string, Tensor> persistent_;

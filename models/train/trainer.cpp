@@ -124,6 +124,14 @@ class Trainer {
   const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
   void step(const Batch& batch);
   void evaluate();
+  // Logs each compile: the first batch of a new shape waits for the JIT.
+  ExecutableCache::CompileObserver compile_logger() {
+    return [this](const std::string& graph, const BatchShape& shape, double seconds) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1fs", seconds);
+      progress_.message("compiled @" + graph + " for " + shape.str() + " in " + text);
+    };
+  }
   void save();
 
   const TrainOptions& opts_;
@@ -175,9 +183,10 @@ Trainer::Trainer(const TrainOptions& o)
   adam.d_model = config_.d_model;
   const TransformerConfig cfg = config_;
   steps_.emplace(
-      [cfg, adam](const BatchShape& s) { return build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam); }, o.exec);
+      [cfg, adam](const BatchShape& s) { return build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam); }, o.exec,
+      compile_logger());
   losses_.emplace([cfg](const BatchShape& s) { return build_loss_graph(cfg, s.batch, s.src_len, s.tgt_len, false); },
-                  o.exec);
+                  o.exec, compile_logger());
   steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
@@ -260,7 +269,7 @@ void Trainer::evaluate() {
   if (decoder_)
     decoder_->set_params(params);
   else
-    decoder_.emplace(config_, params, opts_.exec);
+    decoder_.emplace(config_, params, opts_.exec, compile_logger());
   const DecodeScores scores = evaluate_decoding(*task_, *decoder_, Split::dev, opts_.eval_sentences, {});
   result_.bleu = scores.bleu.score;
   result_.exact_match = scores.exact_match;
