@@ -36,6 +36,10 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the task's)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-train-len", opts.max_train_len,
+                  "train, and measure the dev loss, only on bucket shapes with source and target lengths <= N "
+                  "(each shape costs a JIT compile of the training step; default: all)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the task's)")->check(CLI::PositiveNumber);
   cmd->add_option("--lr-factor", opts.lr_factor,
                   "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "

@@ -32,11 +32,13 @@ DecodeScores evaluate_decoding(const Task& task, Decoder& decoder, Split split, 
   return scores;
 }
 
-double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split, int64_t tokens_per_batch) {
+double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split, int64_t tokens_per_batch,
+                     int64_t max_len) {
   double total = 0;
   int64_t tokens = 0;
   for (const auto& [ids, batch] : task.eval_batches(split, tokens_per_batch)) {
     const Shape s = batch.src.shape(), t = batch.tgt_in.shape();
+    if (max_len > 0 && (s.at(1) > max_len || t.at(1) > max_len)) continue;
     Executable& exe = loss_graphs.get({s.at(0), s.at(1), t.at(1)});
     exe.bind("src", batch.src);
     exe.bind("tgt_in", batch.tgt_in);
@@ -46,7 +48,9 @@ double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split
     total += static_cast<double>(exe.output("loss").f32()()) * static_cast<double>(batch.tgt_tokens);
     tokens += batch.tgt_tokens;
   }
-  if (tokens == 0) throw Error("the " + split_name(split) + " split of task " + task.name() + " has no target tokens");
+  if (tokens == 0)
+    throw Error("the " + split_name(split) + " split of task " + task.name() + " has no target tokens" +
+                (max_len > 0 ? " in examples of length <= " + std::to_string(max_len) : ""));
   return total / static_cast<double>(tokens);
 }
 

@@ -23,9 +23,11 @@ struct DecodeScores {
 DecodeScores evaluate_decoding(const Task& task, Decoder& decoder, Split split, int64_t limit,
                                const DecodeOptions& opts);
 
-// The mean loss per target token over every example of `split`, from loss
-// graphs (build_loss_graph, dropout off) whose cache holds the current params.
-double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split, int64_t tokens_per_batch);
+// The mean loss per target token over the examples of `split` in bucket shapes
+// with S and T at most max_len (0: all), from loss graphs (build_loss_graph,
+// dropout off) whose cache holds the current params.
+double evaluate_loss(const Task& task, ExecutableCache& loss_graphs, Split split, int64_t tokens_per_batch,
+                     int64_t max_len);
 
 // The limits and tokens decoding needs from a task.
 DecodeTokens decode_tokens(const Task& task);

@@ -33,10 +33,10 @@ void check_options(const TrainOptions& o) {
   if (o.checkpoint_dir.empty()) throw Error("--checkpoint: a directory is required");
   if ((o.minutes > 0) == (o.steps > 0)) throw Error("give exactly one of --minutes and --steps");
   if (o.minutes < 0 || o.steps < 0) throw Error("--minutes and --steps must be positive");
-  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.save_every < 0)
+  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.save_every < 0 ||
+      o.max_train_len < 0)
     throw Error(
-        "--batch-tokens, --warmup, --lr-factor, --eval-every and "
-        "--save-every must not be negative");
+        "--batch-tokens, --warmup, --lr-factor, --eval-every, --save-every and --max-train-len must not be negative");
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
 }
 
@@ -71,6 +71,7 @@ TrainerState initial_state(const TrainOptions& o, const std::optional<Checkpoint
     s.batch_tokens = o.batch_tokens > 0 ? o.batch_tokens : d.batch_tokens;
     s.warmup = o.warmup > 0 ? o.warmup : d.warmup;
     s.lr_factor = o.lr_factor > 0 ? o.lr_factor : d.lr_factor;
+    s.max_train_len = o.max_train_len;
     return s;
   }
   TrainerState s = trainer_state_from_json(ckpt->trainer_state);
@@ -78,6 +79,7 @@ TrainerState initial_state(const TrainOptions& o, const std::optional<Checkpoint
   keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens, o.batch_tokens > 0);
   keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0);
   keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0);
+  keep_setting("--max-train-len", o.max_train_len, s.max_train_len, o.max_train_len > 0);
   return s;
 }
 
@@ -106,6 +108,10 @@ std::map<std::string, Tensor> initial_tensors(const Graph& train_graph, uint64_t
 }
 
 BatchShape shape_of(const Batch& b) { return {b.src.shape().at(0), b.src.shape().at(1), b.tgt_in.shape().at(1)}; }
+
+bool fits_max_train_len(const BatchShape& s, int64_t max_len) {
+  return max_len <= 0 || (s.src_len <= max_len && s.tgt_len <= max_len);
+}
 
 std::string percent(double share) {
   char buf[32];
@@ -204,13 +210,21 @@ double Trainer::eta(double elapsed) const {
 }
 
 const Batch& Trainer::next_batch() {
-  if (static_cast<size_t>(state_.position) >= batches_.size()) {
-    ++state_.epoch;
-    state_.position = 0;
-    batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
-    if (batches_.empty()) throw Error("task " + task_->name() + " has no training batches");
+  for (int64_t epochs = 0; epochs < 2;) {
+    if (static_cast<size_t>(state_.position) >= batches_.size()) {
+      ++state_.epoch;
+      ++epochs;
+      state_.position = 0;
+      batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+    }
+    while (static_cast<size_t>(state_.position) < batches_.size()) {
+      const Batch& b = batches_[static_cast<size_t>(state_.position++)];
+      if (fits_max_train_len(shape_of(b), state_.max_train_len)) return b;
+    }
   }
-  return batches_[static_cast<size_t>(state_.position++)];
+  throw Error(
+      "task " + task_->name() + " has no training batches" +
+      (state_.max_train_len > 0 ? " of length <= --max-train-len " + std::to_string(state_.max_train_len) : ""));
 }
 
 void Trainer::step(const Batch& batch) {
@@ -264,7 +278,7 @@ TrainResult Trainer::run() {
 void Trainer::evaluate() {
   const auto& params = steps_->persistent();
   losses_->set_persistent(params);
-  const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens);
+  const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens, state_.max_train_len);
   state_.dev_losses.push_back({state_.step, loss});
   if (decoder_)
     decoder_->set_params(params);

@@ -26,7 +26,10 @@ struct TrainOptions {
   // Param init, dropout and batch order; unset: 0, or the checkpoint's on resume.
   std::optional<uint64_t> seed;
   compiler::BackendOptions exec;
-  int64_t batch_tokens = 0;                         // target tokens per batch; 0: the task's default
+  int64_t batch_tokens = 0;  // target tokens per batch; 0: the task's default
+  // Train (and measure the dev loss) only on bucket shapes with S and T at most
+  // this; 0: all. Each bucket shape costs a JIT compile of the training step.
+  int64_t max_train_len = 0;
   int64_t warmup = 0;                               // Adam warm-up steps; 0: the task's default
   double lr_factor = 0;                             // the schedule's factor; 0: the task's default
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end

@@ -53,6 +53,7 @@ std::string trainer_state_to_json(const TrainerState& s) {
   j["seed"] = s.seed;
   j["batch_tokens"] = s.batch_tokens;
   j["warmup"] = s.warmup;
+  j["max_train_len"] = s.max_train_len;
   j["lr_factor"] = s.lr_factor;
   j["train_loss"] = points_to_json(s.train_losses);
   j["dev_loss"] = points_to_json(s.dev_losses);
@@ -74,10 +75,12 @@ TrainerState trainer_state_from_json(const std::string& text) {
   s.seed = typed_field<uint64_t>(j, "seed");
   s.batch_tokens = typed_field<int64_t>(j, "batch_tokens");
   s.warmup = typed_field<int64_t>(j, "warmup");
+  s.max_train_len = typed_field<int64_t>(j, "max_train_len");
   s.lr_factor = typed_field<double>(j, "lr_factor");
   s.train_losses = points_from_json(j, "train_loss");
   s.dev_losses = points_from_json(j, "dev_loss");
-  if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.batch_tokens <= 0 || s.warmup <= 0 || !(s.lr_factor > 0))
+  if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.max_train_len < 0 || s.batch_tokens <= 0 || s.warmup <= 0 ||
+      !(s.lr_factor > 0))
     throw Error(
         "checkpoint trainer state: step, epoch and position must be >= "
         "0 and the batch size, warm-up and "

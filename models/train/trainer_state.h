@@ -16,7 +16,7 @@ struct TrainerState {
   int64_t epoch = 0;     // the epoch of train_batches being read (copy: one batch per epoch)
   int64_t position = 0;  // batches of that epoch already used
   uint64_t seed = 0;     // param init, dropout and batch order
-  int64_t batch_tokens = 0, warmup = 0;
+  int64_t batch_tokens = 0, warmup = 0, max_train_len = 0;
   double lr_factor = 0;
   std::vector<EvalPoint> train_losses, dev_losses;
 };
