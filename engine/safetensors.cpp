@@ -59,8 +59,10 @@ class HeaderReader {
 
   Header read() {
     in_.seekg(0, std::ios::end);
-    const auto size = static_cast<uint64_t>(in_.tellg());
+    const std::streamoff end = in_.tellg();
     in_.seekg(0);
+    if (!in_ || end < 0) fail("cannot read the file (a directory?)");
+    const auto size = static_cast<uint64_t>(end);
     if (size < 8) fail("file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
     unsigned char len_bytes[8];
     in_.read(reinterpret_cast<char*>(len_bytes), 8);
