@@ -9,11 +9,11 @@ namespace kiln::compiler {
 
 namespace {
 
+// Every definition but LLVM's own (llvm.global_ctors and the like keep their
+// special linkage).
 void internalize_all(llvm::Module& m) {
-  for (llvm::Function& f : m)
-    if (!f.isDeclaration()) f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  for (llvm::GlobalVariable& v : m.globals())
-    if (!v.isDeclaration()) v.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (llvm::GlobalValue& v : m.global_values())
+    if (!v.isDeclaration() && !v.getName().starts_with("llvm.")) v.setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ void kiln_set_num_threads(int32_t n);
 int32_t kiln_num_threads(void);
 
 // Run-time errors of generated code (integer division by zero, an out-of-range
-// gather index). Kernels cannot throw, so they record the first error in a status
-// word that the caller passes in and checks after the run (see codegen/lower_graph.h).
+// gather or scatter_add index or cross_entropy label). Kernels cannot throw, so
+// they record the first error in a status word that the caller passes in and
+// checks after the run (see codegen/lower_graph.h).
 enum kiln_error_code {
   KILN_OK = 0,
   KILN_ERROR_INTEGER_DIVISION_BY_ZERO = 1,

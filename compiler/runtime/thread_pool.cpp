@@ -134,7 +134,8 @@ const char* kiln_error_message(int32_t code) {
   switch (code) {
     case KILN_OK: return "no error";
     case KILN_ERROR_INTEGER_DIVISION_BY_ZERO: return "div: integer division by zero";
-    case KILN_ERROR_INDEX_OUT_OF_RANGE: return "gather: index out of range";
+    case KILN_ERROR_INDEX_OUT_OF_RANGE:
+      return "index out of range (a gather or scatter_add index, or a cross_entropy label)";
   }
   return "unknown run-time error";
 }

@@ -325,3 +325,35 @@ TEST_CASE("kiln compile rejects bad AOT requests and writes nothing") {
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
   CHECK(files == 2);  // m.h and clash.kir: no object, header or temporary file from the failures
 }
+
+TEST_CASE("an AOT run reports an out-of-range index through its status") {
+  TempDir dir;
+  write_file(dir.file("lookup.kir"), R"(graph @lookup {
+  input %table : f32[4,3]
+  input %ids : i32[2]
+  %rows = gather(%table, %ids) {axis=0} : f32[2,3]
+  output %rows
+}
+)");
+  REQUIRE(run_kiln({"compile", dir.file("lookup.kir"), "-o", dir.file("lookup.o"), "--header", dir.file("lookup.h")})
+              .status == 0);
+  write_file(dir.file("lookup_main.c"), R"(#include <stdio.h>
+#include "kiln_runtime.h"
+#include "lookup.h"
+int main(void) {
+  float table[LOOKUP_TABLE_NUMEL] = {0}, rows[LOOKUP_ROWS_NUMEL];
+  int32_t ids[LOOKUP_IDS_NUMEL] = {1, 3};
+  struct lookup_args args = {.table = table, .ids = ids, .rows = rows};
+  const int32_t ok = lookup_run(&args, NULL);
+  ids[1] = 4;
+  const int32_t bad = lookup_run(&args, NULL);
+  printf("%d %d %s\n", ok, bad, kiln_error_message(bad));
+  return 0;
+}
+)");
+  const std::string exe = dir.file("lookup");
+  build_c_program(dir, {dir.file("lookup_main.c"), dir.file("lookup.o")}, exe);
+  const KilnResult r = run_shell(shell_quote(exe));
+  CHECK(r.status == 0);
+  CHECK(r.out == "0 2 index out of range (a gather or scatter_add index, or a cross_entropy label)\n");
+}
