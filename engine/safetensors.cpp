@@ -22,6 +22,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kMetadataKey = "__metadata__";
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 
 std::optional<DType> parse_st_dtype(const std::string& s) {
   if (s == "F32") return DType::f32;
@@ -68,6 +69,8 @@ class HeaderReader {
     in_.read(reinterpret_cast<char*>(len_bytes), 8);
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+    if (n > kMaxHeaderBytes)
+      fail("header length " + std::to_string(n) + " is over the " + std::to_string(kMaxHeaderBytes) + " bytes allowed");
     if (n > size - 8)
       fail("header length " + std::to_string(n) + " exceeds the file's remaining " + std::to_string(size - 8) +
            " bytes");

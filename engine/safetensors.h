@@ -7,11 +7,12 @@
 // row-major data, offsets relative to the start of the data section.
 //
 // Supported dtypes: F32, I32 and BOOL (one byte, 0 or 1). Loading validates
-// everything (header length against the file size, the JSON, dtypes, shapes,
-// offsets in range, matching numel * itemsize, not overlapping and covering the
-// data with nothing left over, bool bytes) and throws kiln::Error naming the
-// file and, where there is one, the tensor. Saving writes PATH.tmp, fsyncs it
-// and renames it over PATH, so an existing file is never left half-written.
+// everything (header length against the file size and the reference limit of
+// 100 MB, the JSON, dtypes, shapes, offsets in range, matching numel * itemsize,
+// not overlapping and covering the data with nothing left over, bool bytes) and
+// throws kiln::Error naming the file and, where there is one, the tensor. Saving
+// writes PATH.tmp, fsyncs it and renames it over PATH, so an existing file is
+// never left half-written.
 #include <map>
 #include <string>
 

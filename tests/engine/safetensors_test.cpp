@@ -217,7 +217,8 @@ TEST_CASE("hostile headers are rejected with the reason and the tensor's name") 
   TempDir dir;
   const std::string f32x2 = R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
   check_rejected(dir, std::string("\x07\x00\x00", 3), "shorter than the 8-byte header length");
-  check_rejected(dir, std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8) + "{}", "exceeds the file's remaining");
+  check_rejected(dir, std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8) + "{}", "is over the 100000000 bytes allowed");
+  check_rejected(dir, std::string("\x00\xe1\xf5\x05\x00\x00\x00\x00", 8) + "{}", "exceeds the file's remaining");
   check_rejected(dir, st_file("[1,2]", ""), "does not start with '{'");
   check_rejected(dir, st_file(R"({"x":)", ""), "not valid JSON");
   check_rejected(dir, st_file(R"({} trailing)", ""), "not valid JSON");
