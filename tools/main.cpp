@@ -39,7 +39,9 @@ const CLI::Validator kNameEqualsPath(
 // --entry names a C function, so it must be a C identifier.
 const CLI::Validator kCIdentifier(
     [](const std::string& arg) {
-      return kiln::compiler::is_c_identifier(arg) ? std::string() : "'" + arg + "' is not a C identifier";
+      return kiln::compiler::is_c_identifier(arg)
+                 ? std::string()
+                 : "'" + arg + "' is not a C identifier (letters, digits, '_'; no keyword)";
     },
     "C_IDENTIFIER");
 
