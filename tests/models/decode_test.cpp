@@ -19,6 +19,9 @@ using namespace kiln::models;
 namespace {
 
 constexpr int32_t kBos = 1, kEos = 3;
+// Decoding's logic does not depend on the backend (the JIT matches the
+// interpreter, tests/jit), and the interpreter needs no compile.
+const compiler::BackendOptions kInterpreter{.backend = "interp"};
 
 TransformerConfig small_config() {
   TransformerConfig cfg = preset_config("tiny");
@@ -61,7 +64,7 @@ double sequence_log_prob(Decoder& decoder, const Tensor& src, const std::vector<
 }  // namespace
 
 TEST_CASE("beam search of size 1 is greedy decoding") {
-  Decoder decoder(small_config(), random_params(small_config()), {});
+  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
   for (const auto& src : kSources) {
     const Tensor s = row(src, 8);
     const auto greedy = greedy_decode(decoder, s, {9}, {kBos, kEos});
@@ -72,7 +75,7 @@ TEST_CASE("beam search of size 1 is greedy decoding") {
 }
 
 TEST_CASE("beam hypotheses come best first and score their log-prob over the length penalty") {
-  Decoder decoder(small_config(), random_params(small_config()), {});
+  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
   for (const auto& src : kSources) {
     const Tensor s = row(src, 8);
     const auto hyps = beam_search(decoder, s, 9, {kBos, kEos}, {4, 0.6});
@@ -98,7 +101,7 @@ TEST_CASE("the length penalty is GNMT's") {
 }
 
 TEST_CASE("greedy decoding stops at eos and at each row's limit") {
-  Decoder decoder(small_config(), random_params(small_config()), {});
+  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
   Tensor::I32 src = Tensor::I32::from_shape({3, 8});
   src.fill(0);
   for (size_t r = 0; r < 3; ++r)
@@ -120,7 +123,7 @@ TEST_CASE("greedy decoding stops at eos and at each row's limit") {
 }
 
 TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
-  Decoder decoder(small_config(), random_params(small_config()), {});
+  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
   const std::vector<int64_t> limits(kSources.size(), 12);
   const auto batched = decode_all(decoder, kSources, limits, {kBos, kEos}, {1, 0.6, 4});
   for (size_t i = 0; i < kSources.size(); ++i) {
