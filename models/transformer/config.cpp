@@ -6,7 +6,7 @@
 
 namespace kiln::models {
 
-TransformerConfig preset_config(const std::string &name) {
+TransformerConfig preset_config(const std::string& name) {
   TransformerConfig c;
   c.name = name;
   if (name == "tiny") {
@@ -21,7 +21,7 @@ TransformerConfig preset_config(const std::string &name) {
   return c;
 }
 
-std::string config_to_json(const TransformerConfig &c) {
+std::string config_to_json(const TransformerConfig& c) {
   // nlohmann's ordered_json keeps the fields in declaration order for readers.
   nlohmann::ordered_json j;
   j["name"] = c.name;
@@ -40,36 +40,36 @@ std::string config_to_json(const TransformerConfig &c) {
 
 namespace {
 
-const nlohmann::json &field(const nlohmann::json &j, const char *key) {
+const nlohmann::json& field(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end()) throw Error(std::string("Transformer config: missing key \"") + key + "\"");
   return *it;
 }
 
-int64_t int_field(const nlohmann::json &j, const char *key) {
-  const auto &v = field(j, key);
+int64_t int_field(const nlohmann::json& j, const char* key) {
+  const auto& v = field(j, key);
   if (!v.is_number_integer()) throw Error(std::string("Transformer config: \"") + key + "\" must be an integer");
   return v.get<int64_t>();
 }
 
-double real_field(const nlohmann::json &j, const char *key) {
-  const auto &v = field(j, key);
+double real_field(const nlohmann::json& j, const char* key) {
+  const auto& v = field(j, key);
   if (!v.is_number()) throw Error(std::string("Transformer config: \"") + key + "\" must be a number");
   return v.get<double>();
 }
 
 }  // namespace
 
-TransformerConfig config_from_json(const std::string &text) {
+TransformerConfig config_from_json(const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception &e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("Transformer config: bad JSON: ") + e.what());
   }
   if (!j.is_object()) throw Error("Transformer config: expected a JSON object");
   TransformerConfig c;
-  const auto &name = field(j, "name");
+  const auto& name = field(j, "name");
   if (!name.is_string()) throw Error("Transformer config: \"name\" must be a string");
   c.name = name.get<std::string>();
   c.vocab = int_field(j, "vocab");
@@ -88,13 +88,13 @@ TransformerConfig config_from_json(const std::string &text) {
   return c;
 }
 
-bool same_architecture(const TransformerConfig &a, const TransformerConfig &b) {
+bool same_architecture(const TransformerConfig& a, const TransformerConfig& b) {
   return a.vocab == b.vocab && a.d_model == b.d_model && a.heads == b.heads && a.d_ff == b.d_ff &&
          a.enc_layers == b.enc_layers && a.dec_layers == b.dec_layers && a.max_len == b.max_len;
 }
 
-void validate(const TransformerConfig &c) {
-  auto require = [](bool ok, const std::string &msg) {
+void validate(const TransformerConfig& c) {
+  auto require = [](bool ok, const std::string& msg) {
     if (!ok) throw Error("Transformer config: " + msg);
   };
   require(c.vocab >= 4, "vocab must be at least 4, got " + std::to_string(c.vocab));

@@ -20,21 +20,21 @@ struct TransformerConfig {
 // tiny (d_model 128, 4 heads, d_ff 512, 2+2 layers), small (256, 4, 1024, 3+3),
 // base (512, 8, 2048, 6+6); vocab is left 0 for the task to set.
 // Throws kiln::Error naming the choices for any other name.
-TransformerConfig preset_config(const std::string &name);
+TransformerConfig preset_config(const std::string& name);
 
 // One-line JSON object with every field.
-std::string config_to_json(const TransformerConfig &cfg);
+std::string config_to_json(const TransformerConfig& cfg);
 // The inverse; throws kiln::Error naming a missing or mistyped key (or bad
 // JSON). The result is validated.
-TransformerConfig config_from_json(const std::string &json);
+TransformerConfig config_from_json(const std::string& json);
 
 // Whether two configs give the same param names and shapes (vocab, sizes,
 // layers, max_len); dropout, label smoothing and the name do not count.
-bool same_architecture(const TransformerConfig &a, const TransformerConfig &b);
+bool same_architecture(const TransformerConfig& a, const TransformerConfig& b);
 
 // Throws kiln::Error naming the field: positive sizes, vocab >= 4, d_model %
 // heads == 0, even d_model (sinusoidal encodings pair dims), 0 <= dropout < 1,
 // 0 <= label_smoothing < 1, 0 <= pad_id < vocab.
-void validate(const TransformerConfig &cfg);
+void validate(const TransformerConfig& cfg);
 
 }  // namespace kiln::models

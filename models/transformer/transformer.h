@@ -26,26 +26,26 @@ namespace kiln::models {
 // "loss" then "lr"). Inputs: %src i32[B,S], %tgt_in i32[B,T] (BOS + target),
 // %tgt_out i32[B,T] (target + EOS, pad after). Dropout (rate cfg.dropout) keyed
 // by %step, so step k's masks are a function of (seed, k).
-Graph build_train_graph(const TransformerConfig &cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
-                        const AdamOptions &adam);
+Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
+                        const AdamOptions& adam);
 
 // Same forward and loss (output "loss"), no optimizer; dropout off unless
 // `training` (then it needs state %step as the key). Used for dev loss and
 // finite differences.
-Graph build_loss_graph(const TransformerConfig &cfg, int64_t batch, int64_t src_len, int64_t tgt_len, bool training);
+Graph build_loss_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len, bool training);
 
 // Inference, dropout off. Encoder: input %src i32[B,S] -> output "memory"
 // f32[B,S,D].
-Graph build_encoder_graph(const TransformerConfig &cfg, int64_t batch, int64_t src_len);
+Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len);
 
 // Decoder: inputs %memory f32[B,S,D], %src i32[B,S] (its padding mask), %tgt_in
 // i32[B,T]
 // -> output "log_probs" f32[B,T,V] (log_softmax of the tied pre-softmax
 // projection). Causal, so position t's row depends only on tgt_in[:, :t+1]:
 // decoders run it with a growing prefix padded to T and read row t.
-Graph build_decoder_graph(const TransformerConfig &cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
+Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
 
 // The names and types of every param (for checkpoints: they must match).
-std::vector<std::pair<std::string, TensorType>> param_types(const TransformerConfig &cfg);
+std::vector<std::pair<std::string, TensorType>> param_types(const TransformerConfig& cfg);
 
 }  // namespace kiln::models
