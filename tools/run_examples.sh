@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the kiln command, then checks and runs every examples/NAME.kir, binding
-# each examples/inputs/NAME/INPUT.npy to INPUT; outputs go to out/NAME/.
+# each examples/inputs/NAME/INPUT.npy to INPUT (outputs go to out/NAME/), and
+# finally trains a small Transformer on the copy task briefly (checkpoint in
+# out/copy/, replaced on every run) and shows a greedy translation.
 # Usage: tools/run_examples.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,3 +22,10 @@ for kir in examples/*.kir; do
   done
   "$build/kiln" run "$kir" "${inputs[@]}" --output-dir "out/$name"
 done
+
+echo "== the Transformer on the copy task (about a minute on 2 cores)"
+rm -rf out/copy
+"$build/kiln" train --task copy --steps 400 --d-model 64 --heads 4 --d-ff 256 --layers 2 --dropout 0 --warmup 100 \
+  --checkpoint out/copy
+echo "== kiln translate --checkpoint out/copy \"1 2 3 4 5 6 7 8 9 10\""
+"$build/kiln" translate --checkpoint out/copy "1 2 3 4 5 6 7 8 9 10"
