@@ -21,7 +21,11 @@ namespace {
 constexpr int32_t kBos = 1, kEos = 3;
 // Decoding's logic does not depend on the backend (the JIT matches the
 // interpreter, tests/jit), and the interpreter needs no compile.
-const compiler::BackendOptions kInterpreter{.backend = "interp"};
+const compiler::BackendOptions kInterpreter = [] {
+  compiler::BackendOptions o;
+  o.backend = "interp";
+  return o;
+}();
 
 TransformerConfig small_config() {
   TransformerConfig cfg = preset_config("tiny");
