@@ -79,6 +79,10 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const Value c1 = correction(opts.beta1);
   const Value c2 = correction(opts.beta2);
   const Value step_size = ops::div(b, lr, c1);  // lr / (1 - beta1^t)
+  // One node per constant for all params: every node is a kernel the JIT compiles.
+  const Value beta1 = scalar(b, opts.beta1), one_minus_beta1 = scalar(b, 1 - opts.beta1);
+  const Value beta2 = scalar(b, opts.beta2), one_minus_beta2 = scalar(b, 1 - opts.beta2);
+  const Value eps = scalar(b, opts.eps);
 
   for (size_t i = 0; i < params.size(); ++i) {
     const Value p = params[i], gp = grads[i];
@@ -86,11 +90,10 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
     const TensorType type = g.type(p);
     const Value m = b.state(name + ".adam_m", type);
     const Value v = b.state(name + ".adam_v", type);
-    const Value m_new = ops::add(b, ops::mul(b, scalar(b, opts.beta1), m), ops::mul(b, scalar(b, 1 - opts.beta1), gp));
-    const Value v_new = ops::add(b, ops::mul(b, scalar(b, opts.beta2), v),
-                                 ops::mul(b, scalar(b, 1 - opts.beta2), ops::mul(b, gp, gp)));
+    const Value m_new = ops::add(b, ops::mul(b, beta1, m), ops::mul(b, one_minus_beta1, gp));
+    const Value v_new = ops::add(b, ops::mul(b, beta2, v), ops::mul(b, one_minus_beta2, ops::mul(b, gp, gp)));
     // p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m / c1 and v_hat = v / c2.
-    const Value denom = ops::add(b, ops::sqrt(b, ops::div(b, v_new, c2)), scalar(b, opts.eps));
+    const Value denom = ops::add(b, ops::sqrt(b, ops::div(b, v_new, c2)), eps);
     const Value p_new = ops::sub(b, p, ops::mul(b, step_size, ops::div(b, m_new, denom)));
     ops::assign(b, m, m_new);
     ops::assign(b, v, v_new);
