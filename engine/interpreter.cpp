@@ -15,17 +15,22 @@ void Interpreter::execute(std::map<std::string, Tensor>& outputs, std::map<std::
     }
     if (!node.def->reference) throw Error("op '" + node.op() + "' has no reference kernel");
     std::vector<const Tensor*> in;
-    for (Value v : node.operands) in.push_back(&values[static_cast<size_t>(v.id)]);
-    std::vector<Tensor> results;
     bool all_empty = true;
+    for (Value v : node.operands) {
+      in.push_back(&values[static_cast<size_t>(v.id)]);
+      all_empty = all_empty && in.back()->numel() == 0;
+    }
+    std::vector<Tensor> results;
     for (Value r : node.results) {
       results.push_back(Tensor::zeros(graph_.type(r)));
       all_empty = all_empty && results.back().numel() == 0;
     }
     std::vector<Tensor*> out;
     for (Tensor& t : results) out.push_back(&t);
-    // Zero-size results need no kernel (and xtensor's reducers do pointer
-    // arithmetic on the null data of zero-size arrays, which UBSan rejects).
+    // Zero-size results of zero-size operands need no kernel (and xtensor's
+    // reducers do pointer arithmetic on the null data of zero-size arrays, which
+    // UBSan rejects). Non-empty operands still go through the kernel, which may
+    // reject them (e.g. scatter_add's out-of-range indices into a zero-size result).
     if (!all_empty) node.def->reference(KernelArgs{in, out, node.attrs});
     for (size_t i = 0; i < node.results.size(); ++i) {
       const Value r = node.results[i];
