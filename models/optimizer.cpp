@@ -86,7 +86,7 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
 
   for (size_t i = 0; i < params.size(); ++i) {
     const Value p = params[i], gp = grads[i];
-    const std::string& name = g.name_of(p);
+    const std::string name = g.name_of(p);  // a copy: declaring state below may move the graph's values
     const TensorType type = g.type(p);
     const Value m = b.state(name + ".adam_m", type);
     const Value v = b.state(name + ".adam_v", type);
