@@ -9,18 +9,12 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "engine/npy.h"
+#include "read_file.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const std::vector<std::string> kMlpInputs = {"--input", "x=" + source_path("examples/inputs/mlp/x.npy"), "--input",
                                              "labels=" + source_path("examples/inputs/mlp/labels.npy")};

@@ -8,6 +8,7 @@
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
 #include "engine/npy.h"
+#include "read_file.h"
 
 using namespace kiln;
 using doctest::Contains;
@@ -16,13 +17,6 @@ namespace {
 
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A .npy file written by hand, independently of the code under test.

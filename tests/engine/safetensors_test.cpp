@@ -11,19 +11,13 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
+#include "read_file.h"
 
 using namespace kiln;
 
 namespace {
 
 void write_file(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A safetensors file written by hand: the header JSON space-padded to a multiple of
 // 8 bytes (as Python's safetensors pads it), its length as a little-endian u64, data.

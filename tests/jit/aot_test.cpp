@@ -12,15 +12,9 @@
 #include "cli/run_kiln.h"
 #include "engine/interpreter.h"
 #include "engine/ir/parser.h"
+#include "read_file.h"
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 

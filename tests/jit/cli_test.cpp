@@ -8,15 +8,9 @@
 #include "cli/run_kiln.h"
 #include "compiler/jit/target.h"
 #include "engine/npy.h"
+#include "read_file.h"
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

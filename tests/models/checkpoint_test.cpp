@@ -14,19 +14,13 @@
 #include "engine/safetensors.h"
 #include "models/optimizer.h"
 #include "models/transformer/transformer.h"
+#include "read_file.h"
 
 using namespace kiln;
 using namespace kiln::models;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A small architecture, so checkpoints are a few kilobytes.
 TransformerConfig small_config(int64_t d_model = 8) {
