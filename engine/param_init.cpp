@@ -5,20 +5,12 @@
 #include <string_view>
 #include <xtensor/xbuilder.hpp>
 
+#include "engine/fnv1a.h"
 #include "engine/ir/error.h"
 #include "engine/tensor/philox.h"
 
 namespace kiln {
 namespace {
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3u;
-  }
-  return h;
-}
 
 uint32_t lo(uint64_t v) { return static_cast<uint32_t>(v); }
 uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
@@ -26,7 +18,7 @@ uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 // The random numbers of one declaration: element i draws one Philox block.
 class Draws {
  public:
-  Draws(uint64_t seed, std::string_view name) : key_{lo(seed), hi(seed)}, name_hash_(fnv1a(name)) {}
+  Draws(uint64_t seed, std::string_view name) : key_{lo(seed), hi(seed)}, name_hash_(fnv1a_64(name)) {}
 
   philox::Counter at(uint64_t i) const {
     return philox::philox4x32_10({lo(i), hi(i), lo(name_hash_), hi(name_hash_)}, key_);

@@ -2,15 +2,6 @@
 
 namespace kiln::models {
 
-uint64_t fnv1a_64(std::string_view text) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3u;
-  }
-  return h;
-}
-
 Split split_of(std::string_view key, int64_t dev_permille, int64_t test_permille) {
   const auto bucket = static_cast<int64_t>(fnv1a_64(key) % 1000);
   if (bucket < dev_permille) return Split::dev;

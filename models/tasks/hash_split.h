@@ -4,13 +4,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/fnv1a.h"
 #include "models/tasks/task.h"
 
 namespace kiln::models {
 
-uint64_t fnv1a_64(std::string_view text);
-
-// hash % 1000 below dev_permille: dev; below dev_permille + test_permille: test; else train.
+// fnv1a_64(key) % 1000 below dev_permille: dev; below dev_permille + test_permille: test; else train.
 Split split_of(std::string_view key, int64_t dev_permille, int64_t test_permille);
 
 }  // namespace kiln::models
