@@ -66,7 +66,8 @@ std::vector<Lifetime> compute_lifetimes(const std::vector<PlanBuffer>& buffers, 
 bool in_place_allowed(const std::vector<PlanBuffer>& buffers, const std::vector<Lifetime>& lives, int s, int r, int w) {
   const PlanBuffer& read = buffers[r];
   const PlanBuffer& write = buffers[w];
-  return !read.external && !write.external && !read.live_out && lives[r].last == s && lives[w].first == s &&
+  // A live_out operand's `last` is past every step, so `last == s` also keeps it from being overwritten.
+  return !read.external && !write.external && lives[r].last == s && lives[w].first == s &&
          write.bytes > 0 && write.bytes <= read.bytes;
 }
 

@@ -134,6 +134,16 @@ TEST_CASE("checker: results of one step never read still need their bytes during
   CHECK(p.check(plan_of(p, {0, 128}, 256)).empty());
 }
 
+TEST_CASE("checker: one shared byte is an overlap, touching ranges are not") {
+  ProgramBuilder p;
+  const int a = p.buffer("a", 65, true);
+  const int b = p.buffer("b", 64, true);
+  p.step("k0", {}, {a, b});
+  check_one_problem(p.check(plan_of(p, {0, 64}, 192)), {"'a' at [0, 65)", "'b' at [64, 128)"});
+  p.buffers[a].bytes = 64;
+  CHECK(p.check(plan_of(p, {0, 64}, 128)).empty());
+}
+
 TEST_CASE("checker: zero-byte buffers overlap nothing") {
   ProgramBuilder p;
   const int a = p.buffer("a", 256, true);
