@@ -60,17 +60,17 @@ std::string memory_plan_report(const std::vector<PlanBuffer>& buffers, const std
   const int n_steps = static_cast<int>(steps.size());
   int name_width = 6;
   for (const PlanBuffer& b : buffers) name_width = std::max(name_width, static_cast<int>(b.name.size()));
-  std::string out;
-  char row[256];
-  std::snprintf(row, sizeof row, "%-*s %12s %12s  %-16s %s\n", name_width, "buffer", "bytes", "offset", "live", "note");
-  out += row;
+  // Names are padded by hand (they may be long); snprintf only formats the fixed-width columns.
+  const auto name_column = [&](const std::string& name) { return name + std::string(name_width - name.size(), ' '); };
+  char row[128];
+  std::snprintf(row, sizeof row, " %12s %12s  %-16s %s\n", "bytes", "offset", "live", "note");
+  std::string out = name_column("buffer") + row;
   for (int b = 0; b < static_cast<int>(buffers.size()); ++b) {
     const PlanBuffer& buf = buffers[b];
     const std::string offset = buf.external ? "external" : std::to_string(plan.offsets[b]);
-    out += buf.name;  // names may be longer than `row`; only the padding goes through snprintf
-    std::snprintf(row, sizeof row, "%*s %12lld %12s  %-16s ", name_width - static_cast<int>(buf.name.size()), "",
-                  static_cast<long long>(buf.bytes), offset.c_str(), live_range(lives[b], n_steps).c_str());
-    out += row + note(buffers, steps, lives, plan, b);
+    std::snprintf(row, sizeof row, " %12lld %12s  %-16s ", static_cast<long long>(buf.bytes), offset.c_str(),
+                  live_range(lives[b], n_steps).c_str());
+    out += name_column(buf.name) + row + note(buffers, steps, lives, plan, b);
     while (out.back() == ' ') out.pop_back();
     out += '\n';
   }

@@ -23,7 +23,6 @@ TEST_CASE("report: every buffer, live ranges, in-place notes, and the summary li
   CHECK(report.find("external") != std::string::npos);
   CHECK(report.find("[3, end]") != std::string::npos);
   CHECK(report.find("live-out") != std::string::npos);
-  MESSAGE(report);
 }
 
 TEST_CASE("report: no reuse, small sizes, one reuse") {
