@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler/jit_executable.h"
 #include "engine/executable.h"
 
 namespace kiln::compiler {
@@ -12,6 +13,9 @@ struct BackendOptions {
   int threads = 0;              // kiln_parallel_for's threads; 0: leave as is (all cores by default)
   std::string target_cpu;       // jit: empty for the host CPU
   bool time_passes = false;     // jit: print compile time by stage to stderr
+  PipelineOptions pipeline;     // jit: fusion, memory planning and their reports
+  KernelJitOptions kernels;     // jit: the kernel cache
+  std::shared_ptr<Workspace> workspace;  // jit: an arena shared with other executables (null: its own)
 };
 
 // Throws kiln::Error for an unknown backend, an unknown CPU, or (jit) an op with

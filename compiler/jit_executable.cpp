@@ -1,26 +1,23 @@
 #include "compiler/jit_executable.h"
 
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
+#include <chrono>
+#include <cstring>
 
-#include "compiler/codegen/lower_graph.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
-#include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
 
-JitExecutable::JitExecutable(Graph graph, const JitOptions& options) : Executable(std::move(graph)) {
-  const Target target = detect_target(options.target_cpu);
-  LoweredGraph lowered = lower_graph(graph_, target);
-  times_.lower_ms = lowered.lower_ms;
-  engine_ = std::make_unique<JitEngine>(target);
-  entry_ = reinterpret_cast<void (*)(void**)>(
-      engine_->compile(std::move(lowered.module), std::move(lowered.context), lowered.entry, times_));
-  results_.resize(graph_.num_values());
-  for (const Node& node : graph_.nodes())
-    for (Value r : node.results) results_[static_cast<size_t>(r.id)] = Tensor::zeros(graph_.type(r));
+JitExecutable::JitExecutable(Graph graph, const JitOptions& options)
+    : Executable(std::move(graph)),
+      target_(detect_target(options.target_cpu)),
+      workspace_(options.workspace ? options.workspace : std::make_shared<Workspace>()) {
+  const auto start = std::chrono::steady_clock::now();
+  compiled_ = compile_graph(graph_, options.pipeline);
+  times_.passes_ms = compiled_.passes_ms;
+  functions_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
+  times_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 JitExecutable::~JitExecutable() = default;
@@ -35,21 +32,61 @@ void JitExecutable::throw_run_error(int32_t status) const {
   throw Error(kiln_error_message(status));
 }
 
-void JitExecutable::execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) {
-  const auto tensor_of = [&](Value v) -> Tensor& {
-    const ValueInfo& info = graph_.value(v);
-    return info.kind == ValueKind::result ? results_[static_cast<size_t>(v.id)] : bound_.at(info.name);
-  };
+std::vector<void*> JitExecutable::buffer_pointers() {
+  const Program& p = compiled_.program;
+  std::byte* arena = workspace_->reserve(p.plan.arena_bytes);
+  std::vector<void*> ptrs(p.buffers.size(), nullptr);
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const ProgramBuffer& buf = p.buffers[b];
+    switch (buf.kind) {
+      case BufferKind::input:
+      case BufferKind::param:
+      case BufferKind::state: ptrs[b] = bound_.at(buf.name).data(); break;
+      case BufferKind::output: {
+        auto it = outputs_.find(buf.name);
+        if (it == outputs_.end()) it = outputs_.emplace(buf.name, Tensor::zeros(buf.type)).first;
+        ptrs[b] = it->second.data();
+        break;
+      }
+      case BufferKind::temp: ptrs[b] = arena + p.plan.offsets[b]; break;
+    }
+  }
+  return ptrs;
+}
+
+void JitExecutable::execute() {
+  const Program& p = compiled_.program;
+  const std::vector<void*> ptrs = buffer_pointers();
   int32_t status = KILN_OK;
-  std::vector<void*> buffers(graph_.num_values() + 1);
-  for (size_t id = 0; id < graph_.num_values(); ++id) buffers[id] = tensor_of(Value{static_cast<int32_t>(id)}).data();
-  buffers.back() = &status;
-  entry_(buffers.data());
-  if (status != KILN_OK) throw_run_error(status);
-  for (const Node& node : graph_.nodes())
-    if (node.def->side_effect)
-      assigned.insert_or_assign(graph_.name_of(node.operands[0]), tensor_of(node.operands[1]));
-  for (Value v : graph_.outputs()) outputs.insert_or_assign(graph_.name_of(v), tensor_of(v));
+  std::vector<void*> args;
+  for (const KernelCall& call : p.calls) {
+    args.clear();
+    for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
+    args.push_back(&status);
+    functions_[call.kernel](args.data());
+    if (status != KILN_OK) throw_run_error(status);
+  }
+  // Outputs that are declarations are copies of them; the others were written in place.
+  for (int o : p.outputs) {
+    const ProgramBuffer& buf = p.buffers[static_cast<size_t>(o)];
+    if (buf.kind != BufferKind::output) outputs_.insert_or_assign(buf.name, bound_.at(buf.name));
+  }
+  // Assigns commit after every kernel has run. A value that is itself a
+  // declaration another assign may overwrite is read before any commit.
+  std::vector<std::pair<Tensor*, Tensor>> from_declarations;
+  for (const auto& [target, value] : p.assigns) {
+    const ProgramBuffer& v = p.buffers[static_cast<size_t>(value)];
+    if (v.kind == BufferKind::input || v.kind == BufferKind::param || v.kind == BufferKind::state)
+      from_declarations.emplace_back(&bound_.at(p.buffers[static_cast<size_t>(target)].name), bound_.at(v.name));
+  }
+  for (const auto& [target, value] : p.assigns) {
+    const ProgramBuffer& v = p.buffers[static_cast<size_t>(value)];
+    if (v.kind == BufferKind::output || v.kind == BufferKind::temp) {
+      Tensor& t = bound_.at(p.buffers[static_cast<size_t>(target)].name);
+      if (v.bytes() > 0) std::memcpy(t.data(), ptrs[static_cast<size_t>(value)], static_cast<size_t>(v.bytes()));
+    }
+  }
+  for (auto& [target, value] : from_declarations) *target = std::move(value);
 }
 
 }  // namespace kiln::compiler

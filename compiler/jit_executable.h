@@ -1,18 +1,26 @@
 #pragma once
-// The JIT backend: compiles the whole graph to machine code for the host (or a
-// named CPU) once, in the constructor, then runs it as often as wanted. Unsupported
-// ops fail here, at compile time, with kiln::Error("jit: no lowering for op 'X'").
+// The JIT backend: in the constructor, the graph goes through the compiler
+// pipeline (pipeline.h: passes, fusion, schedule, memory plan) and its kernels
+// are compiled to machine code (jit/jit_engine.h: in parallel, through the
+// kernel cache); each run then calls the kernels in order over the bound
+// tensors, the arena and the output tensors. Unsupported ops fail in the
+// constructor with kiln::Error("jit: no lowering for op 'X'").
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/jit/jit_engine.h"
+#include "compiler/pipeline.h"
+#include "compiler/workspace.h"
 #include "engine/executable.h"
 
 namespace kiln::compiler {
 
 struct JitOptions {
   std::string target_cpu;  // empty: the host CPU and its features
+  PipelineOptions pipeline;
+  KernelJitOptions kernels;
+  std::shared_ptr<Workspace> workspace;  // shared with other executables; null: its own
 };
 
 class JitExecutable : public Executable {
@@ -21,18 +29,22 @@ class JitExecutable : public Executable {
   ~JitExecutable() override;
 
   const CompileTimes& compile_times() const { return times_; }
-  const Target& target() const { return engine_->target(); }
+  const Target& target() const { return target_; }
+  const CompiledGraph& compiled() const { return compiled_; }
 
  protected:
-  void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) override;
+  void execute() override;
 
  private:
   [[noreturn]] void throw_run_error(int32_t status) const;
+  // The data pointer of each program buffer for this run.
+  std::vector<void*> buffer_pointers();
 
-  std::unique_ptr<JitEngine> engine_;
+  Target target_;
   CompileTimes times_;
-  void (*entry_)(void** buffers) = nullptr;  // lower_graph.h documents the ABI
-  std::vector<Tensor> results_;              // by value id: node results, allocated once
+  CompiledGraph compiled_;
+  std::vector<KernelFunction> functions_;  // by kernel
+  std::shared_ptr<Workspace> workspace_;
 };
 
 }  // namespace kiln::compiler

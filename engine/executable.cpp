@@ -31,10 +31,7 @@ void Executable::run() {
       missing += (missing.empty() ? "" : ", ") + std::string(value_kind_name(graph_.value(v).kind)) + " %" +
                  graph_.name_of(v);
   if (!missing.empty()) throw Error("graph @" + graph_.name() + ": unbound " + missing);
-  std::map<std::string, Tensor> outputs, assigned;
-  execute(outputs, assigned);
-  outputs_ = std::move(outputs);
-  for (auto& [name, t] : assigned) bound_.insert_or_assign(name, std::move(t));
+  execute();
 }
 
 const Tensor& Executable::output(const std::string& name) const {

@@ -35,15 +35,13 @@ class Executable {
   std::vector<std::string> output_names() const;
 
  protected:
-  // Computes outputs and the values of assigns from the bound tensors.
-  // `assigned` receives each assign's new value, keyed by target name; run()
-  // commits them after execute() returns, so every node sees the old values.
-  virtual void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) = 0;
+  // Runs one step on the bound tensors: sets every output in outputs_ (by name)
+  // and commits each assign's value to its target in bound_ once every node has
+  // run, so every node sees the old values.
+  virtual void execute() = 0;
 
   Graph graph_;
   std::map<std::string, Tensor> bound_;
-
- private:
   std::map<std::string, Tensor> outputs_;
 };
 

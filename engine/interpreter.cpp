@@ -5,42 +5,74 @@
 
 namespace kiln {
 
-void Interpreter::execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) {
-  std::vector<Tensor> values(graph_.num_values());
-  for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = bound_.at(graph_.name_of(v));
-  for (const Node& node : graph_.nodes()) {
+namespace {
+
+std::vector<Tensor> evaluate_body(const Graph& body, const std::vector<const Tensor*>& operands);
+
+// One node's results from its operands: the op's reference kernel, or a fusion
+// node's body run the same way.
+std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::vector<const Tensor*>& in) {
+  if (node.body) return evaluate_body(*node.body, in);
+  if (!node.def->reference) throw Error("op '" + node.op() + "' has no reference kernel");
+  bool all_empty = true;
+  for (const Tensor* t : in) all_empty = all_empty && t->numel() == 0;
+  std::vector<Tensor> results;
+  for (Value r : node.results) {
+    results.push_back(Tensor::zeros(g.type(r)));
+    all_empty = all_empty && results.back().numel() == 0;
+  }
+  std::vector<Tensor*> out;
+  for (Tensor& t : results) out.push_back(&t);
+  // Zero-size results of zero-size operands need no kernel (and xtensor's
+  // reducers do pointer arithmetic on the null data of zero-size arrays, which
+  // UBSan rejects). Non-empty operands still go through the kernel, which may
+  // reject them (e.g. scatter_add's out-of-range indices into a zero-size result).
+  if (!all_empty) node.def->reference(KernelArgs{in, out, node.attrs});
+  return results;
+}
+
+// Runs g's nodes over `values` (by value id, declarations already set), adding
+// each assign's value to `assigned` (keyed by target name) if given.
+void evaluate(const Graph& g, std::vector<Tensor>& values, std::map<std::string, Tensor>* assigned) {
+  for (const Node& node : g.nodes()) {
     if (node.def->side_effect) {  // assign: takes effect when the step ends
-      assigned.insert_or_assign(graph_.name_of(node.operands[0]), values[static_cast<size_t>(node.operands[1].id)]);
+      if (assigned)
+        assigned->insert_or_assign(g.name_of(node.operands[0]), values[static_cast<size_t>(node.operands[1].id)]);
       continue;
     }
-    if (!node.def->reference) throw Error("op '" + node.op() + "' has no reference kernel");
     std::vector<const Tensor*> in;
-    bool all_empty = true;
-    for (Value v : node.operands) {
-      in.push_back(&values[static_cast<size_t>(v.id)]);
-      all_empty = all_empty && in.back()->numel() == 0;
-    }
-    std::vector<Tensor> results;
-    for (Value r : node.results) {
-      results.push_back(Tensor::zeros(graph_.type(r)));
-      all_empty = all_empty && results.back().numel() == 0;
-    }
-    std::vector<Tensor*> out;
-    for (Tensor& t : results) out.push_back(&t);
-    // Zero-size results of zero-size operands need no kernel (and xtensor's
-    // reducers do pointer arithmetic on the null data of zero-size arrays, which
-    // UBSan rejects). Non-empty operands still go through the kernel, which may
-    // reject them (e.g. scatter_add's out-of-range indices into a zero-size result).
-    if (!all_empty) node.def->reference(KernelArgs{in, out, node.attrs});
+    for (Value v : node.operands) in.push_back(&values[static_cast<size_t>(v.id)]);
+    std::vector<Tensor> results = evaluate_node(g, node, in);
     for (size_t i = 0; i < node.results.size(); ++i) {
       const Value r = node.results[i];
-      if (!(results[i].type() == graph_.type(r)))
+      if (!(results[i].type() == g.type(r)))
         throw Error("reference kernel of '" + node.op() + "' produced " + type_str(results[i].type()) + " for %" +
-                    graph_.name_of(r) + ", expected " + type_str(graph_.type(r)));
+                    g.name_of(r) + ", expected " + type_str(g.type(r)));
       values[static_cast<size_t>(r.id)] = std::move(results[i]);
     }
   }
-  for (Value v : graph_.outputs()) outputs.insert_or_assign(graph_.name_of(v), values[static_cast<size_t>(v.id)]);
+}
+
+std::vector<Tensor> evaluate_body(const Graph& body, const std::vector<const Tensor*>& operands) {
+  std::vector<Tensor> values(body.num_values());
+  const std::vector<Value>& inputs = body.declarations();
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i].id)] = *operands[i];
+  evaluate(body, values, nullptr);
+  std::vector<Tensor> results;
+  for (Value v : body.outputs()) results.push_back(values[static_cast<size_t>(v.id)]);
+  return results;
+}
+
+}  // namespace
+
+void Interpreter::execute() {
+  std::vector<Tensor> values(graph_.num_values());
+  for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = bound_.at(graph_.name_of(v));
+  std::map<std::string, Tensor> assigned;
+  evaluate(graph_, values, &assigned);
+  outputs_.clear();
+  for (Value v : graph_.outputs()) outputs_.insert_or_assign(graph_.name_of(v), values[static_cast<size_t>(v.id)]);
+  for (auto& [name, t] : assigned) bound_.insert_or_assign(name, std::move(t));
 }
 
 }  // namespace kiln

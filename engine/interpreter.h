@@ -10,7 +10,7 @@ class Interpreter : public Executable {
   explicit Interpreter(Graph graph) : Executable(std::move(graph)) {}
 
  protected:
-  void execute(std::map<std::string, Tensor>& outputs, std::map<std::string, Tensor>& assigned) override;
+  void execute() override;
 };
 
 }  // namespace kiln

@@ -15,5 +15,6 @@ void register_dropout(OpRegistry& r);        // dropout.cpp (Philox RNG in engin
 void register_loss(OpRegistry& r);           // loss.cpp: cross_entropy
 void register_assign(OpRegistry& r);         // assign.cpp
 void register_identity(OpRegistry& r);       // identity.cpp: identity, stop_gradient
+void register_fusion(OpRegistry& r);         // fusion.cpp: a kernel of several ops, with a body
 
 }  // namespace kiln::ops

@@ -19,6 +19,7 @@ void register_all_ops() {
     ops::register_loss(r);
     ops::register_assign(r);
     ops::register_identity(r);
+    ops::register_fusion(r);
     return true;
   }();
   (void)done;

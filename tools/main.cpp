@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   auto* compile = app.add_subcommand("compile", "Compile a .kir graph to LLVM IR, assembly or an object file");
   compile->add_option("FILE", compile_opts.graph_path, "the .kir file")->required();
   compile->add_option("--emit", compile_opts.emit, "what to write")
-      ->check(CLI::IsMember({"llvm", "asm", "obj"}))
+      ->check(CLI::IsMember({"llvm", "asm", "obj", "program"}))
       ->capture_default_str();
   compile->add_option("-o,--output", compile_opts.output_path, "the file to write")->required();
   compile->add_option("--header", compile_opts.header_path,

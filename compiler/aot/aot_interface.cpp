@@ -51,11 +51,6 @@ AotField::Role role_of(ValueKind kind) {
   throw Error("aot: a node result is not a declaration");
 }
 
-uint64_t bytes_of(const Graph& g, Value v) {
-  const TensorType& t = g.type(v);
-  return static_cast<uint64_t>(t.numel()) * dtype_size(t.dtype);
-}
-
 }  // namespace
 
 std::string c_identifier(const std::string& name) {
@@ -74,7 +69,7 @@ bool is_c_identifier(const std::string& s) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-AotInterface aot_interface(const Graph& g, const std::string& prefix) {
+AotInterface aot_interface(const Graph& g, const Program& p, const std::string& prefix) {
   if (!is_c_identifier(prefix)) throw Error("aot: the entry prefix '" + prefix + "' is not a C identifier");
   AotInterface api;
   api.prefix = prefix;
@@ -111,16 +106,17 @@ AotInterface aot_interface(const Graph& g, const std::string& prefix) {
       api.copies.push_back({i, v});
   }
   api.buffers.resize(g.num_values());
-  for (size_t id = 0; id < g.num_values(); ++id) {
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const auto id = static_cast<size_t>(p.buffers[b].value.id);
     if (home[id]) {
       api.buffers[id] = {AotBuffer::Place::field, *home[id], 0};
-      continue;
+    } else if (p.buffers[b].kind == BufferKind::temp) {
+      api.buffers[id] = {AotBuffer::Place::workspace, 0, static_cast<uint64_t>(p.plan.offsets[b])};
+    } else {
+      throw Error("aot: %" + p.buffers[b].name + " is an output with no field");
     }
-    api.buffers[id] = {AotBuffer::Place::workspace, 0, api.workspace_bytes};
-    const uint64_t bytes = bytes_of(g, Value{static_cast<int32_t>(id)});
-    api.workspace_bytes +=
-        (bytes + AotInterface::kWorkspaceAlign - 1) / AotInterface::kWorkspaceAlign * AotInterface::kWorkspaceAlign;
   }
+  api.workspace_bytes = static_cast<uint64_t>(p.plan.arena_bytes);
   return api;
 }
 

@@ -21,16 +21,18 @@
 // become C identifiers: '.' turns into '_', a leading digit gets a 'v' in
 // front, a C or C++ keyword gets a '_' after it.
 //
-// Buffers of the raw entry (codegen/lower_graph.h): a declaration uses its
-// field; a node result uses the first output/new_ field that shows it, so it is
-// computed in place in the caller's memory; any other result gets a slot of the
-// caller's workspace (workspace_bytes, slots 64-byte aligned from its start).
+// Buffers of the raw entry (codegen/lower_program.h), by value of the compiled
+// graph: a declaration uses its field; a node result uses the first output/new_
+// field that shows it, so it is computed in place in the caller's memory; any
+// other result lives in the caller's workspace at the offset the memory plan
+// gave it (workspace_bytes: the plan's arena).
 // Fields showing a value already placed elsewhere are filled by a copy after
 // the kernels have run.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "compiler/schedule/program.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
@@ -70,7 +72,8 @@ struct AotInterface {
 // Throws kiln::Error if `prefix` is not a C identifier, or if two fields would
 // get the same C name (compared case-insensitively, as the header's upper-case
 // constants would clash too), naming both.
-AotInterface aot_interface(const Graph& g, const std::string& prefix);
+// `g` is the compiled graph and `p` its program (pipeline.h).
+AotInterface aot_interface(const Graph& g, const Program& p, const std::string& prefix);
 
 bool is_c_identifier(const std::string& s);  // [A-Za-z_][A-Za-z0-9_]* and no keyword
 

@@ -1,21 +1,30 @@
 #include "compiler/aot/emit_aot.h"
 
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
 #include "compiler/aot/aot_interface.h"
 #include "compiler/aot/c_header.h"
 #include "compiler/aot/typed_entry.h"
-#include "compiler/codegen/lower_graph.h"
+#include "compiler/codegen/lower_program.h"
 #include "compiler/emit_file.h"
+#include "compiler/jit/optimize.h"
+#include "compiler/pipeline.h"
 
 namespace kiln::compiler {
 
 AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times) {
   CompileTimes local;
   CompileTimes& t = times ? *times : local;
-  const AotInterface api = aot_interface(g, prefix);
-  LoweredGraph lowered = lower_graph(g, target);
+  const CompiledGraph compiled = compile_graph(g);
+  t.passes_ms += compiled.passes_ms;
+  const AotInterface api = aot_interface(compiled.graph, compiled.program, prefix);
+  LoweredProgram lowered = lower_program(compiled.program, target);
   t.lower_ms += lowered.lower_ms;
-  add_typed_entry(lowered, g, api, target);
-  return {emit_module(lowered, target, EmitKind::object, t), c_header(g, api, target)};
+  add_typed_entry(lowered, compiled.graph, api, target);
+  const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
+  optimize_module(*lowered.module, *tm);
+  return {codegen_module(*lowered.module, *tm, EmitKind::object), c_header(compiled.graph, api, target)};
 }
 
 }  // namespace kiln::compiler

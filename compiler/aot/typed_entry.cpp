@@ -18,7 +18,7 @@ void internalize_all(llvm::Module& m) {
 
 }  // namespace
 
-void add_typed_entry(LoweredGraph& lowered, const Graph& g, const AotInterface& api, const Target& target) {
+void add_typed_entry(LoweredProgram& lowered, const Graph& g, const AotInterface& api, const Target& target) {
   llvm::Module& m = *lowered.module;
   llvm::Function* raw = m.getFunction(lowered.entry);
   if (!raw) throw Error("aot: the lowered module has no entry '" + lowered.entry + "'");

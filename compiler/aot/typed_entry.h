@@ -8,12 +8,12 @@
 // PREFIX_run is the object's only global definition and objects of several
 // graphs link together.
 #include "compiler/aot/aot_interface.h"
-#include "compiler/codegen/lower_graph.h"
+#include "compiler/codegen/lower_program.h"
 #include "compiler/jit/target.h"
 
 namespace kiln::compiler {
 
 // `lowered` is `g` lowered for `target` (not yet optimized).
-void add_typed_entry(LoweredGraph& lowered, const Graph& g, const AotInterface& api, const Target& target);
+void add_typed_entry(LoweredProgram& lowered, const Graph& g, const AotInterface& api, const Target& target);
 
 }  // namespace kiln::compiler

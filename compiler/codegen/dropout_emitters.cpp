@@ -70,6 +70,6 @@ llvm::Value* dropout(const ElementalArgs& a, const ElementIndex& index) {
 
 }  // namespace
 
-void register_dropout_emitters(EmitterRegistry& r) { r.add_elemental("dropout", dropout); }
+void register_dropout_emitters(EmitterRegistry& r) { r.add_pointwise("dropout", dropout); }
 
 }  // namespace kiln::compiler

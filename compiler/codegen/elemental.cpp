@@ -81,36 +81,41 @@ llvm::Value* per_lane(LoweringContext& cx, const ElementIndex& index,
   return vec;
 }
 
-void emit_elemental_loop(LoweringContext& cx, const std::string& name, Value result, const TensorType& t,
-                         const Generator& gen) {
-  if (t.numel() == 0) return;
-  if (t.rank() == 0) {
-    cx.store(t.dtype, cx.buffer(result), cx.i64c(0), gen(ElementIndex{}));
+void emit_elemental_loop(LoweringContext& cx, const std::string& name, const Shape& shape,
+                         const std::vector<LoopOutput>& outputs) {
+  if (numel(shape) == 0 || outputs.empty()) return;
+  const auto store_all = [&](const std::vector<llvm::Value*>& offsets, const ElementIndex& index) {
+    std::vector<llvm::Value*> values;
+    for (const LoopOutput& o : outputs) values.push_back(o.gen(index));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      cx.store(outputs[i].dtype, cx.buffer(outputs[i].value), offsets[0], values[i]);
+  };
+  if (shape.empty()) {
+    store_all({cx.i64c(0)}, ElementIndex{});
     return;
   }
-  const Shape& shape = t.shape;
   const size_t rank = shape.size();
   const int64_t inner = shape.back();
-  const int64_t rows = t.numel() / inner;
+  const int64_t rows = numel(shape) / inner;
   const int width = cx.vector_width();
   const int64_t vector_end = inner - inner % width;
-  cx.parallel_for(name, rows, LoweringContext::grain_for(inner), [&](llvm::Value* begin, llvm::Value* end) {
-    llvm::Value* out = cx.buffer(result);
-    cx.for_range(begin, end, 1, [&](llvm::Value* row) {
-      std::vector<llvm::Value*> dims = unflatten(cx, row, Shape(shape.begin(), shape.end() - 1));
-      dims.push_back(nullptr);  // the innermost index, set per step below
-      llvm::Value* row_offset = cx.b().CreateMul(row, cx.i64c(inner), "", true, true);
-      const auto emit_at = [&](llvm::Value* j, int w) {
-        dims[rank - 1] = j;
-        llvm::Value* v = gen(ElementIndex{dims, w, w > 1 ? static_cast<int>(rank - 1) : -1});
-        cx.store(t.dtype, out, cx.b().CreateAdd(row_offset, j, "", true, true), v);
-      };
-      cx.for_range(0, vector_end, width, [&](llvm::Value* j) { emit_at(j, width); });
-      // The remainder as one narrower vector: less code than a scalar loop, and
-      // LLVM legalizes odd widths without touching memory past the row.
-      if (vector_end < inner) emit_at(cx.i64c(vector_end), static_cast<int>(inner - vector_end));
-    });
-  });
+  cx.parallel_for(name, rows, LoweringContext::grain_for(inner * static_cast<int64_t>(outputs.size())),
+                  [&](llvm::Value* begin, llvm::Value* end) {
+                    cx.for_range(begin, end, 1, [&](llvm::Value* row) {
+                      std::vector<llvm::Value*> dims = unflatten(cx, row, Shape(shape.begin(), shape.end() - 1));
+                      dims.push_back(nullptr);  // the innermost index, set per step below
+                      llvm::Value* row_offset = cx.b().CreateMul(row, cx.i64c(inner), "", true, true);
+                      const auto emit_at = [&](llvm::Value* j, int w) {
+                        dims[rank - 1] = j;
+                        store_all({cx.b().CreateAdd(row_offset, j, "", true, true)},
+                                  ElementIndex{dims, w, w > 1 ? static_cast<int>(rank - 1) : -1});
+                      };
+                      cx.for_range(0, vector_end, width, [&](llvm::Value* j) { emit_at(j, width); });
+                      // The remainder as one narrower vector: less code than a scalar loop, and
+                      // LLVM legalizes odd widths without touching memory past the row.
+                      if (vector_end < inner) emit_at(cx.i64c(vector_end), static_cast<int>(inner - vector_end));
+                    });
+                  });
 }
 
 }  // namespace kiln::compiler

@@ -71,11 +71,22 @@ std::vector<llvm::Value*> unflatten(LoweringContext& cx, llvm::Value* flat, cons
 llvm::Value* per_lane(LoweringContext& cx, const ElementIndex& index,
                       const std::function<llvm::Value*(const ElementIndex&)>& scalar);
 
-// Writes every element of the tensor `result` (of type t) from `gen`: the outer
-// axes flattened into rows split across threads, the innermost axis in steps of
-// the vector width W plus one narrower step for the remainder (so generators see
-// widths W and 1..W-1). Emitted at the builder's position.
-void emit_elemental_loop(LoweringContext& cx, const std::string& name, Value result, const TensorType& t,
-                         const Generator& gen);
+// One tensor a loop writes: the kernel value whose buffer it fills, its dtype,
+// and the generator of its elements.
+struct LoopOutput {
+  Value value;
+  DType dtype;
+  Generator gen;
+};
+
+// Writes every element of the tensors `outputs`, all of shape `shape`, from their
+// generators: the outer axes flattened into rows split across threads, the
+// innermost axis in steps of the vector width W plus one narrower step for the
+// remainder (so generators see widths W and 1..W-1). At each index every output's
+// value is computed before any is stored, so an output may share memory with an
+// operand read at that same index only (in place), and LLVM can share the work
+// common to several outputs. Emitted at the builder's position.
+void emit_elemental_loop(LoweringContext& cx, const std::string& name, const Shape& shape,
+                         const std::vector<LoopOutput>& outputs);
 
 }  // namespace kiln::compiler

@@ -49,6 +49,10 @@ using KernelFn = std::function<void(const KernelEmitArgs& args)>;
 struct OpEmitter {
   ElementalFn elemental;
   KernelFn kernel;
+  // Elemental, and each result element reads its operands' elements at its own
+  // index only (operands of the result's shape; broadcast ones aside), so the
+  // result may overwrite such an operand in place (memory planning).
+  bool pointwise = false;
 };
 
 class EmitterRegistry {
@@ -58,6 +62,7 @@ class EmitterRegistry {
 
   // Throw kiln::Error if the op already has an emitter.
   void add_elemental(const std::string& op, ElementalFn fn);
+  void add_pointwise(const std::string& op, ElementalFn fn);  // an elemental op that is pointwise
   void add_kernel(const std::string& op, KernelFn fn);
 
   const OpEmitter* find(const std::string& op) const;  // nullptr: no lowering yet

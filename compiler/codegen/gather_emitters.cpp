@@ -152,8 +152,9 @@ struct ScatterAdd {
     // elements, as the reference does.
     cx.for_range(0, n, 1, [&](llvm::Value* i) { checked_row(cx, index_at(i), size); });
     if (result.numel() == 0) return;
-    emit_elemental_loop(cx, cx.unique_name("scatter_add.zero"), a.node.node.results[0], result,
-                        [&](const ElementIndex& index) { return cx.constant(result.dtype, 0, index.width); });
+    emit_elemental_loop(cx, cx.unique_name("scatter_add.zero"), result.shape,
+                        {{a.node.node.results[0], result.dtype,
+                          [&](const ElementIndex& index) { return cx.constant(result.dtype, 0, index.width); }}});
     const int64_t units = numel(outer_shape) * numel(mid_shape) * blocks;
     const int64_t unit_elements = n * std::min(block, last);
     cx.parallel_for(cx.unique_name("scatter_add.blocks"), units, LoweringContext::grain_for(unit_elements),

@@ -10,8 +10,13 @@
 
 namespace kiln::compiler {
 
-LoweringContext::LoweringContext(llvm::Module& module, const Target& target, size_t num_values)
-    : module_(module), target_(target), num_values_(num_values), builder_(module.getContext()) {}
+LoweringContext::LoweringContext(llvm::Module& module, const Target& target)
+    : module_(module), target_(target), builder_(module.getContext()) {}
+
+void LoweringContext::set_slots(std::map<int32_t, size_t> slots, size_t status_slot) {
+  slots_ = std::move(slots);
+  status_slot_ = status_slot;
+}
 
 // ---- types ----
 
@@ -108,8 +113,10 @@ llvm::Value* LoweringContext::buffer(Value v) {
   if (!buffers_arg_) throw Error("codegen: buffer() outside a generated function");
   auto it = buffer_cache_.find(v.id);
   if (it != buffer_cache_.end()) return it->second;
+  auto slot = slots_.find(v.id);
+  if (slot == slots_.end()) throw Error("codegen: value " + std::to_string(v.id) + " has no memory in this kernel");
   llvm::IRBuilder<> entry(entry_end_);
-  llvm::Value* p = load_table_entry(entry, buffers_arg_, static_cast<size_t>(v.id));
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, slot->second);
   buffer_cache_[v.id] = p;
   return p;
 }
@@ -119,7 +126,7 @@ llvm::Value* LoweringContext::status_word() {
   auto it = buffer_cache_.find(-1);
   if (it != buffer_cache_.end()) return it->second;
   llvm::IRBuilder<> entry(entry_end_);
-  llvm::Value* p = load_table_entry(entry, buffers_arg_, num_values_);
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, status_slot_);
   buffer_cache_[-1] = p;
   return p;
 }

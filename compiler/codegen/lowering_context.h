@@ -11,8 +11,9 @@
 // W is 1 (a scalar) or vector_width(), the target's f32 lanes; i32 and bool
 // vectors use the same lane count so one index covers all operands.
 //
-// Every generated function gets the graph's buffer table as its first argument
-// (see lower_graph.h for the ABI); buffer(v) returns v's data pointer in the
+// Every generated function gets the kernel's argument table as its first
+// argument (kernel_codegen.h: the kernel's inputs, then its outputs, then the
+// status word); buffer(v) returns the data pointer of kernel value v in the
 // function being emitted, so emitters that outline loop bodies (parallel_for)
 // simply ask for pointers again inside the body.
 #include <cstdint>
@@ -29,8 +30,11 @@ namespace kiln::compiler {
 
 class LoweringContext {
  public:
-  // `num_values`: the graph's value count; the status word follows the buffers.
-  LoweringContext(llvm::Module& module, const Target& target, size_t num_values);
+  LoweringContext(llvm::Module& module, const Target& target);
+
+  // Where the values of the kernel being emitted live in its argument table:
+  // slot per value id (those with memory: inputs and outputs), and the status word's slot.
+  void set_slots(std::map<int32_t, size_t> slots, size_t status_slot);
 
   llvm::LLVMContext& context() { return module_.getContext(); }
   llvm::Module& module() { return module_; }
@@ -57,7 +61,7 @@ class LoweringContext {
   void store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v);
 
   // ---- buffers, in the function being emitted ----
-  llvm::Value* buffer(Value v);  // loaded once per function, in its entry block
+  llvm::Value* buffer(Value v);  // loaded once per function, in its entry block; throws if v has no slot
   llvm::Value* status_word();    // i32*: the run's status (kiln_error_code)
 
   // ---- functions ----
@@ -98,7 +102,8 @@ class LoweringContext {
  private:
   llvm::Module& module_;
   Target target_;
-  size_t num_values_;
+  std::map<int32_t, size_t> slots_;
+  size_t status_slot_ = 0;
   llvm::IRBuilder<> builder_;
   // The function being emitted: its buffer table argument, the entry block's
   // terminator (pointer loads go before it), and the pointers loaded so far.

@@ -136,8 +136,7 @@ void emit_column_reduction(const KernelEmitArgs& a, const Reduction& red) {
                                     })[0];
     return red.finish(cx, acc, index.width);
   };
-  emit_elemental_loop(cx, cx.unique_name(a.node.op() + ".cols"), a.node.node.results[0], {red.dtype, red.kept},
-                      result);
+  emit_elemental_loop(cx, cx.unique_name(a.node.op() + ".cols"), red.kept, {{a.node.node.results[0], red.dtype, result}});
 }
 
 KernelFn reduction(Kind kind) {

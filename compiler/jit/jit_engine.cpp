@@ -1,23 +1,39 @@
 #include "compiler/jit/jit_engine.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <map>
+#include <mutex>
+#include <thread>
 
+#include "compiler/codegen/kernel_codegen.h"
+#include "compiler/emit_file.h"
+#include "compiler/jit/kernel_cache.h"
 #include "compiler/jit/optimize.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "engine/fnv1a.h"
 #include "engine/ir/error.h"
 
 namespace kiln::compiler {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 template <class T>
 T unwrap(llvm::Expected<T> value, const std::string& what) {
@@ -29,70 +45,171 @@ void check(llvm::Error error, const std::string& what) {
   if (error) throw Error("jit: " + what + ": " + llvm::toString(std::move(error)));
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+// The process's LLJIT, which links kernel objects and hands out their addresses.
+class Linker {
+ public:
+  static Linker& global() {
+    static Linker linker;
+    return linker;
+  }
+
+  // The address of `symbol` if this process has loaded it.
+  KernelFunction find(const std::string& symbol) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(symbol);
+    return it == loaded_.end() ? nullptr : it->second;
+  }
+
+  KernelFunction add(const std::string& symbol, const std::string& object) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = loaded_.find(symbol); it != loaded_.end()) return it->second;
+    check(jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, symbol)), "adding " + symbol);
+    const auto addr = unwrap(jit_->lookup(symbol), "looking up " + symbol);
+    return loaded_[symbol] = addr.toPtr<KernelFunction>();
+  }
+
+ private:
+  Linker() {
+    initialize_llvm_native_target();
+    jit_ = unwrap(llvm::orc::LLJITBuilder().create(), "creating LLJIT");
+    // The runtime lives in this executable (a static library), where a dynamic
+    // symbol search would not find it: hand its addresses to the JIT directly.
+    llvm::orc::MangleAndInterner mangle(jit_->getExecutionSession(), jit_->getDataLayout());
+    const auto exported = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+    llvm::orc::SymbolMap runtime;
+    runtime[mangle("kiln_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_parallel_for), exported};
+    check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))), "defining runtime symbols");
+    jit_->getMainJITDylib().addGenerator(
+        unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
+               "searching process symbols"));
+  }
+
+  std::mutex mutex_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::map<std::string, KernelFunction> loaded_;
+};
+
+// What identifies a kernel's machine code: its text, the target, how it is
+// optimized, and the build of kiln.
+std::string cache_key(const Kernel& k, const Target& t, OptLevel level) {
+  return k.text + "\ntarget " + t.triple + " " + t.cpu + " " + t.features + "\nopt " +
+         std::to_string(static_cast<int>(level)) + "\n" + build_identity() + "\n";
 }
 
-std::vector<std::string> split_features(const std::string& features) {
-  std::vector<std::string> out;
-  for (size_t pos = 0; pos < features.size();) {
-    const size_t comma = std::min(features.find(',', pos), features.size());
-    if (comma > pos) out.push_back(features.substr(pos, comma - pos));
-    pos = comma + 1;
+std::string symbol_of(const std::string& key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "kiln_k%016llx", static_cast<unsigned long long>(fnv1a_64(key)));
+  return name;
+}
+
+struct Job {
+  const Kernel* kernel;
+  OptLevel level;
+  std::string key, symbol, object;
+};
+
+// Lowers, optimizes and compiles one kernel to an object file.
+std::string compile_object(const Job& job, const Target& target, llvm::TargetMachine& tm, CompileTimes& times) {
+  auto start = Clock::now();
+  llvm::LLVMContext context;
+  llvm::Module module(job.symbol, context);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm.createDataLayout());
+  LoweringContext cx(module, target);
+  emit_kernel(cx, *job.kernel->graph, job.symbol);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(module, &os)) throw Error("jit: generated invalid LLVM IR: " + problems);
+  times.lower_ms += ms_since(start);
+  start = Clock::now();
+  optimize_module(module, tm, job.level);
+  times.optimize_ms += ms_since(start);
+  start = Clock::now();
+  std::string object = codegen_module(module, tm, EmitKind::object);
+  times.codegen_ms += ms_since(start);
+  return object;
+}
+
+// Compiles the jobs on one thread per core; each thread has its own target machine.
+void compile_all(std::vector<Job*>& jobs, const Target& target, CompileTimes& times) {
+  const size_t threads = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::vector<CompileTimes> per_thread(threads);
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto work = [&](size_t t) {
+    try {
+      const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
+      for (size_t i = next++; i < jobs.size(); i = next++)
+        jobs[i]->object = compile_object(*jobs[i], target, *tm, per_thread[t]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = jobs.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  if (threads > 0) work(0);
+  for (std::thread& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+  for (const CompileTimes& t : per_thread) {
+    times.lower_ms += t.lower_ms;
+    times.optimize_ms += t.optimize_ms;
+    times.codegen_ms += t.codegen_ms;
   }
-  return out;
 }
 
 }  // namespace
 
 std::string time_passes_report(const CompileTimes& t, const Target& target) {
-  char buf[512];
+  char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "===-- kiln compile time (%s, %s, %d f32 lanes) --===\n"
-                "  lower     %9.2f ms  (graph to LLVM IR)\n"
-                "  optimize  %9.2f ms  (LLVM O3)\n"
-                "  codegen   %9.2f ms  (machine code)\n"
-                "  total     %9.2f ms\n",
-                target.cpu.c_str(), target.triple.c_str(), target.vector_width, t.lower_ms, t.optimize_ms,
-                t.codegen_ms, t.lower_ms + t.optimize_ms + t.codegen_ms);
+                "  passes    %9.2f ms  (graph passes and fusion)\n"
+                "  lower     %9.2f ms  (kernels to LLVM IR, summed over threads)\n"
+                "  optimize  %9.2f ms  (LLVM pipelines, summed over threads)\n"
+                "  codegen   %9.2f ms  (machine code, summed over threads)\n"
+                "  link      %9.2f ms  (loading objects into the JIT)\n"
+                "  wall      %9.2f ms\n"
+                "  kernels   %d distinct: %d compiled, %d from the disk cache, %d already loaded\n",
+                target.cpu.c_str(), target.triple.c_str(), target.vector_width, t.passes_ms, t.lower_ms,
+                t.optimize_ms, t.codegen_ms, t.link_ms, t.wall_ms, t.kernels, t.compiled, t.from_disk, t.in_process);
   return buf;
 }
 
-JitEngine::JitEngine(const Target& target) : target_(target) {
-  initialize_llvm_native_target();
-  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
-  jtmb.setCPU(target.cpu);
-  jtmb.addFeatures(split_features(target.features));
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating LLJIT");
-
-  // The runtime lives in this executable (a static library), where a dynamic
-  // symbol search would not find it: hand its addresses to the JIT directly.
-  llvm::orc::MangleAndInterner mangle(jit_->getExecutionSession(), jit_->getDataLayout());
-  const auto exported = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
-  llvm::orc::SymbolMap runtime;
-  runtime[mangle("kiln_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_parallel_for), exported};
-  check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))), "defining runtime symbols");
-  jit_->getMainJITDylib().addGenerator(
-      unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
-             "searching process symbols"));
-}
-
-JitEngine::~JitEngine() = default;
-
-void* JitEngine::compile(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                         const std::string& entry, CompileTimes& times) {
-  auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target_);
-  optimize_module(*module, *tm);
-  times.optimize_ms += ms_since(start);
-
-  start = std::chrono::steady_clock::now();
-  check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))), "adding module");
-  // The lookup materializes the module: this is where machine code is generated.
-  const llvm::orc::ExecutorAddr addr = unwrap(jit_->lookup(entry), "looking up " + entry);
-  times.codegen_ms += ms_since(start);
-  return addr.toPtr<void*>();
+std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, const Target& target,
+                                         const KernelJitOptions& options, CompileTimes& times) {
+  Linker& linker = Linker::global();
+  KernelCache cache(options.cache ? (options.cache_dir.empty() ? KernelCache::default_dir() : options.cache_dir)
+                                  : std::string());
+  std::vector<Job> jobs(kernels.size());
+  std::vector<KernelFunction> out(kernels.size(), nullptr);
+  std::vector<Job*> to_compile;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    Job& job = jobs[i];
+    job.kernel = &kernels[i];
+    job.level = opt_level_for(*kernels[i].graph);
+    job.key = cache_key(kernels[i], target, job.level);
+    job.symbol = symbol_of(job.key);
+    if ((out[i] = linker.find(job.symbol))) {
+      ++times.in_process;
+    } else if (std::optional<std::string> object = cache.load(job.symbol, job.key)) {
+      job.object = std::move(*object);
+      ++times.from_disk;
+    } else {
+      to_compile.push_back(&job);
+    }
+  }
+  times.kernels += static_cast<int>(kernels.size());
+  times.compiled += static_cast<int>(to_compile.size());
+  compile_all(to_compile, target, times);
+  for (Job* job : to_compile) cache.store(job->symbol, job->key, job->object);
+  const auto start = Clock::now();
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (!out[i]) out[i] = linker.add(jobs[i].symbol, jobs[i].object);
+  times.link_ms += ms_since(start);
+  return out;
 }
 
 }  // namespace kiln::compiler

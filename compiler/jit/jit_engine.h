@@ -1,51 +1,48 @@
 #pragma once
-// An ORC LLJIT for one target: takes a lowered module, optimizes it at O3, compiles
-// it to machine code in this process and returns the address of its entry point.
-// The runtime's C functions (compiler/runtime/kiln_runtime.h) are made visible to
-// the JIT'd code; libm functions (powf) resolve from the process.
-#include <memory>
+// Kernels to machine code in this process. Each distinct kernel of a program is
+// lowered into its own LLVM module, optimized at the level its structure needs,
+// and compiled to an object file by a pool of threads (one per core); objects
+// come from, and go to, the on-disk kernel cache (kernel_cache.h). One ORC
+// LLJIT per process links them, so executables of one process share every
+// kernel they have in common (a trainer's bucket shapes, an encoder and a
+// decoder). The runtime's C functions (compiler/runtime/kiln_runtime.h) are made
+// visible to the JIT'd code; libm functions resolve from the process.
 #include <string>
+#include <vector>
 
 #include "compiler/jit/target.h"
-
-namespace llvm {
-class LLVMContext;
-class Module;
-namespace orc {
-class LLJIT;
-}
-}  // namespace llvm
+#include "compiler/schedule/kernel.h"
 
 namespace kiln::compiler {
 
-// Milliseconds per stage, for --time-passes.
+// Where compile time went, for --time-passes. Stage times are summed over the
+// compile threads (CPU time); wall_ms is the time the caller waited.
 struct CompileTimes {
-  double lower_ms = 0;     // Graph -> LLVM IR (filled by the caller)
-  double optimize_ms = 0;  // the O3 pipeline
-  double codegen_ms = 0;   // instruction selection, register allocation, linking
+  double passes_ms = 0;    // graph passes and fusion
+  double lower_ms = 0;     // kernel graphs -> LLVM IR
+  double optimize_ms = 0;  // LLVM's pipeline
+  double codegen_ms = 0;   // instruction selection, register allocation, object emission
+  double link_ms = 0;      // loading objects into the JIT
+  double wall_ms = 0;      // everything, as the caller waited
+  int kernels = 0;         // distinct kernels of the program
+  int compiled = 0;        // compiled now
+  int from_disk = 0;       // loaded from the disk cache
+  int in_process = 0;      // already loaded by this process
 };
 
-// The --time-passes table: one line per stage and the total, in ms.
+// The --time-passes table.
 std::string time_passes_report(const CompileTimes& times, const Target& target);
 
-class JitEngine {
- public:
-  explicit JitEngine(const Target& target);
-  ~JitEngine();
-  JitEngine(const JitEngine&) = delete;
-  JitEngine& operator=(const JitEngine&) = delete;
-
-  const Target& target() const { return target_; }
-
-  // Optimizes and compiles `module` (owned with its context from here on) and
-  // returns the address of the function named `entry`. Adds the optimize and
-  // codegen times to `times`. Throws kiln::Error.
-  void* compile(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                const std::string& entry, CompileTimes& times);
-
- private:
-  Target target_;
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
+struct KernelJitOptions {
+  bool cache = true;      // the on-disk cache (--no-cache: false)
+  std::string cache_dir;  // empty: KernelCache::default_dir()
 };
+
+using KernelFunction = void (*)(void** args);  // kernel_codegen.h documents the ABI
+
+// The machine code of each kernel for `target`, in order. Throws kiln::Error.
+// Thread-safe.
+std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, const Target& target,
+                                         const KernelJitOptions& options, CompileTimes& times);
 
 }  // namespace kiln::compiler

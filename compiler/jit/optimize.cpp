@@ -7,9 +7,20 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "compiler/codegen/emitter_registry.h"
+#include "engine/ir/graph.h"
+
 namespace kiln::compiler {
 
-void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
+OptLevel opt_level_for(const Graph& kernel) {
+  for (const Node& n : kernel.nodes()) {
+    const OpEmitter* e = EmitterRegistry::global().find(n.op());
+    if (e && e->kernel) return OptLevel::O3;
+  }
+  return OptLevel::O2;
+}
+
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, OptLevel level) {
   module.setTargetTriple(tm.getTargetTriple().str());
   module.setDataLayout(tm.createDataLayout());
   llvm::LoopAnalysisManager lam;
@@ -22,7 +33,10 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  const llvm::OptimizationLevel llvm_level = level == OptLevel::O1   ? llvm::OptimizationLevel::O1
+                                             : level == OptLevel::O2 ? llvm::OptimizationLevel::O2
+                                                                     : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm_level);
   mpm.run(module, mam);
 }
 

@@ -13,8 +13,31 @@ std::string op_signature(const std::string& op, const std::vector<TensorType>& o
   return s + ")";
 }
 
+std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types) {
+  const std::vector<Value>& decls = body.declarations();
+  if (decls.size() != operand_types.size())
+    throw Error("body @" + body.name() + " declares " + std::to_string(decls.size()) + " input(s) for " +
+                std::to_string(operand_types.size()) + " operand(s)");
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const ValueInfo& info = body.value(decls[i]);
+    if (info.kind != ValueKind::input)
+      throw Error("body @" + body.name() + " declares " + std::string(value_kind_name(info.kind)) + " %" + info.name +
+                  " (a body has only inputs)");
+    if (!(info.type == operand_types[i]))
+      throw Error("body input %" + info.name + " is " + type_str(info.type) + " but operand " + std::to_string(i) +
+                  " is " + type_str(operand_types[i]));
+  }
+  for (const Node& n : body.nodes())
+    if (n.def && (n.def->side_effect || n.def->has_body))
+      throw Error("body @" + body.name() + " holds a '" + n.op() + "' node (bodies hold plain ops only)");
+  if (body.outputs().empty()) throw Error("body @" + body.name() + " has no outputs");
+  std::vector<TensorType> types;
+  for (Value v : body.outputs()) types.push_back(body.type(v));
+  return types;
+}
+
 std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<TensorType>& operand_types,
-                                           const Attrs& attrs) {
+                                           const Attrs& attrs, const Graph* body) {
   const int n = static_cast<int>(operand_types.size());
   if (n < def.min_operands || (def.max_operands >= 0 && n > def.max_operands)) {
     std::string want = def.max_operands < 0 ? "at least " + std::to_string(def.min_operands)
@@ -25,6 +48,10 @@ std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<T
                 std::to_string(n));
   }
   try {
+    if (def.has_body) {
+      if (!body) throw Error("needs a body graph");
+      return body_result_types(*body, operand_types);
+    }
     return def.infer(operand_types, attrs);
   } catch (const Error& e) {
     throw Error(op_signature(def.name, operand_types) + ": " + e.what());
@@ -33,6 +60,17 @@ std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<T
 
 std::vector<Value> Builder::emit(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
                                  const std::vector<std::string>& names) {
+  return emit_node(op, operands, attrs, names, nullptr);
+}
+
+std::vector<Value> Builder::emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands,
+                                        const Attrs& attrs, const std::vector<std::string>& names) {
+  if (!body) throw Error("fusion: no body");
+  return emit_node("fusion", operands, attrs, names, std::move(body));
+}
+
+std::vector<Value> Builder::emit_node(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
+                                      const std::vector<std::string>& names, std::shared_ptr<const Graph> body) {
   const OpDef* def = OpRegistry::global().find(op);
   if (!def) throw Error("unknown op '" + op + "'");
   std::vector<TensorType> operand_types;
@@ -47,11 +85,11 @@ std::vector<Value> Builder::emit(const std::string& op, const std::vector<Value>
   } catch (const Error& e) {
     throw Error(op_signature(op, operand_types) + ": " + e.what());
   }
-  const std::vector<TensorType> result_types = infer_result_types(*def, operand_types, full);
+  const std::vector<TensorType> result_types = infer_result_types(*def, operand_types, full, body.get());
   std::vector<std::string> result_names;
   for (size_t i = 0; i < result_types.size(); ++i)
     result_names.push_back(i < names.size() && !names[i].empty() ? g_.fresh_name(names[i]) : std::string());
-  const int32_t id = g_.add_node(def, operands, std::move(full), result_types, result_names);
+  const int32_t id = g_.add_node(def, operands, std::move(full), result_types, result_names, std::move(body));
   return g_.nodes()[static_cast<size_t>(id)].results;
 }
 

@@ -36,16 +36,26 @@ class Builder {
   // Same, for an op with exactly one result.
   Value emit1(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs = {},
               const std::string& name = {});
+  // Adds `fusion(operands) {attrs}` with `body` (body_result_types checks it).
+  std::vector<Value> emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands,
+                                 const Attrs& attrs = {}, const std::vector<std::string>& names = {});
 
  private:
+  std::vector<Value> emit_node(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
+                               const std::vector<std::string>& names, std::shared_ptr<const Graph> body);
+
   Graph& g_;
 };
 
 // The result types of `def` on these operands (attributes already completed):
-// checks the operand count, then runs the op's inference. Errors name the op and
-// the operand types.
+// checks the operand count, then runs the op's inference (for an op with a body,
+// body_result_types). Errors name the op and the operand types.
 std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<TensorType>& operand_types,
-                                           const Attrs& completed_attrs);
+                                           const Attrs& completed_attrs, const Graph* body = nullptr);
+
+// A body's result types: its outputs' types, once its declarations are checked to
+// be inputs typed like the operands, in order, with no assigns and no nested bodies.
+std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types);
 
 // "op(f32[2,3], i32[4])": how errors name a node's operands.
 std::string op_signature(const std::string& op, const std::vector<TensorType>& operand_types);

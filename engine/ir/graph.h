@@ -3,6 +3,7 @@
 // graph's declarations (input / param / state) and outputs.
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 namespace kiln {
 
 struct OpDef;
+class Graph;
 
 // A handle to one SSA value of a Graph.
 struct Value {
@@ -41,6 +43,9 @@ struct Node {
   std::vector<Value> operands;
   Attrs attrs;
   std::vector<Value> results;
+  // A `fusion` node's body (OpDef::has_body): a graph whose inputs take the
+  // operands, in order, and whose outputs are the results. Null for other ops.
+  std::shared_ptr<const Graph> body;
   const std::string& op() const;
 };
 
@@ -56,7 +61,8 @@ class Graph {
   // Appends a node without checking it (the Builder and the parser check first).
   // An empty result name gets a fresh numeric name.
   int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
-                   const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names);
+                   const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
+                   std::shared_ptr<const Graph> body = nullptr);
   void add_output(Value v);
   // Gives a value a new unique name; throws kiln::Error if it is taken or invalid.
   void rename(Value v, const std::string& name);

@@ -55,6 +55,7 @@ struct OpDef {
   ReferenceFn reference;
   GradientFn gradient;       // empty: not differentiable (issue: autodiff)
   bool side_effect = false;  // assign: writes operand 0 (a param or state) when the step ends
+  bool has_body = false;     // fusion: the node carries a body graph that defines its results
 };
 
 class OpRegistry {

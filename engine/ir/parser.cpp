@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
 
 #include "engine/ir/builder.h"
 #include "engine/ir/lexer.h"
@@ -22,8 +23,9 @@ struct ParsedAttr {
   Attr value;
 };
 
-// Recursive descent over a grammar with no nesting deeper than an attribute's int
-// list, so every loop consumes a token and nothing recurses on the input.
+// Recursive descent over a grammar whose only nesting is one level of graph (a
+// fusion node's body, which holds plain ops only) and an attribute's int list, so
+// every loop consumes a token and the recursion depth is bounded.
 class Parser {
  public:
   Parser(std::string_view text, const std::string& file) : lex_(text, file) { bump(); }
@@ -31,24 +33,44 @@ class Parser {
   Graph parse() {
     if (tok_.kind == TokenKind::end) fail("expected 'graph @name {', got end of file (the file is empty)");
     if (!tok_.is_word("graph")) fail("expected 'graph' at the start of the file, got " + describe(tok_));
-    graph_loc_ = loc(tok_);
-    bump();
-    if (tok_.kind != TokenKind::graph_name)
-      fail("expected a graph name like '@main' after 'graph', got " + describe(tok_));
-    g_.set_name(tok_.text);
-    bump();
-    expect('{', "after the graph name");
-    while (!tok_.is_punct('}')) {
-      if (tok_.kind == TokenKind::end) fail("expected '}' to close graph @" + g_.name() + ", got end of file");
-      parse_statement();
-    }
-    bump();
+    Graph g = parse_graph(false);
     if (tok_.kind != TokenKind::end) fail("expected end of file after the graph's closing '}', got " + describe(tok_));
-    check_with_verifier();
-    return std::move(g_);
+    return g;
   }
 
  private:
+  // What is being parsed: the file's graph or a fusion node's body, each with
+  // its own value names.
+  struct Scope {
+    Graph g;
+    bool body = false;
+    SourceLoc loc;
+    std::vector<SourceLoc> node_locs;
+    std::unordered_map<std::string, int> def_lines;
+  };
+
+  // `graph @name { statements }` at the current 'graph' token.
+  Graph parse_graph(bool body) {
+    Scope outer = std::exchange(scope_, Scope{});
+    scope_.body = body;
+    scope_.loc = loc(tok_);
+    bump();
+    if (tok_.kind != TokenKind::graph_name)
+      fail("expected a graph name like '@main' after 'graph', got " + describe(tok_));
+    scope_.g.set_name(tok_.text);
+    bump();
+    expect('{', "after the graph name");
+    while (!tok_.is_punct('}')) {
+      if (tok_.kind == TokenKind::end) fail("expected '}' to close graph @" + scope_.g.name() + ", got end of file");
+      parse_statement();
+    }
+    bump();
+    check_with_verifier();
+    Graph g = std::move(scope_.g);
+    scope_ = std::move(outer);
+    return g;
+  }
+
   void bump() { tok_ = lex_.next(); }
   SourceLoc loc(const Token& t) const { return lex_.loc(t.line, t.col); }
   [[noreturn]] void fail_at(const Token& t, const std::string& msg) const { throw ParseError(loc(t), msg); }
@@ -95,13 +117,14 @@ class Parser {
     const TensorType type = parse_type();
     Attrs attrs;
     for (ParsedAttr& a : parse_attrs()) attrs.set(a.name.text, std::move(a.value));
-    g_.declare(kind, name.text, type, std::move(attrs));
+    if (scope_.body && kind != ValueKind::input) fail_at(name, "a fusion body declares inputs only");
+    scope_.g.declare(kind, name.text, type, std::move(attrs));
   }
 
   // output %y
   void parse_output() {
     bump();
-    g_.add_output(lookup(take_value_name("after 'output'")));
+    scope_.g.add_output(lookup(take_value_name("after 'output'")));
   }
 
   // %a, %b = op(%x, %y) {attr=value} : f32[2], f32[3]      or, with no results: op(%x, %y)
@@ -129,7 +152,7 @@ class Parser {
     if (!tok_.is_punct(')')) {
       for (;;) {
         operands.push_back(lookup(take_value_name("as an operand")));
-        operand_types.push_back(g_.type(operands.back()));
+        operand_types.push_back(scope_.g.type(operands.back()));
         if (!tok_.is_punct(',')) break;
         bump();
       }
@@ -138,9 +161,18 @@ class Parser {
     const std::vector<ParsedAttr> given = parse_attrs();
     const Attrs attrs = complete_node_attrs(op, *def, operand_types, given);
 
+    std::vector<std::pair<Token, TensorType>> annotation;
+    if (tok_.is_punct(':')) annotation = parse_annotation();
+    std::shared_ptr<const Graph> body;
+    if (def->has_body) {
+      if (scope_.body) fail_at(op, "a fusion body holds plain ops only, not '" + op.text + "'");
+      if (!tok_.is_word("graph")) fail("expected the body 'graph @name {' of op '" + op.text + "', got " + describe(tok_));
+      body = std::make_shared<const Graph>(parse_graph(true));
+    }
+
     std::vector<TensorType> types;
     try {
-      types = infer_result_types(*def, operand_types, attrs);
+      types = infer_result_types(*def, operand_types, attrs, body.get());
     } catch (const Error& e) {
       fail_at(op, e.what());
     }
@@ -149,12 +181,12 @@ class Parser {
       fail_at(names.empty() ? op : names.front(), "op '" + op.text + "' has " + std::to_string(types.size()) +
                                                       " result(s), but " + std::to_string(names.size()) +
                                                       " result name(s) are given");
-    if (tok_.is_punct(':')) check_annotation(op, types);
+    if (!annotation.empty()) check_annotation(op, annotation, types);
 
     std::vector<std::string> result_names;
     for (const Token& n : names) result_names.push_back(n.text);
-    g_.add_node(def, std::move(operands), attrs, types, result_names);
-    node_locs_.push_back(loc(op));
+    scope_.g.add_node(def, std::move(operands), attrs, types, result_names, std::move(body));
+    scope_.node_locs.push_back(loc(op));
   }
 
   // Completes a node's attributes from its op's schema; errors point at the
@@ -179,25 +211,32 @@ class Parser {
     }
   }
 
-  // `: f32[2], f32[3]` after a node; must agree with inference.
-  void check_annotation(const Token& op, const std::vector<TensorType>& inferred) {
+  // `: f32[2], f32[3]` after a node, each type with the token it starts at.
+  std::vector<std::pair<Token, TensorType>> parse_annotation() {
     bump();
-    for (size_t i = 0;; ++i) {
+    std::vector<std::pair<Token, TensorType>> types;
+    for (;;) {
       const Token at = tok_;
-      const TensorType t = parse_type();
+      types.emplace_back(at, parse_type());
+      if (!tok_.is_punct(',')) return types;
+      bump();
+    }
+  }
+
+  // The annotation must agree with inference.
+  void check_annotation(const Token& op, const std::vector<std::pair<Token, TensorType>>& annotation,
+                        const std::vector<TensorType>& inferred) const {
+    for (size_t i = 0; i < annotation.size(); ++i) {
+      const auto& [at, t] = annotation[i];
       if (i >= inferred.size())
         fail_at(at, "type annotation has more types than op '" + op.text + "' has results (" +
                         std::to_string(inferred.size()) + ")");
       if (!(t == inferred[i]))
         fail_at(at, "type annotation " + type_str(t) + " does not match inferred " + type_str(inferred[i]));
-      if (!tok_.is_punct(',')) {
-        if (i + 1 < inferred.size())
-          fail("expected ',' and the type of result " + std::to_string(i + 2) + " of op '" + op.text + "', got " +
-               describe(tok_));
-        return;
-      }
-      bump();
     }
+    if (annotation.size() < inferred.size())
+      fail_at(annotation.back().first, "expected ',' and the type of result " +
+                                           std::to_string(annotation.size() + 1) + " of op '" + op.text + "'");
   }
 
   // f32[2,3], i32[], bool[1]
@@ -321,13 +360,13 @@ class Parser {
   }
 
   void define(const Token& name) {
-    const auto [it, inserted] = def_lines_.emplace(name.text, name.line);
+    const auto [it, inserted] = scope_.def_lines.emplace(name.text, name.line);
     if (!inserted)
       fail_at(name, "value %" + name.text + " is already defined (on line " + std::to_string(it->second) + ")");
   }
 
   Value lookup(const Token& name) const {
-    const std::optional<Value> v = g_.find(name.text);
+    const std::optional<Value> v = scope_.g.find(name.text);
     if (!v) fail_at(name, "unknown value %" + name.text);
     return *v;
   }
@@ -335,16 +374,16 @@ class Parser {
   // The parser has checked each node as it went; the verifier checks what spans
   // nodes (assigns). Its problems name "node N", which maps back to a location.
   void check_with_verifier() const {
-    const std::vector<std::string> problems = verify_problems(g_);
+    const std::vector<std::string> problems = verify_problems(scope_.g);
     if (problems.empty()) return;
     const std::string& first = problems.front();
-    SourceLoc where = graph_loc_;
+    SourceLoc where = scope_.loc;
     const std::string_view prefix = "node ";
     size_t index = 0;
     if (first.rfind(prefix, 0) == 0 &&
         std::from_chars(first.data() + prefix.size(), first.data() + first.size(), index).ec == std::errc() &&
-        index < node_locs_.size())
-      where = node_locs_[index];
+        index < scope_.node_locs.size())
+      where = scope_.node_locs[index];
     std::string msg = first;
     if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
     throw ParseError(where, msg);
@@ -352,10 +391,7 @@ class Parser {
 
   Lexer lex_;
   Token tok_;
-  Graph g_;
-  SourceLoc graph_loc_;
-  std::vector<SourceLoc> node_locs_;
-  std::unordered_map<std::string, int> def_lines_;
+  Scope scope_;
 };
 
 }  // namespace

@@ -30,7 +30,10 @@ std::string attrs_text(const Attrs& attrs) {
   return out + "}";
 }
 
-static void print_node(const Graph& g, const Node& n, std::string& out) {
+static void print_graph(const Graph& g, const std::string& indent, std::string& out);
+
+static void print_node(const Graph& g, const Node& n, const std::string& indent, std::string& out) {
+  out += indent;
   out += "  ";
   for (size_t i = 0; i < n.results.size(); ++i) {
     out += i ? ", %" : "%";
@@ -53,15 +56,22 @@ static void print_node(const Graph& g, const Node& n, std::string& out) {
     out += i ? ", " : " : ";
     out += type_str(g.type(n.results[i]));
   }
-  out += '\n';
+  if (n.body) {
+    out += ' ';
+    print_graph(*n.body, indent + "  ", out);
+  } else {
+    out += '\n';
+  }
 }
 
-std::string print_kir(const Graph& g) {
-  std::string out = "graph @";
+// `graph @name {...}` with every line after the first indented by `indent`.
+static void print_graph(const Graph& g, const std::string& indent, std::string& out) {
+  out += "graph @";
   out += g.name();
   out += " {\n";
   for (Value v : g.declarations()) {
     const ValueInfo& info = g.value(v);
+    out += indent;
     out += "  ";
     out += value_kind_name(info.kind);
     out += " %";
@@ -74,13 +84,20 @@ std::string print_kir(const Graph& g) {
     }
     out += '\n';
   }
-  for (const Node& n : g.nodes()) print_node(g, n, out);
+  for (const Node& n : g.nodes()) print_node(g, n, indent, out);
   for (Value v : g.outputs()) {
+    out += indent;
     out += "  output %";
     out += g.name_of(v);
     out += '\n';
   }
+  out += indent;
   out += "}\n";
+}
+
+std::string print_kir(const Graph& g) {
+  std::string out;
+  print_graph(g, "", out);
   return out;
 }
 

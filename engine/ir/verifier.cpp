@@ -46,7 +46,11 @@ std::vector<std::string> verify_problems(const Graph& g) {
     try {
       const Attrs full = complete_attrs(*n.def, n.attrs);
       if (!(full == n.attrs)) problems.push_back(where + ": attributes are not complete (defaults missing)");
-      const std::vector<TensorType> want = infer_result_types(*n.def, operand_types, full);
+      if (n.def->has_body != (n.body != nullptr))
+        throw Error(n.body ? "op '" + n.op() + "' takes no body" : "has no body");
+      if (n.body)
+        for (const std::string& p : verify_problems(*n.body)) problems.push_back(where + ": body: " + p);
+      const std::vector<TensorType> want = infer_result_types(*n.def, operand_types, full, n.body.get());
       if (want.size() != n.results.size()) {
         problems.push_back(where + ": has " + std::to_string(n.results.size()) + " results, inference gives " +
                            std::to_string(want.size()));

@@ -68,5 +68,5 @@ TEST_CASE("emitted objects are ELF and the emit kinds parse") {
   CHECK(parse_emit_kind("llvm") == EmitKind::llvm);
   CHECK(parse_emit_kind("asm") == EmitKind::assembly);
   CHECK(parse_emit_kind("obj") == EmitKind::object);
-  CHECK_THROWS_WITH_AS(parse_emit_kind("exe"), "unknown --emit kind 'exe' (expected llvm, asm or obj)", Error);
+  CHECK_THROWS_WITH_AS(parse_emit_kind("exe"), "unknown --emit kind 'exe' (expected llvm, asm, obj or program)", Error);
 }

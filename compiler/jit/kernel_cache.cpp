@@ -1,0 +1,144 @@
+#include "compiler/jit/kernel_cache.h"
+
+#include <elf.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/fnv1a.h"
+
+namespace kiln::compiler {
+
+namespace {
+
+constexpr std::string_view kMagic = "kiln-kernel-cache 1\n";
+
+void append_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+bool read_u64(std::string_view& in, uint64_t& v) {
+  if (in.size() < 8) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return true;
+}
+
+// magic, key length, key, object length, object, FNV-1a of everything before it.
+std::string encode(const std::string& key, std::string_view object) {
+  std::string out(kMagic);
+  append_u64(out, key.size());
+  out += key;
+  append_u64(out, object.size());
+  out += object;
+  append_u64(out, fnv1a_64(out));
+  return out;
+}
+
+std::optional<std::string> decode(std::string_view entry, const std::string& key) {
+  if (entry.size() < kMagic.size() + 24 || entry.substr(0, kMagic.size()) != kMagic) return std::nullopt;
+  uint64_t checksum = 0;
+  std::string_view tail = entry.substr(entry.size() - 8);
+  if (!read_u64(tail, checksum) || checksum != fnv1a_64(entry.substr(0, entry.size() - 8))) return std::nullopt;
+  std::string_view in = entry.substr(kMagic.size(), entry.size() - 8 - kMagic.size());
+  uint64_t key_size = 0, object_size = 0;
+  if (!read_u64(in, key_size) || key_size > in.size() || in.substr(0, key_size) != key) return std::nullopt;
+  in.remove_prefix(key_size);
+  if (!read_u64(in, object_size) || object_size != in.size()) return std::nullopt;
+  return std::string(in);
+}
+
+int note_build_id(dl_phdr_info* info, size_t, void* out) {
+  auto& id = *static_cast<std::string*>(out);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* desc = p + sizeof(ElfW(Nhdr)) + ((note->n_namesz + 3) & ~3u);
+      if (note->n_type == NT_GNU_BUILD_ID && desc + note->n_descsz <= end) {
+        static const char hex[] = "0123456789abcdef";
+        for (uint32_t b = 0; b < note->n_descsz; ++b) {
+          id += hex[static_cast<unsigned char>(desc[b]) >> 4];
+          id += hex[static_cast<unsigned char>(desc[b]) & 15];
+        }
+        return 1;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+  }
+  return 1;  // only the first object: the executable
+}
+
+}  // namespace
+
+const std::string& build_identity() {
+  static const std::string id = [] {
+    std::string out;
+    dl_iterate_phdr(note_build_id, &out);
+    if (!out.empty()) return "build-id " + out;
+    struct stat st {};
+    if (stat("/proc/self/exe", &st) == 0)
+      return "exe " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec);
+    return std::string("unknown build");
+  }();
+  return id;
+}
+
+KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {}
+
+std::string KernelCache::default_dir() {
+  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
+  return {};
+}
+
+std::string KernelCache::path_of(const std::string& symbol) const { return dir_ + "/" + symbol + ".o"; }
+
+std::optional<std::string> KernelCache::load(const std::string& symbol, const std::string& key) const {
+  if (!enabled()) return std::nullopt;
+  std::ifstream in(path_of(symbol), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return decode(bytes.str(), key);
+}
+
+void KernelCache::store(const std::string& symbol, const std::string& key, std::string_view object) {
+  if (!enabled()) return;
+  static std::atomic<uint64_t> counter{0};
+  const std::string path = path_of(symbol);
+  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  const std::string entry = encode(key, object);
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  bool ok = !ec;
+  if (ok) {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    ok = f && std::fwrite(entry.data(), 1, entry.size(), f) == entry.size();
+    if (f) ok = std::fclose(f) == 0 && ok;
+    ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+    if (!ok) std::remove(tmp.c_str());
+  }
+  if (!ok) {
+    std::fprintf(stderr, "kiln: warning: cannot write the kernel cache in %s (%s); compiling without it\n",
+                 dir_.c_str(), ec ? ec.message().c_str() : std::strerror(errno));
+    dir_.clear();
+  }
+}
+
+}  // namespace kiln::compiler

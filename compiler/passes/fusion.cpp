@@ -1,0 +1,344 @@
+#include "compiler/passes/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <queue>
+#include <set>
+
+#include "compiler/codegen/emitter_registry.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln::compiler {
+
+namespace {
+
+// Kernel ops that read their operands through generators, so elemental
+// producers fuse into them.
+const std::set<std::string> kGeneratorHeroes = {"sum",    "mean",        "max",        "softmax",
+                                                "layer_norm", "log_softmax", "cross_entropy"};
+// Cheap to recompute in every consumer.
+const std::set<std::string> kConstants = {"fill", "iota", "causal_mask"};
+const std::set<std::string> kIndexOps = {"reshape", "broadcast", "transpose", "slice", "identity", "stop_gradient"};
+
+const OpEmitter* emitter_of(const Node& n) { return EmitterRegistry::global().find(n.op()); }
+bool is_elemental(const Node& n) {
+  const OpEmitter* e = emitter_of(n);
+  return e && e->elemental;
+}
+
+// Copies `g` node by node through `emit`, which returns the new results of a node
+// given its operands already mapped (or nothing to drop a node whose results
+// nobody uses). Declarations, outputs and assigns keep their names.
+class Rewriter {
+ public:
+  explicit Rewriter(const Graph& g) : g_(g), out_(g.name()), b_(out_), map_(g.num_values()) {
+    for (Value v : g.declarations())
+      map_[static_cast<size_t>(v.id)] = out_.declare(g.value(v).kind, g.name_of(v), g.type(v), g.value(v).attrs);
+  }
+  Value mapped(Value v) const { return map_[static_cast<size_t>(v.id)]; }
+  void set(Value from, Value to) { map_[static_cast<size_t>(from.id)] = to; }
+  Builder& builder() { return b_; }
+  // Re-emits `n` with mapped operands, keeping its result names.
+  void copy(const Node& n) {
+    std::vector<Value> operands;
+    for (Value v : n.operands) operands.push_back(mapped(v));
+    std::vector<std::string> names;
+    for (Value r : n.results) names.push_back(g_.name_of(r));
+    const std::vector<Value> results =
+        n.body ? b_.emit_fusion(n.body, operands, n.attrs, names) : b_.emit(n.op(), operands, n.attrs, names);
+    for (size_t i = 0; i < results.size(); ++i) set(n.results[i], results[i]);
+  }
+  Graph finish() {
+    for (Value v : g_.outputs()) out_.add_output(mapped(v));
+    return std::move(out_);
+  }
+
+ private:
+  const Graph& g_;
+  Graph out_;
+  Builder b_;
+  std::vector<Value> map_;
+};
+
+// Nodes whose results reach an output or an assign.
+std::vector<bool> live_nodes(const Graph& g) {
+  std::vector<bool> live(g.nodes().size(), false), needed(g.num_values(), false);
+  for (Value v : g.outputs()) needed[static_cast<size_t>(v.id)] = true;
+  for (size_t i = g.nodes().size(); i-- > 0;) {
+    const Node& n = g.nodes()[i];
+    bool used = n.def->side_effect;
+    for (Value r : n.results) used = used || needed[static_cast<size_t>(r.id)];
+    if (!used) continue;
+    live[i] = true;
+    for (Value v : n.operands) needed[static_cast<size_t>(v.id)] = true;
+  }
+  return live;
+}
+
+// The transpose `perm` swaps the last two axes and keeps the others.
+bool swaps_last_two(const std::vector<int64_t>& perm) {
+  const size_t r = perm.size();
+  if (r < 2) return false;
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+}
+
+// matmul(transpose(x), y) -> matmul(x, y) {transpose_a = !transpose_a}, likewise
+// for y; transposes left without users are dropped.
+Graph fold_matmul_transposes(const Graph& g) {
+  Rewriter rw(g);
+  for (const Node& n : g.nodes()) {
+    if (n.op() != "matmul") {
+      rw.copy(n);
+      continue;
+    }
+    std::vector<Value> operands;
+    Attrs attrs = n.attrs;
+    const char* flags[] = {"transpose_a", "transpose_b"};
+    for (size_t i = 0; i < 2; ++i) {
+      const Value v = n.operands[i];
+      const ValueInfo& info = g.value(v);
+      if (info.kind == ValueKind::result && g.producer(v).op() == "transpose" &&
+          swaps_last_two(g.producer(v).attrs.get_ints("perm"))) {
+        operands.push_back(rw.mapped(g.producer(v).operands[0]));
+        attrs.set(flags[i], !n.attrs.get_bool(flags[i]));
+      } else {
+        operands.push_back(rw.mapped(v));
+      }
+    }
+    const Value r = rw.builder().emit1("matmul", operands, attrs, g.name_of(n.results[0]));
+    rw.set(n.results[0], r);
+  }
+  return rw.finish();
+}
+
+// `g` without the nodes whose results nobody reads (a transpose folded into a
+// matmul, a constant every consumer copied).
+Graph drop_dead(const Graph& g) {
+  const std::vector<bool> live = live_nodes(g);
+  Rewriter rw(g);
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (live[i]) rw.copy(g.nodes()[i]);
+  return rw.finish();
+}
+
+struct Group {
+  int root = -1;
+  std::set<int> members;  // owned nodes (the root included)
+  std::set<int> copies;   // constants and index ops recomputed here
+  std::vector<int> extra_outputs;
+};
+
+class Fuser {
+ public:
+  Fuser(const Graph& g, std::ostream* decisions) : g_(g), decisions_(decisions), owner_(g.nodes().size(), -1) {
+    users_.resize(g.num_values());
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (Value v : g.nodes()[i].operands) users_[static_cast<size_t>(v.id)].push_back(static_cast<int>(i));
+    is_output_.assign(g.num_values(), false);
+    for (Value v : g.outputs()) is_output_[static_cast<size_t>(v.id)] = true;
+  }
+
+  Graph run() {
+    for (int i = static_cast<int>(g_.nodes().size()); i-- > 0;) {
+      const Node& n = g_.nodes()[static_cast<size_t>(i)];
+      if (owner_[static_cast<size_t>(i)] >= 0 || n.def->side_effect) continue;
+      grow(i);
+    }
+    return build();
+  }
+
+ private:
+  const Node& node(int i) const { return g_.nodes()[static_cast<size_t>(i)]; }
+  std::string label(int i) const { return "%" + g_.name_of(node(i).results[0]) + " (" + node(i).op() + ")"; }
+
+  void decide(int producer, int root, const std::string& reason) {
+    if (decisions_) *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";
+  }
+
+  // Users of node p's results that are not in group `gi`; assigns and graph
+  // outputs count as `outside_sinks`.
+  void outside_users(int p, const Group& group, bool& compute_outside, bool& sink_outside) const {
+    compute_outside = sink_outside = false;
+    for (Value r : node(p).results) {
+      if (is_output_[static_cast<size_t>(r.id)]) sink_outside = true;
+      for (int u : users_[static_cast<size_t>(r.id)]) {
+        if (group.members.count(u)) continue;
+        if (node(u).def->side_effect) sink_outside = true;
+        else compute_outside = true;
+      }
+    }
+  }
+
+  bool hero_of(const Group& group) const {
+    for (int m : group.members)
+      if (!is_elemental(node(m))) return true;
+    return false;
+  }
+
+  void grow(int root) {
+    const auto gi = static_cast<int>(groups_.size());
+    Group& group = groups_.emplace_back();
+    group.root = root;
+    group.members.insert(root);
+    owner_[static_cast<size_t>(root)] = gi;
+    const Node& r = node(root);
+    // Only elemental consumers and the heroes that read generators absorb producers.
+    if (!is_elemental(r) && !kGeneratorHeroes.count(r.op())) return;
+    const Shape loop_shape = g_.type(r.results[0]).shape;
+    std::priority_queue<int> candidates;
+    std::set<int> seen;
+    const auto push_producers = [&](int m) {
+      for (Value v : node(m).operands)
+        if (g_.value(v).kind == ValueKind::result) candidates.push(g_.value(v).node);
+    };
+    push_producers(root);
+    while (!candidates.empty()) {
+      const int p = candidates.top();
+      candidates.pop();
+      if (!seen.insert(p).second || group.members.count(p)) continue;
+      const Node& pn = node(p);
+      if (!is_elemental(pn)) {
+        decide(p, root, pn.op() + " is a kernel of its own: its result goes through memory");
+        continue;
+      }
+      if (owner_[static_cast<size_t>(p)] >= 0) {
+        decide(p, root, "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
+        continue;
+      }
+      bool compute_outside = false, sink_outside = false;
+      outside_users(p, group, compute_outside, sink_outside);
+      if (!compute_outside && !sink_outside) {
+        own(group, gi, p);
+        push_producers(p);
+      } else if (!compute_outside && !hero_of(group) && g_.type(pn.results[0]).shape == loop_shape) {
+        own(group, gi, p);  // computed here and stored for its assigns / graph outputs
+        group.extra_outputs.push_back(p);
+        push_producers(p);
+      } else if (is_copyable(pn)) {
+        group.copies.insert(p);
+      } else {
+        decide(p, root,
+               compute_outside ? "its result is also used outside this fusion, so it is computed once and stored"
+                               : "it is stored for an assign or output and the loop's shape differs");
+      }
+    }
+  }
+
+  void own(Group& group, int gi, int p) {
+    group.members.insert(p);
+    owner_[static_cast<size_t>(p)] = gi;
+  }
+
+  // A constant, or an index op reading a declaration: free to recompute.
+  bool is_copyable(const Node& n) const {
+    if (kConstants.count(n.op())) return true;
+    return kIndexOps.count(n.op()) && g_.value(n.operands[0]).kind != ValueKind::result;
+  }
+
+  std::string kind_of(const Group& group) const {
+    const Node& r = node(group.root);
+    if (is_elemental(r)) return "loop";
+    if (r.op() == "softmax" && is_attention_softmax(r, group)) return "attention";
+    return r.op();
+  }
+
+  // softmax(x * scale + mask) with a scalar (or broadcast) scale, in this group.
+  bool is_attention_softmax(const Node& softmax, const Group& group) const {
+    const auto fused_producer = [&](Value v, const char* op) -> const Node* {
+      if (g_.value(v).kind != ValueKind::result) return nullptr;
+      const int p = g_.value(v).node;
+      if (!group.members.count(p) || node(p).op() != op) return nullptr;
+      return &node(p);
+    };
+    const Node* add = fused_producer(softmax.operands[0], "add");
+    if (!add) return false;
+    for (Value v : add->operands)
+      if (const Node* mul = fused_producer(v, "mul"))
+        for (Value s : mul->operands)
+          if (g_.type(s).numel() == 1) return true;
+    return false;
+  }
+
+  Graph build() {
+    Rewriter rw(g_);
+    std::vector<const Node*> assigns;
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      const Node& n = node(i);
+      if (n.def->side_effect) {
+        assigns.push_back(&n);  // after every fusion: their values may come from a later one
+        continue;
+      }
+      const Group& group = groups_[static_cast<size_t>(owner_[static_cast<size_t>(i)])];
+      if (group.root != i) continue;  // emitted with its root
+      if (group.members.size() == 1 && group.copies.empty()) {
+        rw.copy(n);
+        continue;
+      }
+      emit_fusion(group, rw);
+    }
+    for (const Node* a : assigns) rw.builder().emit(a->op(), {rw.mapped(a->operands[0]), rw.mapped(a->operands[1])});
+    return rw.finish();
+  }
+
+  void emit_fusion(const Group& group, Rewriter& rw) {
+    auto body = std::make_shared<Graph>("f_" + g_.name_of(node(group.root).results[0]));
+    Builder bb(*body);
+    std::map<int32_t, Value> inner;  // outer value id -> body value
+    std::vector<Value> operands;
+    const auto value_in_body = [&](Value v) {
+      auto it = inner.find(v.id);
+      if (it != inner.end()) return it->second;
+      const Value in = body->declare(ValueKind::input, "p" + std::to_string(operands.size()), g_.type(v));
+      operands.push_back(rw.mapped(v));
+      return inner[v.id] = in;
+    };
+    std::set<int> nodes = group.members;
+    nodes.insert(group.copies.begin(), group.copies.end());
+    for (int i : nodes) {
+      const Node& n = node(i);
+      std::vector<Value> args;
+      for (Value v : n.operands) args.push_back(value_in_body(v));
+      std::vector<std::string> names;
+      for (Value r : n.results) names.push_back(g_.name_of(r));
+      const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, names);
+      for (size_t k = 0; k < results.size(); ++k) inner[n.results[k].id] = results[k];
+    }
+    std::vector<Value> outer_results;
+    std::vector<std::string> names;
+    const auto add_output = [&](int i) {
+      for (Value r : node(i).results) {
+        body->add_output(inner.at(r.id));
+        outer_results.push_back(r);
+        names.push_back(g_.name_of(r));
+      }
+    };
+    add_output(group.root);
+    for (int i : group.extra_outputs) add_output(i);
+    const std::vector<Value> results =
+        rw.builder().emit_fusion(std::move(body), operands, {{"kind", kind_of(group)}}, names);
+    for (size_t k = 0; k < results.size(); ++k) rw.set(outer_results[k], results[k]);
+  }
+
+  const Graph& g_;
+  std::ostream* decisions_;
+  std::vector<std::vector<int>> users_;
+  std::vector<bool> is_output_;
+  std::vector<int> owner_;  // group index per node, -1: not yet grouped
+  std::vector<Group> groups_;
+};
+
+}  // namespace
+
+Graph fuse(const Graph& g, std::ostream* decisions) {
+  register_all_emitters();
+  const Graph folded = drop_dead(fold_matmul_transposes(g));
+  return drop_dead(Fuser(folded, decisions).run());
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,29 @@
+#pragma once
+// The compiler between the Graph IR and LLVM, as every backend entry point runs
+// it (the JIT, `kiln compile --emit`, AOT): graph passes, fusion, scheduling
+// into a program of kernel calls, memory planning.
+#include <iosfwd>
+#include <string>
+
+#include "compiler/schedule/program.h"
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+struct PipelineOptions {
+  bool fuse = true;                            // false: one kernel per node
+  bool reuse = true;                           // false (--no-reuse): every buffer its own memory
+  std::ostream* fusion_decisions = nullptr;    // --print-fusion-decisions
+  std::ostream* memory_plan = nullptr;         // --print-memory-plan
+};
+
+struct CompiledGraph {
+  Graph graph;      // after passes and fusion: declarations and output names as the input's
+  Program program;  // its schedule and memory plan
+  double passes_ms = 0;
+};
+
+// Throws kiln::Error.
+CompiledGraph compile_graph(const Graph& g, const PipelineOptions& options = {});
+
+}  // namespace kiln::compiler

@@ -1,0 +1,115 @@
+#include "compiler/schedule/kernel.h"
+
+#include "compiler/codegen/emitter_registry.h"
+#include "engine/fnv1a.h"
+#include "engine/ir/op_def.h"
+#include "engine/ir/printer.h"
+
+namespace kiln::compiler {
+
+Graph canonical_copy(const Graph& g) {
+  Graph out("k");
+  std::vector<Value> map(g.num_values());
+  int inputs = 0, results = 0;
+  for (Value v : g.declarations())
+    map[static_cast<size_t>(v.id)] =
+        out.declare(g.value(v).kind, "i" + std::to_string(inputs++), g.type(v), g.value(v).attrs);
+  for (const Node& n : g.nodes()) {
+    std::vector<Value> operands;
+    for (Value v : n.operands) operands.push_back(map[static_cast<size_t>(v.id)]);
+    std::vector<TensorType> types;
+    std::vector<std::string> names;
+    for (Value r : n.results) {
+      types.push_back(g.type(r));
+      names.push_back("t" + std::to_string(results++));
+    }
+    const int32_t id = out.add_node(n.def, operands, n.attrs, types, names, n.body);
+    for (size_t i = 0; i < n.results.size(); ++i)
+      map[static_cast<size_t>(n.results[i].id)] = out.nodes()[static_cast<size_t>(id)].results[i];
+  }
+  for (Value v : g.outputs()) out.add_output(map[static_cast<size_t>(v.id)]);
+  return out;
+}
+
+namespace {
+
+// A one-node graph around `node`: an input per operand (a value used twice is
+// two inputs), the node, its results as outputs.
+Graph one_node_graph(const Graph& g, const Node& node) {
+  Graph k("k");
+  std::vector<Value> operands;
+  for (size_t i = 0; i < node.operands.size(); ++i)
+    operands.push_back(k.declare(ValueKind::input, "i" + std::to_string(i), g.type(node.operands[i])));
+  std::vector<TensorType> types;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < node.results.size(); ++i) {
+    types.push_back(g.type(node.results[i]));
+    names.push_back("t" + std::to_string(i));
+  }
+  const int32_t id = k.add_node(node.def, operands, node.attrs, types, names);
+  for (Value r : k.nodes()[static_cast<size_t>(id)].results) k.add_output(r);
+  return k;
+}
+
+bool is_pointwise(const Node& n) {
+  const OpEmitter* e = EmitterRegistry::global().find(n.op());
+  return e && e->pointwise;
+}
+
+// Whether every value computed from `input` inside the loop kernel `k` is
+// computed by pointwise ops at the input's shape, so each element of it is read
+// only at its own index.
+bool read_at_own_index(const Graph& k, Value input) {
+  const Shape& shape = k.type(input).shape;
+  std::vector<bool> reached(k.num_values(), false);
+  reached[static_cast<size_t>(input.id)] = true;
+  for (const Node& n : k.nodes()) {
+    bool reads = false;
+    for (Value v : n.operands) reads = reads || reached[static_cast<size_t>(v.id)];
+    if (!reads) continue;
+    if (!is_pointwise(n)) return false;
+    for (Value r : n.results) {
+      if (!(k.type(r).shape == shape)) return false;
+      reached[static_cast<size_t>(r.id)] = true;
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (const Node& n : k.nodes()) {
+    const OpEmitter* e = EmitterRegistry::global().find(n.op());
+    if (!e || e->kernel) return pairs;  // only loop kernels
+  }
+  const std::vector<Value>& inputs = k.declarations();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& in = k.type(inputs[i]);
+    if (in.numel() == 0 || !read_at_own_index(k, inputs[i])) continue;
+    for (size_t j = 0; j < k.outputs().size(); ++j) {
+      const TensorType& out = k.type(k.outputs()[j]);
+      if (out.shape == in.shape && dtype_size(out.dtype) == dtype_size(in.dtype)) pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+Kernel make_kernel(const Graph& g, const Node& node) {
+  Kernel k;
+  if (node.body) {
+    k.graph = std::make_shared<const Graph>(canonical_copy(*node.body));
+    k.kind = node.attrs.get_string("kind");
+  } else {
+    k.graph = std::make_shared<const Graph>(one_node_graph(g, node));
+    k.kind = node.op();
+  }
+  k.text = print_kir(*k.graph);
+  k.hash = fnv1a_64(k.text);
+  register_all_emitters();
+  k.in_place = in_place_pairs(*k.graph);
+  return k;
+}
+
+}  // namespace kiln::compiler

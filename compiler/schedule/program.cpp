@@ -1,0 +1,138 @@
+#include "compiler/schedule/program.h"
+
+#include <cstdio>
+#include <map>
+
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln::compiler {
+
+std::string_view buffer_kind_name(BufferKind k) {
+  switch (k) {
+    case BufferKind::input: return "input";
+    case BufferKind::param: return "param";
+    case BufferKind::state: return "state";
+    case BufferKind::output: return "output";
+    case BufferKind::temp: return "temp";
+  }
+  return "?";
+}
+
+int64_t ProgramBuffer::bytes() const { return type.numel() * static_cast<int64_t>(dtype_size(type.dtype)); }
+
+namespace {
+
+BufferKind declaration_kind(ValueKind k) {
+  switch (k) {
+    case ValueKind::input: return BufferKind::input;
+    case ValueKind::param: return BufferKind::param;
+    case ValueKind::state: return BufferKind::state;
+    case ValueKind::result: break;
+  }
+  throw Error("program: a node result is not a declaration");
+}
+
+}  // namespace
+
+Program build_program(const Graph& g, bool reuse) {
+  Program p;
+  p.name = g.name();
+  p.num_values = g.num_values();
+  std::vector<bool> is_output(g.num_values(), false);
+  for (Value v : g.outputs()) is_output[static_cast<size_t>(v.id)] = true;
+  std::vector<int> buffer_of(g.num_values(), -1);
+  const auto add_buffer = [&](Value v, BufferKind kind) {
+    buffer_of[static_cast<size_t>(v.id)] = static_cast<int>(p.buffers.size());
+    p.buffers.push_back({g.name_of(v), g.type(v), kind, v});
+  };
+  for (Value v : g.declarations()) add_buffer(v, declaration_kind(g.value(v).kind));
+
+  std::map<std::string, size_t> kernel_by_text;
+  for (const Node& node : g.nodes()) {
+    if (node.def->side_effect) {
+      p.assigns.emplace_back(buffer_of[static_cast<size_t>(node.operands[0].id)],
+                             buffer_of[static_cast<size_t>(node.operands[1].id)]);
+      continue;
+    }
+    Kernel k = make_kernel(g, node);
+    auto [it, added] = kernel_by_text.emplace(k.text, p.kernels.size());
+    if (added) p.kernels.push_back(std::move(k));
+    KernelCall call{it->second, {}, node.operands.size()};
+    for (Value v : node.operands) call.args.push_back(buffer_of[static_cast<size_t>(v.id)]);
+    for (Value r : node.results) {
+      add_buffer(r, is_output[static_cast<size_t>(r.id)] ? BufferKind::output : BufferKind::temp);
+      call.args.push_back(buffer_of[static_cast<size_t>(r.id)]);
+    }
+    p.calls.push_back(std::move(call));
+  }
+  for (Value v : g.outputs()) p.outputs.push_back(buffer_of[static_cast<size_t>(v.id)]);
+  p.plan = plan_memory(plan_buffers(p), plan_steps(p), reuse);
+  return p;
+}
+
+std::vector<PlanBuffer> plan_buffers(const Program& p) {
+  std::vector<PlanBuffer> out;
+  for (const ProgramBuffer& b : p.buffers) out.push_back({b.name, b.bytes(), b.kind != BufferKind::temp, false});
+  for (const auto& [target, value] : p.assigns) out[static_cast<size_t>(value)].live_out = true;
+  return out;
+}
+
+std::vector<PlanStep> plan_steps(const Program& p) {
+  std::vector<PlanStep> steps;
+  for (const KernelCall& call : p.calls) {
+    const Kernel& k = p.kernels[call.kernel];
+    PlanStep s;
+    s.name = k.kind;
+    s.reads.assign(call.args.begin(), call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs));
+    s.writes.assign(call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs), call.args.end());
+    for (const auto& [in, out] : k.in_place) s.in_place.emplace_back(s.reads[in], s.writes[out]);
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+namespace {
+
+std::string buffer_ref(const Program& p, int id) { return "%" + p.buffers[static_cast<size_t>(id)].name; }
+
+std::string where(const Program& p, int id) {
+  const ProgramBuffer& b = p.buffers[static_cast<size_t>(id)];
+  if (b.kind != BufferKind::temp) return std::string(buffer_kind_name(b.kind));
+  return "arena+" + std::to_string(p.plan.offsets[static_cast<size_t>(id)]);
+}
+
+}  // namespace
+
+std::string print_program(const Program& p) {
+  std::string out = "program @" + p.name + ": " + std::to_string(p.calls.size()) + " calls of " +
+                    std::to_string(p.kernels.size()) + " distinct kernels, arena " +
+                    std::to_string(p.plan.arena_bytes) + " bytes (one buffer per value: " +
+                    std::to_string(p.plan.naive_bytes) + ")\n";
+  out += "calls:\n";
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const KernelCall& c = p.calls[i];
+    std::string line = "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].kind + "(";
+    for (size_t a = 0; a < c.num_inputs; ++a) line += (a ? ", " : "") + buffer_ref(p, c.args[a]);
+    line += ") -> ";
+    for (size_t a = c.num_inputs; a < c.args.size(); ++a) {
+      const ProgramBuffer& b = p.buffers[static_cast<size_t>(c.args[a])];
+      line += (a > c.num_inputs ? ", " : "") + buffer_ref(p, c.args[a]) + " : " + type_str(b.type) + " @ " +
+              where(p, c.args[a]);
+    }
+    out += line + "\n";
+  }
+  for (const auto& [target, value] : p.assigns)
+    out += "  commit " + buffer_ref(p, value) + " -> " + buffer_ref(p, target) + "\n";
+  out += "outputs:";
+  for (int o : p.outputs) out += " " + buffer_ref(p, o);
+  out += "\nkernels:\n";
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(p.kernels[k].hash));
+    out += "  k" + std::to_string(k) + " (" + p.kernels[k].kind + ", hash " + hash + "): " + p.kernels[k].text;
+  }
+  return out;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,64 @@
+#pragma once
+// The lowered program (Glow's low-level IR plays this role): the compiled graph
+// scheduled into an ordered list of kernel calls over buffers, with every
+// temporary placed in one arena by the memory planner. It prints
+// (`kiln compile --emit program`), so a reader sees what runs, in what order, on
+// which bytes.
+//
+// Buffers: one per value of the compiled graph that holds data.
+//   input, param, state  the caller's bound tensors (params and state persist)
+//   output               a graph output computed by a kernel: its own tensor,
+//                        written in place by the kernel, never copied
+//   temp                 everything else: a range of the arena (memory plan);
+//                        an assign's value lives there until the step commits it
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/schedule/kernel.h"
+#include "compiler/schedule/memory_plan.h"
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+enum class BufferKind { input, param, state, output, temp };
+std::string_view buffer_kind_name(BufferKind k);
+
+struct ProgramBuffer {
+  std::string name;  // the graph value's
+  TensorType type;
+  BufferKind kind;
+  Value value;       // in the compiled graph
+  int64_t bytes() const;
+};
+
+struct KernelCall {
+  size_t kernel = 0;      // into Program::kernels
+  std::vector<int> args;  // buffer ids: the kernel's inputs, then its outputs
+  size_t num_inputs = 0;
+};
+
+struct Program {
+  std::string name;                         // the graph's
+  size_t num_values = 0;                    // the compiled graph's value count
+  std::vector<Kernel> kernels;              // distinct (by canonical text)
+  std::vector<ProgramBuffer> buffers;
+  std::vector<KernelCall> calls;            // in execution order
+  std::vector<int> outputs;                 // buffer per graph output, in order
+  std::vector<std::pair<int, int>> assigns; // (target, value) buffers, committed after the last call
+  MemoryPlan plan;                          // offsets of temps in the arena (others -1)
+};
+
+// Schedules a verified graph (fused or not) in node order, one call per node
+// (assigns aside), and plans its memory (reuse = false: --no-reuse).
+Program build_program(const Graph& g, bool reuse = true);
+
+// The memory planner's view of the program (buffers and steps).
+std::vector<PlanBuffer> plan_buffers(const Program& p);
+std::vector<PlanStep> plan_steps(const Program& p);
+
+// The program as text: buffers, calls, then each distinct kernel's body.
+std::string print_program(const Program& p);
+
+}  // namespace kiln::compiler
