@@ -11,9 +11,8 @@ std::optional<double> splat_value(const Graph& g, Value v) {
   const ValueInfo& info = g.value(v);
   if (info.kind != ValueKind::result || g.producer(v).op() != "fill") return std::nullopt;
   const double value = g.producer(v).attrs.get_float("value");
-  return ops::dispatch_dtype(info.type.dtype, [&](auto tag) {
-    return static_cast<double>(ops::convert_element<decltype(tag)>(value));
-  });
+  return ops::dispatch_dtype(info.type.dtype,
+                             [&](auto tag) { return static_cast<double>(ops::convert_element<decltype(tag)>(value)); });
 }
 
 bool is_constant(const Graph& g, Value v) {

@@ -13,10 +13,12 @@
 namespace kiln::compiler {
 
 void register_builtin_passes(PassRegistry& r) {
+  // constant-fold first: simplify's rules match fills, including the ones folding
+  // makes ((x*(2+1))*0.5 -> x*1.5), and simplify leaves nothing for folding to do.
+  r.add({"constant-fold", "replaces ops of constants whose result is a splat by a fill", constant_fold}, true);
   r.add({"simplify", "algebraic simplification: x*1, x/1, neg(neg(x)), transpose/reshape/broadcast chains, ...",
          simplify},
         true);
-  r.add({"constant-fold", "replaces ops of constants whose result is a splat by a fill", constant_fold}, true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", cse}, true);
   r.add({"dce", "drops nodes whose results reach no output and no assign", dce}, true);
 }
@@ -155,8 +157,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
         throw Error(msg);
       }
     }
-    if (options.print_after_all || contains(options.print_after, pass->name))
-      dump_ir(dump, "After", pass->name, next);
+    if (options.print_after_all || contains(options.print_after, pass->name)) dump_ir(dump, "After", pass->name, next);
     current = std::move(next);
   }
   if (options.time_passes) print_timings(dump, timings);

@@ -50,7 +50,7 @@ class PassRegistry {
   std::vector<std::string> default_pipeline_;
 };
 
-// The built-in passes in default-pipeline order: simplify, constant-fold, cse, dce.
+// The built-in passes in default-pipeline order: constant-fold, simplify, cse, dce.
 // A new pass (fusion, after dce) is registered here, in pass_manager.cpp.
 void register_builtin_passes(PassRegistry& r);
 

@@ -7,14 +7,14 @@
 
 namespace kiln::compiler {
 
-// Algebraic simplification (x*1, transpose pairs, reshape chains, ...): simplify.cpp's table.
-Graph simplify(const Graph& g);
-
 // Evaluates nodes of constants whose result is a splat and replaces them by a `fill`.
 Graph constant_fold(const Graph& g);
 // The result size up to which constant_fold evaluates an op of constants in full;
 // elementwise and shape ops of splats fold at any size (one element is evaluated).
 inline constexpr int64_t kMaxFoldElements = 64;
+
+// Algebraic simplification (x*1, transpose pairs, reshape chains, ...): simplify.cpp's table.
+Graph simplify(const Graph& g);
 
 // Common subexpression elimination: merges nodes with the same op, operands, attributes and result types.
 Graph cse(const Graph& g);

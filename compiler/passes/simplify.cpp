@@ -15,8 +15,8 @@
 //   reshape(reshape(x))              -> reshape(x)   (the outer shape)
 //   broadcast(x) to x's shape        -> x
 //   broadcast(broadcast(x))          -> broadcast(x) (the outer shape)
-//   (x*a)*b in any operand order     -> x*fill(a*b)  f32 only, when a, b and a*b are in [2^-24, 2^24] in magnitude
-//                                       (reassociation rounds differently: results agree to a few ulp, not bitwise)
+//   (x*a)*b in any operand order     -> x*fill(a*b), or x if a*b is 1 =type   (f32; |a|, |b|, |a*b| in [2^-24, 2^24])
+//                                       reassociation rounds differently: results agree to a few ulp, not bitwise
 //
 // Not rules, on purpose: x*0 -> 0 (nan*0 and inf*0 are nan), x-x -> 0 (likewise), x/x -> 1.
 #include <cmath>
@@ -129,7 +129,9 @@ std::optional<Value> reassociate_mul(const Site& s) {
       const float product = static_cast<float>(*a) * static_cast<float>(*b);
       if (!safe_factor(*a) || !safe_factor(*b) || !safe_factor(product)) continue;
       const Value x = inner->operands[1 - inner_c];
-      const Shape shape = broadcast_shapes(s.g().type(inner->operands[inner_c]).shape, s.g().type(s.ops[outer_c]).shape);
+      if (product == 1.0f && s.same_type_as_result(x)) return x;  // x*(a*b) would be x*1
+      const Shape shape =
+          broadcast_shapes(s.g().type(inner->operands[inner_c]).shape, s.g().type(s.ops[outer_c]).shape);
       const Value c = s.rw.emit(s.index, "fill", {},
                                 {{"shape", shape}, {"value", static_cast<double>(product)}, {"dtype", DType::f32}},
                                 s.name() + ".c");
@@ -146,10 +148,16 @@ std::optional<Value> mul_rule(const Site& s) {
 
 Rule rule_for(const std::string& op) {
   static const std::map<std::string, Rule> rules = {
-      {"identity", identity_rule},  {"mul", mul_rule},     {"div", div_rule},
-      {"add", add_rule},            {"sub", sub_rule},     {"neg", neg_rule},
-      {"cast", cast_rule},          {"transpose", transpose_rule},
-      {"reshape", collapse_shape_op}, {"broadcast", collapse_shape_op},
+      {"identity", identity_rule},
+      {"mul", mul_rule},
+      {"div", div_rule},
+      {"add", add_rule},
+      {"sub", sub_rule},
+      {"neg", neg_rule},
+      {"cast", cast_rule},
+      {"transpose", transpose_rule},
+      {"reshape", collapse_shape_op},
+      {"broadcast", collapse_shape_op},
   };
   const auto it = rules.find(op);
   return it == rules.end() ? nullptr : it->second;
