@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/backend.h"
+#include "compiler/passes/pass_manager.h"
 #include "models/train/trainer.h"
 
 namespace CLI {
@@ -89,6 +90,15 @@ struct TrainGraphOptions {
   int64_t warmup = 4000, d_model = 512;
 };
 void train_graph(const TrainGraphOptions& opts);
+
+// `kiln opt FILE [pass flags] [-o OUT]`: runs the pass pipeline (compiler/passes/)
+// and prints the optimized graph or writes OUT atomically.
+struct OptOptions {
+  std::string graph_path;
+  std::string output_path;  // empty: stdout
+  compiler::PassOptions passes;
+};
+void opt(const OptOptions& opts);
 
 // Splits "NAME=PATH" at the first '='; throws kiln::Error unless both sides are non-empty.
 std::pair<std::string, std::string> split_binding(const std::string& arg);

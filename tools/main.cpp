@@ -11,6 +11,7 @@
 #include "tools/cli_common.h"
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
+#include "tools/pass_flags.h"
 
 namespace {
 
@@ -144,6 +145,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")->required();
 
+  kiln::cli::OptOptions opt_opts;
+  auto* opt = app.add_subcommand("opt", "Run the graph passes on a .kir graph and print the optimized graph");
+  opt->add_option("FILE", opt_opts.graph_path, "the .kir file")->required();
+  opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout");
+  kiln::cli::add_pass_flags(opt, opt_opts.passes);
+
   kiln::cli::BenchOptions bench_opts;
   auto* bench = kiln::cli::add_bench_command(app, bench_opts);
 
@@ -176,6 +183,7 @@ int main(int argc, char** argv) {
     if (*compile) kiln::cli::compile(compile_opts);
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);
+    if (*opt) kiln::cli::opt(opt_opts);
     if (*bench) kiln::cli::bench(bench_opts);
     if (*model_train) kiln::cli::train(model_train_opts);
     if (*translate) kiln::cli::translate(translate_opts);

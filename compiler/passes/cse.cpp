@@ -1,0 +1,47 @@
+// Common subexpression elimination: a node with the same op, the same operands
+// (after earlier merges), equal attributes (Attrs::operator==) and equal result
+// types as an earlier node is replaced by that node's results. Side-effecting
+// nodes (assign) are never merged. dropout is merged like any op: its mask depends
+// only on its operands and attributes (seed, key), so equal nodes draw equal masks.
+#include <map>
+#include <utility>
+
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln::compiler {
+
+Graph cse(const Graph& g) {
+  GraphRewriter rw(g);
+  // (op, operand ids in the new graph) -> new nodes with them.
+  std::map<std::pair<std::string, std::vector<int32_t>>, std::vector<int32_t>> seen;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    if (n.def->side_effect) {
+      rw.copy(i);
+      continue;
+    }
+    std::vector<int32_t> operand_ids;
+    for (Value v : rw.mapped_operands(n)) operand_ids.push_back(v.id);
+    std::vector<int32_t>& candidates = seen[{n.op(), operand_ids}];
+    const Node* match = nullptr;
+    for (int32_t id : candidates) {
+      const Node& c = rw.target().nodes()[static_cast<size_t>(id)];
+      bool same = c.attrs == n.attrs && c.results.size() == n.results.size();
+      for (size_t r = 0; same && r < n.results.size(); ++r)
+        same = rw.target().type(c.results[r]) == g.type(n.results[r]);
+      if (same) match = &c;
+      if (same) break;
+    }
+    if (match) {
+      for (size_t r = 0; r < n.results.size(); ++r) rw.replace(n.results[r], match->results[r]);
+    } else {
+      rw.copy(i);
+      candidates.push_back(static_cast<int32_t>(rw.target().nodes().size() - 1));
+    }
+  }
+  return rw.finish();
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,167 @@
+#include "compiler/passes/pass_manager.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "compiler/passes/passes.h"
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+#include "engine/ir/printer.h"
+#include "engine/ir/verifier.h"
+
+namespace kiln::compiler {
+
+void register_builtin_passes(PassRegistry& r) {
+  // constant-fold first: simplify's rules match fills, including the ones folding
+  // makes ((x*(2+1))*0.5 -> x*1.5), and simplify leaves nothing for folding to do.
+  r.add({"constant-fold", "replaces ops of constants whose result is a splat by a fill", constant_fold}, true);
+  r.add({"simplify", "algebraic simplification: x*1, x/1, neg(neg(x)), transpose/reshape/broadcast chains, ...",
+         simplify},
+        true);
+  r.add({"cse", "merges nodes with the same op, operands, attributes and result types", cse}, true);
+  r.add({"dce", "drops nodes whose results reach no output and no assign", dce}, true);
+}
+
+PassRegistry& PassRegistry::global() {
+  static PassRegistry registry = [] {
+    PassRegistry r;
+    register_builtin_passes(r);
+    return r;
+  }();
+  return registry;
+}
+
+static bool is_kebab_case(std::string_view s) {
+  if (s.empty() || s.front() == '-' || s.back() == '-') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+void PassRegistry::add(Pass pass, bool in_default_pipeline) {
+  if (!is_kebab_case(pass.name)) throw Error("pass name '" + pass.name + "' is not lowercase kebab-case");
+  if (find(pass.name)) throw Error("pass '" + pass.name + "' is already registered");
+  if (in_default_pipeline) default_pipeline_.push_back(pass.name);
+  passes_.push_back(std::make_unique<Pass>(std::move(pass)));
+}
+
+const Pass* PassRegistry::find(std::string_view name) const {
+  for (const auto& p : passes_)
+    if (p->name == name) return p.get();
+  return nullptr;
+}
+
+const Pass& PassRegistry::get(std::string_view name) const {
+  if (const Pass* p = find(name)) return *p;
+  std::string known;
+  for (const auto& p : passes_) known += (known.empty() ? "" : ", ") + p->name;
+  throw Error("unknown pass '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::vector<const Pass*> PassRegistry::all() const {
+  std::vector<const Pass*> out;
+  for (const auto& p : passes_) out.push_back(p.get());
+  return out;
+}
+
+std::vector<std::string> pass_invariant_problems(const Graph& before, const Graph& after) {
+  std::vector<std::string> problems;
+  if (after.name() != before.name()) problems.push_back("graph renamed to @" + after.name());
+  const auto& d0 = before.declarations();
+  const auto& d1 = after.declarations();
+  bool same_decls = d0.size() == d1.size();
+  for (size_t i = 0; same_decls && i < d0.size(); ++i) {
+    const ValueInfo &a = before.value(d0[i]), &b = after.value(d1[i]);
+    same_decls = a.name == b.name && a.kind == b.kind && a.type == b.type && a.attrs == b.attrs;
+  }
+  if (!same_decls) problems.push_back("declarations changed");
+  std::vector<std::string> out0, out1;
+  for (Value v : before.outputs()) out0.push_back(before.name_of(v));
+  for (Value v : after.outputs()) out1.push_back(after.name_of(v));
+  if (out0 != out1) problems.push_back("output names or order changed");
+  const auto targets = [](const Graph& g) {
+    std::vector<std::string> t;
+    for (const Node& n : g.nodes())
+      if (n.def->side_effect) t.push_back(g.name_of(n.operands[0]));
+    return t;
+  };
+  if (targets(before) != targets(after)) problems.push_back("assigns changed");
+  return problems;
+}
+
+namespace {
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  for (const std::string& n : names)
+    if (n == name) return true;
+  return false;
+}
+
+void dump_ir(std::ostream& os, const char* when, const std::string& pass, const Graph& g) {
+  os << "; *** IR Dump " << when << ' ' << pass << " ***\n" << print_kir(g);
+}
+
+struct Timing {
+  std::string pass;
+  double ms;
+  size_t nodes_before, nodes_after;
+};
+
+void print_timings(std::ostream& os, const std::vector<Timing>& rows) {
+  char line[160];
+  std::snprintf(line, sizeof line, "; %-16s %10s  %s\n", "pass", "time (ms)", "nodes");
+  os << line;
+  double total = 0;
+  for (const Timing& t : rows) {
+    std::snprintf(line, sizeof line, "; %-16s %10.3f  %zu -> %zu\n", t.pass.c_str(), t.ms, t.nodes_before,
+                  t.nodes_after);
+    os << line;
+    total += t.ms;
+  }
+  if (!rows.empty()) {
+    std::snprintf(line, sizeof line, "; %-16s %10.3f  %zu -> %zu\n", "total", total, rows.front().nodes_before,
+                  rows.back().nodes_after);
+    os << line;
+  }
+}
+
+}  // namespace
+
+Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry& registry) {
+  const std::vector<std::string>& names = options.passes.empty() ? registry.default_pipeline() : options.passes;
+  std::vector<const Pass*> pipeline;
+  for (const std::string& name : names) pipeline.push_back(&registry.get(name));
+  for (const auto* list : {&options.print_after, &options.print_before})
+    for (const std::string& name : *list) registry.get(name);
+  std::ostream& dump = options.dump ? *options.dump : std::cerr;
+
+  if (options.verify_each) {
+    const std::vector<std::string> problems = verify_problems(g);
+    if (!problems.empty()) throw Error("the input graph @" + g.name() + " fails verification: " + problems.front());
+  }
+  Graph current = g;
+  std::vector<Timing> timings;
+  for (const Pass* pass : pipeline) {
+    if (contains(options.print_before, pass->name)) dump_ir(dump, "Before", pass->name, current);
+    const auto start = std::chrono::steady_clock::now();
+    Graph next = pass->run(current);
+    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size()});
+    if (options.verify_each) {
+      std::vector<std::string> problems = verify_problems(next);
+      for (std::string& p : pass_invariant_problems(current, next)) problems.push_back(std::move(p));
+      if (!problems.empty()) {
+        std::string msg = "pass '" + pass->name + "' produced an invalid graph:";
+        for (const std::string& p : problems) msg += "\n  " + p;
+        throw Error(msg);
+      }
+    }
+    if (options.print_after_all || contains(options.print_after, pass->name)) dump_ir(dump, "After", pass->name, next);
+    current = std::move(next);
+  }
+  if (options.time_passes) print_timings(dump, timings);
+  return current;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,80 @@
+#pragma once
+// Named graph passes, their registry and the pipeline runner (LLVM opt-style
+// dumps, timing and verification).
+//
+// A pass is a functional rewrite: it reads a graph and returns a new one (a Graph
+// is append-only, so rewriting in place is not an option). Every pass keeps these
+// invariants, which run_passes checks after each pass when verify_each is set:
+//   - the graph's name is unchanged;
+//   - the declarations (inputs, params, state) are all kept, even unused ones, in
+//     order, with their names, types and attributes: executables bind by name;
+//   - the outputs keep their names and order (a value replacing an output's value
+//     takes the output's name, or an `identity` node carries it);
+//   - every assign is kept, with its target;
+//   - the result is a verified graph (kiln::verify);
+//   - surviving nodes keep their result names where possible, so dumps stay readable.
+// compiler/passes/rewriter.h does the bookkeeping for the first three.
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+struct Pass {
+  std::string name;         // short, lowercase, kebab-case: `--passes=simplify,cse`
+  std::string description;  // one line, for `--help`
+  std::function<Graph(const Graph&)> run;
+};
+
+class PassRegistry {
+ public:
+  // The built-in passes (register_builtin_passes), registered on first use.
+  static PassRegistry& global();
+
+  // Adds a pass, and with `in_default_pipeline` appends it to the default pipeline.
+  // Throws kiln::Error if the name is taken or not kebab-case.
+  void add(Pass pass, bool in_default_pipeline = false);
+  const Pass* find(std::string_view name) const;
+  // Throws kiln::Error "unknown pass 'NAME' (known: a, b, ...)".
+  const Pass& get(std::string_view name) const;
+  std::vector<const Pass*> all() const;  // in registration order
+  const std::vector<std::string>& default_pipeline() const { return default_pipeline_; }
+
+ private:
+  std::vector<std::unique_ptr<Pass>> passes_;
+  std::vector<std::string> default_pipeline_;
+};
+
+// The built-in passes in default-pipeline order: constant-fold, simplify, cse, dce.
+// A new pass (fusion, after dce) is registered here, in pass_manager.cpp.
+void register_builtin_passes(PassRegistry& r);
+
+struct PassOptions {
+  std::vector<std::string> passes;  // empty: the default pipeline
+  bool print_after_all = false;
+  std::vector<std::string> print_after;   // pass names
+  std::vector<std::string> print_before;  // pass names
+  bool time_passes = false;               // a table of pass, ms, nodes before -> after
+#ifndef NDEBUG
+  bool verify_each = true;
+#else
+  bool verify_each = false;
+#endif
+  std::ostream* dump = nullptr;  // where dumps and timing go; null: std::cerr
+};
+
+// Runs the pipeline on `g`. Unknown names (in passes, print_after, print_before)
+// are a kiln::Error naming them before anything runs. With verify_each, the input
+// is verified, and after each pass the result is verified and the invariants above
+// are checked; a failure is a kiln::Error naming the pass.
+Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry& registry = PassRegistry::global());
+
+// The invariants above, `after` against `before`: one message per broken invariant.
+std::vector<std::string> pass_invariant_problems(const Graph& before, const Graph& after);
+
+}  // namespace kiln::compiler

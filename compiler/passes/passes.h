@@ -1,0 +1,25 @@
+#pragma once
+// The built-in graph passes. Each is a functional rewrite (source graph in, new
+// graph out) that keeps pass_manager.h's invariants; each lives in its own file.
+#include <cstdint>
+
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+// Evaluates nodes of constants whose result is a splat and replaces them by a `fill`.
+Graph constant_fold(const Graph& g);
+// The result size up to which constant_fold evaluates an op of constants in full;
+// elementwise and shape ops of splats fold at any size (one element is evaluated).
+inline constexpr int64_t kMaxFoldElements = 64;
+
+// Algebraic simplification (x*1, transpose pairs, reshape chains, ...): simplify.cpp's table.
+Graph simplify(const Graph& g);
+
+// Common subexpression elimination: merges nodes with the same op, operands, attributes and result types.
+Graph cse(const Graph& g);
+
+// Dead code elimination: drops nodes whose results reach no output and no assign.
+Graph dce(const Graph& g);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,89 @@
+#include "compiler/passes/rewriter.h"
+
+#include <set>
+
+#include "engine/ir/builder.h"
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+
+namespace kiln::compiler {
+
+GraphRewriter::GraphRewriter(const Graph& source) : src_(source), dst_(source.name()), map_(source.num_values()) {
+  for (Value v : src_.declarations()) {
+    const ValueInfo& info = src_.value(v);
+    map_[static_cast<size_t>(v.id)] = dst_.declare(info.kind, info.name, info.type, info.attrs);
+  }
+}
+
+Value GraphRewriter::map(Value source_value) const {
+  const Value v = map_.at(static_cast<size_t>(source_value.id));
+  if (!v.valid()) throw Error("pass rewriter: %" + src_.name_of(source_value) + " used before it was visited");
+  return v;
+}
+
+std::vector<Value> GraphRewriter::mapped_operands(const Node& n) const {
+  std::vector<Value> out;
+  for (Value v : n.operands) out.push_back(map(v));
+  return out;
+}
+
+void GraphRewriter::copy(size_t index) {
+  const Node& n = src_.nodes()[index];
+  std::vector<TensorType> types;
+  std::vector<std::string> names;
+  for (Value r : n.results) {
+    types.push_back(src_.type(r));
+    names.push_back(src_.name_of(r));
+  }
+  const int32_t id = dst_.add_node(n.def, mapped_operands(n), n.attrs, types, names);
+  const Node& copied = dst_.nodes()[static_cast<size_t>(id)];
+  for (size_t i = 0; i < n.results.size(); ++i) replace(n.results[i], copied.results[i]);
+}
+
+void GraphRewriter::replace(Value from, Value to) { map_.at(static_cast<size_t>(from.id)) = to; }
+
+// A name free in the new graph that no source value other than a result of node
+// `index` has: later source nodes keep their names when copied, and outputs are
+// renamed to theirs in finish().
+std::string GraphRewriter::fresh_name(size_t index, std::string_view hint) const {
+  const auto taken = [&](const std::string& name) {
+    if (dst_.find(name)) return true;
+    const auto v = src_.find(name);
+    return v && src_.value(*v).node != static_cast<int32_t>(index);
+  };
+  const std::string base = hint.empty() ? "t" : std::string(hint);
+  if (!taken(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string candidate = base + "_" + std::to_string(i);
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+Value GraphRewriter::emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
+                          std::string_view hint) {
+  Builder b(dst_);
+  return b.emit1(op, operands, attrs, fresh_name(index, hint));
+}
+
+Graph GraphRewriter::finish() {
+  std::set<std::string> output_names;
+  for (Value v : src_.outputs()) output_names.insert(src_.name_of(v));
+  for (Value out : src_.outputs()) {
+    const std::string& name = src_.name_of(out);
+    Value v = map(out);
+    if (dst_.name_of(v) != name) {
+      // The name is free: only the source value `out` had it, and its node was not copied.
+      const bool renamable = dst_.value(v).kind == ValueKind::result && !output_names.count(dst_.name_of(v));
+      if (renamable) {
+        dst_.rename(v, name);
+      } else {
+        Builder b(dst_);
+        v = b.emit1("identity", {v}, {}, name);
+      }
+    }
+    dst_.add_output(v);
+  }
+  return std::move(dst_);
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,51 @@
+#pragma once
+// The scaffolding every pass shares. A Graph is append-only, so a pass builds a new
+// graph: the declarations are copied first (same names, kinds, types and attributes,
+// in order), then the pass visits the source nodes in order and either copies each
+// one (operands remapped) or maps its results to other values of the new graph.
+// finish() adds the outputs under their source names (pass_manager.h's invariants).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace kiln::compiler {
+
+class GraphRewriter {
+ public:
+  explicit GraphRewriter(const Graph& source);
+
+  const Graph& source() const { return src_; }
+  const Graph& target() const { return dst_; }
+
+  // The new graph's value for a source value (valid once its node has been visited).
+  Value map(Value source_value) const;
+  // The new graph's values for a source node's operands.
+  std::vector<Value> mapped_operands(const Node& n) const;
+
+  // Copies source node `index` with remapped operands; its results keep their names.
+  void copy(size_t index);
+  // Makes the source value `from` stand for `to`, a value of the new graph.
+  void replace(Value from, Value to);
+  // Adds a node to the new graph (attributes completed, types inferred) while
+  // source node `index` is being rewritten. Its result is named `hint` when no
+  // other source value has that name (so a node replacing the one being rewritten
+  // takes its name), else `hint_1`, `hint_2`, ...
+  Value emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
+             std::string_view hint);
+
+  // Adds the outputs in source order, each under its source name: the new value is
+  // renamed when it is a result that carries no other output's name, else an
+  // `identity` node carries the name. Returns the new graph.
+  Graph finish();
+
+ private:
+  std::string fresh_name(size_t index, std::string_view hint) const;
+
+  const Graph& src_;
+  Graph dst_;
+  std::vector<Value> map_;  // by source value id
+};
+
+}  // namespace kiln::compiler

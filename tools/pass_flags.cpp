@@ -1,0 +1,59 @@
+#include "tools/pass_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "engine/ir/error.h"
+
+namespace kiln::cli {
+namespace {
+
+const CLI::Validator kPassName(
+    [](const std::string& name) {
+      try {
+        compiler::PassRegistry::global().get(name);
+        return std::string();
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+    },
+    "PASS");
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::string passes_footer() {
+  std::string out = "Passes:\n";
+  for (const compiler::Pass* p : compiler::PassRegistry::global().all()) {
+    std::string name = "  " + p->name;
+    name.resize(18, ' ');
+    out += name + p->description + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
+  const std::string pipeline = join(compiler::PassRegistry::global().default_pipeline());
+  sub->add_option("--passes", opts.passes, "comma-separated passes to run, in order (default: " + pipeline + ")")
+      ->delimiter(',')
+      ->check(kPassName);
+  sub->add_flag("--print-after-all", opts.print_after_all, "print the graph to stderr after each pass");
+  sub->add_option("--print-after", opts.print_after, "print the graph to stderr after this pass (repeatable)")
+      ->delimiter(',')
+      ->check(kPassName);
+  sub->add_option("--print-before", opts.print_before, "print the graph to stderr before this pass (repeatable)")
+      ->delimiter(',')
+      ->check(kPassName);
+  sub->add_flag("--time-passes", opts.time_passes, "print each pass's time and node counts to stderr");
+  sub->add_flag("--verify-each,!--no-verify-each", opts.verify_each,
+                "verify the graph and the pass invariants after each pass (default: on in debug builds)");
+  sub->footer(passes_footer());
+  opts.dump = &std::cerr;
+}
+
+}  // namespace kiln::cli

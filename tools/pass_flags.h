@@ -1,0 +1,18 @@
+#pragma once
+// The pass pipeline's flags (--passes, --print-after-all, --print-after,
+// --print-before, --time-passes, --verify-each), shared by every subcommand that
+// runs the passes (opt; later run, compile, train).
+#include "compiler/passes/pass_manager.h"
+
+namespace CLI {
+class App;
+}
+
+namespace kiln::cli {
+
+// Adds the flags to `sub`, filling `opts`; an unknown pass name is a flag error
+// naming it and the known passes. Dumps and timing go to stderr. The footer of
+// `sub`'s help lists the passes with their descriptions.
+void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts);
+
+}  // namespace kiln::cli
