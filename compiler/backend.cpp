@@ -20,7 +20,7 @@ std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts)
   if (opts.backend != "jit") throw Error("unknown backend '" + opts.backend + "' (expected jit or interp)");
   auto jit = std::make_unique<JitExecutable>(
       std::move(g), JitOptions{opts.target_cpu, opts.pipeline, opts.kernels, opts.workspace});
-  if (opts.time_passes) std::fputs(time_passes_report(jit->compile_times(), jit->target()).c_str(), stderr);
+  if (opts.pipeline.passes.time_passes) std::fputs(time_passes_report(jit->compile_times(), jit->target()).c_str(), stderr);
   return jit;
 }
 

@@ -12,8 +12,8 @@ struct BackendOptions {
   std::string backend = "jit";  // "jit" or "interp"
   int threads = 0;              // kiln_parallel_for's threads; 0: leave as is (all cores by default)
   std::string target_cpu;       // jit: empty for the host CPU
-  bool time_passes = false;     // jit: print compile time by stage to stderr
-  PipelineOptions pipeline;     // jit: fusion, memory planning and their reports
+  PipelineOptions pipeline;     // jit: passes, fusion, memory planning and their reports; with
+                                // pipeline.passes.time_passes also the compile time by stage
   KernelJitOptions kernels;     // jit: the kernel cache
   std::shared_ptr<Workspace> workspace;  // jit: an arena shared with other executables (null: its own)
 };

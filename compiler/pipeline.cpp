@@ -3,17 +3,12 @@
 #include <chrono>
 #include <ostream>
 
-#include "compiler/passes/fusion.h"
-#include "engine/ir/verifier.h"
 
 namespace kiln::compiler {
 
 CompiledGraph compile_graph(const Graph& g, const PipelineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  Graph out = options.fuse ? fuse(g, options.fusion_decisions) : g;
-#ifndef NDEBUG
-  verify(out);
-#endif
+  Graph out = run_passes(g, options.passes);
   const double passes_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   Program program = build_program(out, options.reuse);
   if (options.memory_plan)

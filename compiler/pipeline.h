@@ -5,16 +5,17 @@
 #include <iosfwd>
 #include <string>
 
+#include "compiler/passes/pass_manager.h"
 #include "compiler/schedule/program.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
 
 struct PipelineOptions {
-  bool fuse = true;                            // false: one kernel per node
-  bool reuse = true;                           // false (--no-reuse): every buffer its own memory
-  std::ostream* fusion_decisions = nullptr;    // --print-fusion-decisions
-  std::ostream* memory_plan = nullptr;         // --print-memory-plan
+  PassOptions passes;                   // the graph passes (the default pipeline ends with fusion); their
+                                        // remarks are the fusion decisions (--print-fusion-decisions)
+  bool reuse = true;                    // false (--no-reuse): every buffer its own memory
+  std::ostream* memory_plan = nullptr;  // --print-memory-plan
 };
 
 struct CompiledGraph {

@@ -29,21 +29,13 @@ void dot(const std::string& path);
 // `kiln ops`: lists the registered ops with their operand counts, attributes and summaries.
 void list_ops();
 
-// How `run` executes: compiler/backend.h's options, set from the flags.
-struct BackendFlags {
-  std::string backend = "jit";  // jit | interp
-  int threads = 0;              // 0: all cores
-  std::string target_cpu;       // empty: the host CPU
-  bool time_passes = false;     // print the JIT's compile time by stage
-};
-
 // `kiln run FILE --input NAME=PATH ... --output-dir DIR --seed N --backend B`.
 struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs;  // "NAME=PATH.npy"
   std::string output_dir = "out";
   uint64_t seed = 0;
-  BackendFlags exec;
+  compiler::BackendOptions exec;
   int64_t steps = 1;        // runs in a row; params and state carry over
   std::string load_dir;     // binds each param/state with a DIR/NAME.npy
   std::string save_dir;     // writes every param and state as DIR/NAME.npy at the end
@@ -64,7 +56,7 @@ struct CompileOptions {
   std::string header_path;  // empty: no AOT header
   std::string entry;        // empty: the default above
   std::string target_cpu;
-  bool time_passes = false;
+  compiler::PipelineOptions pipeline;
 };
 void compile(const CompileOptions& opts);
 

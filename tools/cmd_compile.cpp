@@ -17,15 +17,16 @@ void compile(const CompileOptions& opts) {
   compiler::CompileTimes times;
   if (opts.header_path.empty()) {
     const std::string entry = opts.entry.empty() ? "kiln_main" : opts.entry;
-    const std::string out = compiler::emit_graph(g, target, compiler::parse_emit_kind(opts.emit), entry, &times);
+    const std::string out =
+        compiler::emit_graph(g, target, compiler::parse_emit_kind(opts.emit), entry, &times, opts.pipeline);
     write_file_atomically(opts.output_path, out);
   } else {
     const std::string prefix = opts.entry.empty() ? compiler::default_aot_prefix(g) : opts.entry;
-    const compiler::AotFiles files = compiler::emit_aot(g, target, prefix, &times);
+    const compiler::AotFiles files = compiler::emit_aot(g, target, prefix, &times, opts.pipeline);
     write_file_atomically(opts.output_path, files.object);
     write_file_atomically(opts.header_path, files.header);
   }
-  if (opts.time_passes) std::fputs(compiler::time_passes_report(times, target).c_str(), stderr);
+  if (opts.pipeline.passes.time_passes) std::fputs(compiler::time_passes_report(times, target).c_str(), stderr);
 }
 
 }  // namespace kiln::cli

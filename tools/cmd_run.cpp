@@ -120,12 +120,7 @@ std::pair<std::string, std::string> split_binding(const std::string& arg) {
 
 // Everything that can fail on user input happens before the first output is written.
 void run(const RunOptions& opts) {
-  compiler::BackendOptions backend;
-  backend.backend = opts.exec.backend;
-  backend.threads = opts.exec.threads;
-  backend.target_cpu = opts.exec.target_cpu;
-  backend.time_passes = opts.exec.time_passes;
-  auto exe = compiler::make_executable(parse_kir_file(opts.graph_path), backend);
+  auto exe = compiler::make_executable(parse_kir_file(opts.graph_path), opts.exec);
   if (!opts.load_dir.empty()) load_persistent(*exe, opts.load_dir);
   bind_inputs(*exe, opts.inputs);
   require_inputs_bound(*exe);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "tools/cli_common.h"
+#include "tools/pass_flags.h"
 
 namespace kiln::cli {
 
@@ -34,6 +35,7 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       ->capture_default_str();
   cmd->add_option("--threads", opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
       ->check(CLI::PositiveNumber);
+  add_compiler_flags(cmd, opts.exec.pipeline, &opts.exec.kernels);
   cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the task's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-train-len", opts.max_train_len,

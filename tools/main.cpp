@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   run->add_option("--threads", run_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
       ->check(CLI::PositiveNumber);
   run->add_option("--target-cpu", run_opts.exec.target_cpu, "jit: generate code for this CPU (default: the host)");
-  run->add_flag("--time-passes", run_opts.exec.time_passes, "jit: print compile time by stage to stderr");
+  kiln::cli::add_compiler_flags(run, run_opts.exec.pipeline, &run_opts.exec.kernels);
 
   run->add_option("--steps", run_opts.steps, "run the graph N times in a row, printing its scalar outputs each step")
       ->check(CLI::PositiveNumber)
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
                       "(ENTRY_run, struct ENTRY_args; default the graph's name)")
       ->check(kCIdentifier);
   compile->add_option("--target-cpu", compile_opts.target_cpu, "generate code for this CPU (default: the host)");
-  compile->add_flag("--time-passes", compile_opts.time_passes, "print compile time by stage to stderr");
+  kiln::cli::add_compiler_flags(compile, compile_opts.pipeline);
   compile->final_callback([&compile_opts] {
     if (!compile_opts.header_path.empty() && compile_opts.emit != "obj")
       throw CLI::ValidationError("--header", "needs --emit obj (the header declares the object's entry point)");

@@ -56,4 +56,20 @@ void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   opts.dump = &std::cerr;
 }
 
+void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline, compiler::KernelJitOptions* kernels) {
+  add_pass_flags(sub, pipeline.passes);
+  sub->add_flag_callback(
+      "--print-fusion-decisions", [&pipeline] { pipeline.passes.remarks = &std::cerr; },
+      "print to stderr why each producer left out of a fusion was left out");
+  sub->add_flag_callback(
+      "--print-memory-plan", [&pipeline] { pipeline.memory_plan = &std::cerr; },
+      "print the memory plan (buffers, offsets, live ranges, naive and planned bytes) to stderr");
+  sub->add_flag_callback(
+      "--no-reuse", [&pipeline] { pipeline.reuse = false; }, "give every buffer its own memory (for debugging)");
+  if (kernels)
+    sub->add_flag_callback(
+        "--no-cache", [kernels] { kernels->cache = false; },
+        "neither read nor write the on-disk kernel cache ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln or ~/.cache/kiln)");
+}
+
 }  // namespace kiln::cli

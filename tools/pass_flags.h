@@ -3,6 +3,8 @@
 // --print-before, --time-passes, --verify-each), shared by every subcommand that
 // runs the passes (opt; later run, compile, train).
 #include "compiler/passes/pass_manager.h"
+#include "compiler/pipeline.h"
+#include "compiler/jit/jit_engine.h"
 
 namespace CLI {
 class App;
@@ -14,5 +16,11 @@ namespace kiln::cli {
 // naming it and the known passes. Dumps and timing go to stderr. The footer of
 // `sub`'s help lists the passes with their descriptions.
 void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts);
+
+// The pass flags plus the compiler's reports and switches, for the subcommands
+// that compile (run, compile, train): --print-fusion-decisions,
+// --print-memory-plan, --no-reuse, and (given `kernels`) --no-cache. Reports go to stderr.
+void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline,
+                        compiler::KernelJitOptions* kernels = nullptr);
 
 }  // namespace kiln::cli

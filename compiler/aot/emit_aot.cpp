@@ -13,10 +13,11 @@
 
 namespace kiln::compiler {
 
-AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times) {
+AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times,
+                  const PipelineOptions& pipeline) {
   CompileTimes local;
   CompileTimes& t = times ? *times : local;
-  const CompiledGraph compiled = compile_graph(g);
+  const CompiledGraph compiled = compile_graph(g, pipeline);
   t.passes_ms += compiled.passes_ms;
   const AotInterface api = aot_interface(compiled.graph, compiled.program, prefix);
   LoweredProgram lowered = lower_program(compiled.program, target);

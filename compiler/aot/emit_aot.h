@@ -8,6 +8,7 @@
 
 #include "compiler/jit/jit_engine.h"
 #include "compiler/jit/target.h"
+#include "compiler/pipeline.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
@@ -20,6 +21,7 @@ struct AotFiles {
 // `prefix` names the C API (PREFIX_run, struct PREFIX_args, PREFIX_* constants;
 // aot_interface.h). Adds the stage times to `times` if given. Throws
 // kiln::Error.
-AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times = nullptr);
+AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefix, CompileTimes* times = nullptr,
+                  const PipelineOptions& pipeline = {});
 
 }  // namespace kiln::compiler

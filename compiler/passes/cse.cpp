@@ -1,6 +1,7 @@
 // Common subexpression elimination: a node with the same op, the same operands
-// (after earlier merges), equal attributes (Attrs::operator==) and equal result
-// types as an earlier node is replaced by that node's results. Side-effecting
+// (after earlier merges), equal attributes (Attrs::operator==), equal result
+// types and (fusions) the same body text as an earlier node is replaced by that
+// node's results. Side-effecting
 // nodes (assign) are never merged. dropout is merged like any op: its mask depends
 // only on its operands and attributes (seed, key), so equal nodes draw equal masks.
 #include <map>
@@ -9,6 +10,7 @@
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "engine/ir/op_def.h"
+#include "engine/ir/printer.h"
 
 namespace kiln::compiler {
 
@@ -28,7 +30,8 @@ Graph cse(const Graph& g) {
     const Node* match = nullptr;
     for (int32_t id : candidates) {
       const Node& c = rw.target().nodes()[static_cast<size_t>(id)];
-      bool same = c.attrs == n.attrs && c.results.size() == n.results.size();
+      bool same = c.attrs == n.attrs && c.results.size() == n.results.size() &&
+                  (c.body == n.body || (c.body && n.body && print_kir(*c.body) == print_kir(*n.body)));
       for (size_t r = 0; same && r < n.results.size(); ++r)
         same = rw.target().type(c.results[r]) == g.type(n.results[r]);
       if (same) match = &c;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "compiler/passes/fusion.h"
 #include "compiler/passes/passes.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -15,12 +16,16 @@ namespace kiln::compiler {
 void register_builtin_passes(PassRegistry& r) {
   // constant-fold first: simplify's rules match fills, including the ones folding
   // makes ((x*(2+1))*0.5 -> x*1.5), and simplify leaves nothing for folding to do.
-  r.add({"constant-fold", "replaces ops of constants whose result is a splat by a fill", constant_fold}, true);
+  const auto plain = [](Graph (*pass)(const Graph&)) {
+    return [pass](const Graph& g, std::ostream*) { return pass(g); };
+  };
+  r.add({"constant-fold", "replaces ops of constants whose result is a splat by a fill", plain(constant_fold)}, true);
   r.add({"simplify", "algebraic simplification: x*1, x/1, neg(neg(x)), transpose/reshape/broadcast chains, ...",
-         simplify},
+         plain(simplify)},
         true);
-  r.add({"cse", "merges nodes with the same op, operands, attributes and result types", cse}, true);
-  r.add({"dce", "drops nodes whose results reach no output and no assign", dce}, true);
+  r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
+  r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
+  r.add({"fusion", "groups nodes into fusion nodes, one kernel each (loop, reduction, attention, ...)", fuse}, true);
 }
 
 PassRegistry& PassRegistry::global() {
@@ -145,7 +150,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
   for (const Pass* pass : pipeline) {
     if (contains(options.print_before, pass->name)) dump_ir(dump, "Before", pass->name, current);
     const auto start = std::chrono::steady_clock::now();
-    Graph next = pass->run(current);
+    Graph next = pass->run(current, options.remarks);
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size()});
     if (options.verify_each) {

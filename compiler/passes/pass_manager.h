@@ -28,7 +28,9 @@ namespace kiln::compiler {
 struct Pass {
   std::string name;         // short, lowercase, kebab-case: `--passes=simplify,cse`
   std::string description;  // one line, for `--help`
-  std::function<Graph(const Graph&)> run;
+  // The rewrite; `remarks` (may be null) takes one line per thing the pass chose
+  // not to do and why (fusion: --print-fusion-decisions).
+  std::function<Graph(const Graph&, std::ostream* remarks)> run;
 };
 
 class PassRegistry {
@@ -50,8 +52,8 @@ class PassRegistry {
   std::vector<std::string> default_pipeline_;
 };
 
-// The built-in passes in default-pipeline order: constant-fold, simplify, cse, dce.
-// A new pass (fusion, after dce) is registered here, in pass_manager.cpp.
+// The built-in passes in default-pipeline order: constant-fold, simplify, cse, dce,
+// fusion.
 void register_builtin_passes(PassRegistry& r);
 
 struct PassOptions {
@@ -65,7 +67,8 @@ struct PassOptions {
 #else
   bool verify_each = false;
 #endif
-  std::ostream* dump = nullptr;  // where dumps and timing go; null: std::cerr
+  std::ostream* dump = nullptr;     // where dumps and timing go; null: std::cerr
+  std::ostream* remarks = nullptr;  // the passes' remarks (--print-fusion-decisions); null: none
 };
 
 // Runs the pipeline on `g`. Unknown names (in passes, print_after, print_before)

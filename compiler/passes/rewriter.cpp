@@ -35,7 +35,7 @@ void GraphRewriter::copy(size_t index) {
     types.push_back(src_.type(r));
     names.push_back(src_.name_of(r));
   }
-  const int32_t id = dst_.add_node(n.def, mapped_operands(n), n.attrs, types, names);
+  const int32_t id = dst_.add_node(n.def, mapped_operands(n), n.attrs, types, names, n.body);
   const Node& copied = dst_.nodes()[static_cast<size_t>(id)];
   for (size_t i = 0; i < n.results.size(); ++i) replace(n.results[i], copied.results[i]);
 }

@@ -27,7 +27,10 @@ std::string BatchShape::str() const {
 }
 
 ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions exec, CompileObserver on_compile)
-    : build_(std::move(build)), on_compile_(std::move(on_compile)), exec_(std::move(exec)) {}
+    : build_(std::move(build)), on_compile_(std::move(on_compile)), exec_(std::move(exec)) {
+  // The executables run one at a time: one arena serves them all.
+  if (!exec_.workspace) exec_.workspace = std::make_shared<compiler::Workspace>();
+}
 
 void ExecutableCache::pull_from_active() {
   if (!active_ || !active_->mutates || active_->bound_version != persistent_version_) return;

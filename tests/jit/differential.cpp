@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "engine/interpreter.h"
+#include "engine/npy.h"
+#include "engine/param_init.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/printer.h"
 
@@ -152,6 +154,20 @@ void check_jit_matches_interpreter(const Graph& g, const std::map<std::string, T
     INFO("final value of %" << g.name_of(v) << " in graph @" << g.name());
     CHECK(compare_tensors(interp.binding(g.name_of(v)), jit.binding(g.name_of(v)), tol) == "");
   }
+}
+
+std::map<std::string, Tensor> example_bindings(const Graph& g, const std::string& name) {
+  Interpreter init(g);
+  bind_initial_values(init, 0);
+  std::map<std::string, Tensor> bindings;
+  for (Value v : g.declarations()) {
+    const std::string& decl = g.name_of(v);
+    if (g.value(v).kind == ValueKind::input)
+      bindings.emplace(decl, load_npy(std::string(KILN_SOURCE_DIR) + "/examples/inputs/" + name + "/" + decl + ".npy"));
+    else
+      bindings.emplace(decl, init.binding(decl));
+  }
+  return bindings;
 }
 
 }  // namespace kiln::test

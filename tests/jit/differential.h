@@ -43,6 +43,17 @@ Graph one_op_graph(const std::string& op, const std::vector<TensorType>& operand
 void check_op(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs, Tolerance tol,
               Rng& rng, Values values = Values::any);
 
+// examples/NAME.kir's bindings: inputs from examples/inputs/NAME/, params and
+// state from their init schemes (seed 0).
+std::map<std::string, Tensor> example_bindings(const Graph& g, const std::string& name);
+
+// JIT options that only name the target CPU.
+inline compiler::JitOptions jit_for_cpu(const std::string& cpu) {
+  compiler::JitOptions options;
+  options.target_cpu = cpu;
+  return options;
+}
+
 // "" if equal within tolerance, else a description of the first mismatch.
 std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol);
 

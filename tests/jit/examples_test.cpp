@@ -26,21 +26,6 @@ namespace fs = std::filesystem;
 
 const fs::path kExamples = fs::path(KILN_SOURCE_DIR) / "examples";
 
-// The example's inputs from examples/inputs/NAME/, params from their init schemes.
-std::map<std::string, Tensor> example_bindings(const Graph& g, const std::string& name) {
-  Interpreter init(g);
-  bind_initial_values(init, 0);
-  std::map<std::string, Tensor> bindings;
-  for (Value v : g.declarations()) {
-    const std::string& decl = g.name_of(v);
-    if (g.value(v).kind == ValueKind::input)
-      bindings.emplace(decl, load_npy((kExamples / "inputs" / name / (decl + ".npy")).string()));
-    else
-      bindings.emplace(decl, init.binding(decl));
-  }
-  return bindings;
-}
-
 // The graph's scalar f32 output, or the sum of its first output.
 Value loss_of(Graph& g) {
   for (Value v : g.outputs())

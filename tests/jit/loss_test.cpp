@@ -194,6 +194,6 @@ TEST_CASE("jit cross_entropy matches the interpreter on AVX2 and SSE targets") {
     const Graph g = loss_graph({6, 37}, 0.1, -100);
     std::map<std::string, Tensor> bindings = random_bindings(g, rng);
     bindings.at("x1") = random_labels(rng, {6}, 37, -100, 0.2);
-    check_jit_matches_interpreter(g, bindings, kLoss, 1, compiler::JitOptions{cpu});
+    check_jit_matches_interpreter(g, bindings, kLoss, 1, jit_for_cpu(cpu));
   }
 }

@@ -165,7 +165,7 @@ TEST_CASE("jit matmul on AVX2 and SSE targets with their own register tiles") {
     const std::vector<std::array<int64_t, 3>> mkn = {
         {1, 1, 1}, {g.mr + 1, 9, g.nr + 1}, {g.mr - 1, g.kc + 1, g.nr - 1}, {97, 33, 2 * g.nr + 3}, {g.mc + 1, 7, 5}};
     for (const auto& [m, k, n] : mkn)
-      for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb), {cpu});
+      for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb), jit_for_cpu(cpu));
   }
 }
 

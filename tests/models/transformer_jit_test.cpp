@@ -6,6 +6,7 @@
 #include <xtensor/xsort.hpp>
 
 #include "compiler/backend.h"
+#include "compiler/pipeline.h"
 #include "models/transformer/transformer.h"
 #include "transformer_test_inputs.h"
 
@@ -53,4 +54,24 @@ TEST_CASE("the JIT matches the interpreter on one tiny training step") {
     const Tensor::F32& p_jit = jit->binding(name).f32();
     CHECK(xt::amax(xt::abs(p_jit - p_ref))() <= 2.01f * lr + 1e-6f);
   }
+}
+
+TEST_CASE("the compiler fuses the tiny training step: attention kernels, fewer kernels, a sound memory plan") {
+  const TransformerConfig cfg = test::tiny_config(16, 0.1);
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  const Graph g = build_train_graph(cfg, 2, 6, 6, adam);
+  const compiler::CompiledGraph c = compiler::compile_graph(g);
+  int attention = 0;
+  for (const Node& n : c.graph.nodes())
+    if (n.body && n.attrs.get_string("kind") == "attention") ++attention;
+  // One per attention block: encoder self, decoder self and cross, per layer.
+  CHECK(attention == cfg.enc_layers + 2 * cfg.dec_layers);
+  MESSAGE(g.nodes().size() << " nodes -> " << c.program.calls.size() << " kernel calls of " << c.program.kernels.size()
+                           << " distinct kernels; arena " << c.program.plan.arena_bytes << " of "
+                           << c.program.plan.naive_bytes << " bytes");
+  CHECK(c.program.calls.size() * 10 < g.nodes().size() * 4);
+  CHECK(compiler::check_memory_plan(compiler::plan_buffers(c.program), compiler::plan_steps(c.program), c.program.plan)
+            .empty());
+  CHECK(c.program.plan.arena_bytes < c.program.plan.naive_bytes);
 }

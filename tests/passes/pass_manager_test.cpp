@@ -32,11 +32,12 @@ std::string error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("the default pipeline is constant-fold, simplify, cse, dce, and runs when no pass is named") {
+TEST_CASE("the default pipeline is constant-fold, simplify, cse, dce, fusion, and runs when no pass is named") {
   CHECK(PassRegistry::global().default_pipeline() ==
-        std::vector<std::string>{"constant-fold", "simplify", "cse", "dce"});
-  const Graph out = after(kir(kBody), {});
+        std::vector<std::string>{"constant-fold", "simplify", "cse", "dce", "fusion"});
+  const Graph out = after(kir(kBody), {"constant-fold", "simplify", "cse", "dce"});
   CHECK(node_lines(out) == "b = exp(%x) : f32[2]\nd = add(%b, %b) : f32[2]\nassign(%p, %d)\n");
+  CHECK(node_lines(after(kir(kBody), {})).find("d = fusion(%x)") == 0);
 }
 
 TEST_CASE("unknown pass names are errors naming them and the known passes, before anything runs") {
@@ -44,7 +45,7 @@ TEST_CASE("unknown pass names are errors naming them and the known passes, befor
   PassOptions opts;
   opts.passes = {"simplify", "fuse-everything"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }) ==
-        "unknown pass 'fuse-everything' (known: constant-fold, simplify, cse, dce)");
+        "unknown pass 'fuse-everything' (known: constant-fold, simplify, cse, dce, fusion)");
   opts.passes = {};
   opts.print_after = {"nope"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }).find("unknown pass 'nope'") == 0);
@@ -54,16 +55,16 @@ TEST_CASE("a registered pass can join the default pipeline after the built-in on
   PassRegistry r;
   compiler::register_builtin_passes(r);
   r.add({"rename-graph", "a test pass that breaks an invariant",
-         [](const Graph& g) {
+         [](const Graph& g, std::ostream*) {
            Graph out = g;
            out.set_name("other");
            return out;
          }},
         true);
   CHECK(r.default_pipeline().back() == "rename-graph");
-  CHECK(error_of([&] { r.add({"cse", "again", compiler::cse}); }) == "pass 'cse' is already registered");
+  CHECK(error_of([&] { r.add({"cse", "again", [](const Graph& g, std::ostream*) { return compiler::cse(g); }}); }) == "pass 'cse' is already registered");
   CHECK(error_of([&] {
-          r.add({"Bad_Name", "", compiler::cse});
+          r.add({"Bad_Name", "", [](const Graph& g, std::ostream*) { return compiler::cse(g); }});
         }).find("not lowercase kebab-case") != std::string::npos);
   // verify_each names the pass that broke an invariant.
   PassOptions opts;
@@ -75,13 +76,13 @@ TEST_CASE("a registered pass can join the default pipeline after the built-in on
 
 TEST_CASE("verify_each catches a pass that produces an unverifiable graph or drops a declaration") {
   PassRegistry r;
-  r.add({"break-types", "stores a wrong result type", [](const Graph& g) {
+  r.add({"break-types", "stores a wrong result type", [](const Graph& g, std::ostream*) {
            Graph out = g;
            const Value x = *out.find("x");
            out.add_node(OpRegistry::global().find("exp"), {x}, {}, {{DType::f32, {7}}}, {"bad"});
            return out;
          }});
-  r.add({"drop-decls", "forgets the declarations", [](const Graph& g) { return Graph(g.name()); }});
+  r.add({"drop-decls", "forgets the declarations", [](const Graph& g, std::ostream*) { return Graph(g.name()); }});
   PassOptions opts;
   opts.verify_each = true;
   opts.passes = {"break-types"};
@@ -138,7 +139,9 @@ TEST_CASE("time_passes prints one row per pass with node counts, and a total") {
   CHECK(t.find("6 -> 5") != std::string::npos);  // simplify bypasses the mul (dce drops it and the fill)
   CHECK(t.find("5 -> 4") != std::string::npos);  // cse merges the exps
   CHECK(t.find("; total") != std::string::npos);
-  CHECK(t.find("6 -> 3") != std::string::npos);
+  CHECK(t.find("4 -> 3") != std::string::npos);  // dce drops the fill
+  CHECK(t.find("3 -> 2") != std::string::npos);  // fusion: exp and add in one loop, beside the assign
+  CHECK(t.find("6 -> 2") != std::string::npos);  // total
 }
 
 TEST_CASE("an invalid input graph is reported as the input's problem, not a pass's") {

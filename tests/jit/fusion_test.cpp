@@ -1,0 +1,184 @@
+// The compiler between the IR and LLVM: fusion decisions, fused graphs as text,
+// the program and its memory plan, and the on-disk kernel cache.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+
+#include "cli/run_kiln.h"
+#include "cli/temp_dir.h"
+#include "compiler/jit_executable.h"
+#include "compiler/pipeline.h"
+#include "differential.h"
+#include "engine/autodiff.h"
+#include "engine/interpreter.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/op_def.h"
+#include "engine/ir/parser.h"
+#include "engine/ir/printer.h"
+#include "read_file.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+Graph example(const std::string& name) {
+  return parse_kir_file(std::string(KILN_SOURCE_DIR) + "/examples/" + name + ".kir");
+}
+
+// The example with its joint gradient graph: the loss is its scalar output, or
+// the sum of its first output.
+Graph with_gradients(const std::string& name) {
+  Graph g = example(name);
+  Value loss = g.outputs().front();
+  if (g.type(loss).rank() > 0) {
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < g.type(loss).rank(); ++a) axes.push_back(a);
+    Builder b(g);
+    loss = b.emit1("sum", {loss}, {{"axes", axes}});
+    b.output(loss);
+  }
+  grad(g, loss, g.declarations(ValueKind::param));
+  return g;
+}
+
+int count_kind(const Graph& g, const std::string& kind) {
+  int n = 0;
+  for (const Node& node : g.nodes())
+    if (node.body && node.attrs.get_string("kind") == kind) ++n;
+  return n;
+}
+
+compiler::JitOptions cached_in(const std::string& dir) {
+  compiler::JitOptions o;
+  o.kernels.cache_dir = dir;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("attention's softmax(x * scale + mask) becomes one fused kernel in the plain .kir example") {
+  const compiler::CompiledGraph c = compiler::compile_graph(example("attention"));
+  CHECK(count_kind(c.graph, "attention") == 1);
+  CHECK(c.program.calls.size() < example("attention").nodes().size());
+}
+
+TEST_CASE("a fused graph prints, parses back to the same text, and the interpreter runs it like the original") {
+  for (const char* name : {"mlp", "softmax_classifier", "attention"}) {
+    CAPTURE(name);
+    const Graph original = example(name);
+    const Graph fused = compiler::compile_graph(original).graph;
+    const std::string text = print_kir(fused);
+    const Graph parsed = parse_kir(text, "fused.kir");
+    CHECK(print_kir(parsed) == text);
+    const auto bindings = example_bindings(original, name);
+    Interpreter a(original), b(parsed);
+    for (const auto& [n, t] : bindings) {
+      a.bind(n, t);
+      b.bind(n, t);
+    }
+    a.run();
+    b.run();
+    for (const std::string& out : a.output_names())
+      CHECK(compare_tensors(a.output(out), b.output(out), {1e-6, 1e-5}) == "");
+  }
+}
+
+TEST_CASE("fused kernels match the unfused ones and the interpreter on the examples' joint gradient graphs") {
+  for (const char* name : {"mlp", "softmax_classifier", "attention"}) {
+    CAPTURE(name);
+    const Graph g = with_gradients(name);
+    const auto bindings = example_bindings(g, name);
+    compiler::JitOptions unfused;
+    unfused.pipeline.passes.passes = {"constant-fold", "simplify", "cse", "dce"};
+    check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4}, 1, unfused);
+    check_jit_matches_interpreter(g, bindings, {1e-4, 1e-4});
+  }
+}
+
+TEST_CASE("every decision not to fuse has a reason") {
+  std::ostringstream decisions;
+  compiler::PipelineOptions o;
+  o.passes.remarks = &decisions;
+  compiler::compile_graph(example("attention"), o);
+  CHECK(decisions.str().find("not fused: %scores (matmul) into %attn (softmax): matmul is a kernel") !=
+        std::string::npos);
+}
+
+TEST_CASE("the memory plan of the examples passes the independent checker, and --no-reuse changes no output") {
+  for (const char* name : {"mlp", "softmax_classifier", "attention"}) {
+    CAPTURE(name);
+    const Graph g = with_gradients(name);
+    const compiler::Program p = compiler::compile_graph(g).program;
+    CHECK(compiler::check_memory_plan(compiler::plan_buffers(p), compiler::plan_steps(p), p.plan).empty());
+    CHECK(p.plan.arena_bytes <= p.plan.naive_bytes);
+    const auto bindings = example_bindings(g, name);
+    compiler::JitOptions no_reuse;
+    no_reuse.pipeline.reuse = false;
+    compiler::JitExecutable planned(g), separate(g, no_reuse);
+    for (const auto& [n, t] : bindings) {
+      planned.bind(n, t);
+      separate.bind(n, t);
+    }
+    planned.run();
+    separate.run();
+    for (const std::string& out : planned.output_names())
+      CHECK(compare_tensors(planned.output(out), separate.output(out), {0, 0}) == "");
+  }
+}
+
+// `kiln run examples/attention.kir` with the cache in `cache`; returns the
+// --time-passes report and leaves y.npy in `out`.
+static std::string run_attention(const TempDir& dir, const std::string& out) {
+  const std::string graph = std::string(KILN_SOURCE_DIR) + "/examples/attention.kir";
+  const std::string x = std::string(KILN_SOURCE_DIR) + "/examples/inputs/attention/x.npy";
+  return "KILN_CACHE_DIR=" + shell_quote(dir.file("cache")) + " " + shell_quote(KILN_BINARY) + " run " +
+         shell_quote(graph) + " --input x=" + shell_quote(x) + " -o " + shell_quote(dir.file(out)) +
+         " --time-passes >/dev/null 2>" + shell_quote(dir.file(out + ".err"));
+}
+
+TEST_CASE("kernel cache: a second process loads every kernel from disk; corrupt and truncated entries are rebuilt") {
+  TempDir dir;
+  REQUIRE(std::system(run_attention(dir, "first").c_str()) == 0);
+  CHECK(read_file(dir.file("first.err")).find("0 from the disk cache") != std::string::npos);
+  REQUIRE(std::system(run_attention(dir, "warm").c_str()) == 0);
+  CHECK(read_file(dir.file("warm.err")).find(" 0 compiled") != std::string::npos);
+  // Damage every entry: flip a byte in half of them, truncate the others.
+  bool flip = true;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("cache"))) {
+    CHECK(e.path().extension() == ".o");
+    std::string bytes = read_file(e.path().string());
+    if (flip) bytes[bytes.size() / 2] ^= 0x5a;
+    else bytes.resize(bytes.size() / 3);
+    std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << bytes;
+    flip = !flip;
+  }
+  REQUIRE(std::system(run_attention(dir, "damaged").c_str()) == 0);
+  CHECK(read_file(dir.file("damaged.err")).find("0 from the disk cache") != std::string::npos);
+  CHECK(read_file(dir.file("first/y.npy")) == read_file(dir.file("damaged/y.npy")));
+  REQUIRE(std::system(run_attention(dir, "rebuilt").c_str()) == 0);
+  CHECK(read_file(dir.file("rebuilt.err")).find(" 0 compiled") != std::string::npos);
+}
+
+TEST_CASE("kernel cache: an unwritable cache directory only turns the cache off") {
+  TempDir dir;
+  const std::string file = dir.file("not-a-dir");
+  std::ofstream(file) << "x";
+  compiler::JitOptions o = cached_in(file + "/cache");
+  o.target_cpu = "x86-64";
+  const Graph g = example("mlp");
+  check_jit_matches_interpreter(g, example_bindings(g, "mlp"), {1e-5, 1e-5}, 1, o);
+}
+
+TEST_CASE("kernel cache: two processes compiling into one directory at once both work, and a third reads it") {
+  TempDir dir;
+  CHECK(std::system((run_attention(dir, "a") + " & " + run_attention(dir, "b") + " & wait").c_str()) == 0);
+  REQUIRE(std::system(run_attention(dir, "c").c_str()) == 0);
+  CHECK(read_file(dir.file("a/y.npy")) == read_file(dir.file("b/y.npy")));
+  CHECK(read_file(dir.file("a/y.npy")) == read_file(dir.file("c/y.npy")));
+  CHECK(read_file(dir.file("c.err")).find(" 0 compiled") != std::string::npos);
+}
