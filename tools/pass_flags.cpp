@@ -52,15 +52,15 @@ void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   sub->add_flag("--time-passes", opts.time_passes, "print each pass's time and node counts to stderr");
   sub->add_flag("--verify-each,!--no-verify-each", opts.verify_each,
                 "verify the graph and the pass invariants after each pass (default: on in debug builds)");
+  sub->add_flag_callback(
+      "--print-fusion-decisions", [&opts] { opts.remarks = &std::cerr; },
+      "print to stderr why each producer left out of a fusion was left out");
   sub->footer(passes_footer());
   opts.dump = &std::cerr;
 }
 
 void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline, compiler::KernelJitOptions* kernels) {
   add_pass_flags(sub, pipeline.passes);
-  sub->add_flag_callback(
-      "--print-fusion-decisions", [&pipeline] { pipeline.passes.remarks = &std::cerr; },
-      "print to stderr why each producer left out of a fusion was left out");
   sub->add_flag_callback(
       "--print-memory-plan", [&pipeline] { pipeline.memory_plan = &std::cerr; },
       "print the memory plan (buffers, offsets, live ranges, naive and planned bytes) to stderr");

@@ -18,8 +18,8 @@ namespace kiln::cli {
 void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts);
 
 // The pass flags plus the compiler's reports and switches, for the subcommands
-// that compile (run, compile, train): --print-fusion-decisions,
-// --print-memory-plan, --no-reuse, and (given `kernels`) --no-cache. Reports go to stderr.
+// that compile (run, compile, train): --print-memory-plan, --no-reuse, and (given
+// `kernels`) --no-cache. Reports go to stderr.
 void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline,
                         compiler::KernelJitOptions* kernels = nullptr);
 

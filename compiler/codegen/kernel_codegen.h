@@ -15,7 +15,12 @@
 //     common shape, each output's generator composed from its producers' (loop fusion);
 //   * one kernel-emitter op (a reduction, normalization, loss, matmul, gather...)
 //     whose results are the outputs: that op's emitter, reading its operands
-//     through generators composed from the elemental producers (input fusion).
+//     through generators composed from the elemental producers (input fusion);
+//   * reductions over the last axis (sum, mean, max, keepdims) of f32 values of
+//     the outputs' shape, and elemental ops (row fusion): per row, each
+//     reduction folds its row into a scalar, then the outputs' row is computed
+//     with the scalars broadcast (softmax's backward y * (dy - sum(dy * y)), a
+//     layer norm's backward).
 // Intermediates of a fused kernel never reach memory.
 #include <string>
 
@@ -31,6 +36,10 @@ namespace kiln::compiler {
 // Emits `kernel` into cx's module as an external function named `symbol`.
 // Throws kiln::Error for a graph of another shape or an op with no emitter.
 llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, const std::string& symbol);
+
+// Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of
+// an f32 value of that shape over its last axis, keepdims.
+bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape);
 
 // Throws kiln::Error("jit: no lowering for op 'X', 'Y'") naming every op of `g`
 // (bodies included) that has no emitter, sorted.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/codegen/emitter_registry.h"
+#include "compiler/codegen/kernel_codegen.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -204,6 +205,15 @@ class Fuser {
       if (!seen.insert(p).second || group.members.count(p)) continue;
       const Node& pn = node(p);
       if (!is_elemental(pn)) {
+        if (is_elemental(r) && is_row_reduction_of(g_, pn, loop_shape) && owner_[static_cast<size_t>(p)] < 0) {
+          bool compute_outside = false, sink_outside = false;
+          outside_users(p, group, compute_outside, sink_outside);
+          if (!compute_outside && !sink_outside) {
+            own(group, gi, p);  // row fusion: reduced per row, then broadcast along it
+            push_producers(p);
+            continue;
+          }
+        }
         decide(p, root, pn.op() + " is a kernel of its own: its result goes through memory");
         continue;
       }
@@ -243,9 +253,34 @@ class Fuser {
 
   std::string kind_of(const Group& group) const {
     const Node& r = node(group.root);
-    if (is_elemental(r)) return "loop";
+    if (is_elemental(r)) {
+      if (!hero_of(group)) return "loop";
+      return is_attention_backward(group) ? "attention_backward" : "row";
+    }
     if (r.op() == "softmax" && is_attention_softmax(r, group)) return "attention";
     return r.op();
+  }
+
+  // softmax's backward through a scale, y * (dy - sum(dy * y)) * scale: a row
+  // fusion with sum(mul(a, b)), sub(a, that sum) and a mul by a scalar.
+  bool is_attention_backward(const Group& group) const {
+    bool scaled = false;
+    for (int m : group.members)
+      if (node(m).op() == "mul")
+        for (Value v : node(m).operands) scaled = scaled || g_.type(v).numel() == 1;
+    for (int m : group.members) {
+      const Node& sum = node(m);
+      if (sum.op() != "sum" || g_.value(sum.operands[0]).kind != ValueKind::result) continue;
+      const Node& product = g_.producer(sum.operands[0]);
+      if (product.op() != "mul") continue;
+      for (int s : group.members) {
+        const Node& sub = node(s);
+        if (sub.op() == "sub" && sub.operands[1] == sum.results[0] &&
+            (sub.operands[0] == product.operands[0] || sub.operands[0] == product.operands[1]))
+          return scaled;
+      }
+    }
+    return false;
   }
 
   // softmax(x * scale + mask) with a scalar (or broadcast) scale, in this group.
@@ -294,7 +329,9 @@ class Fuser {
     const auto value_in_body = [&](Value v) {
       auto it = inner.find(v.id);
       if (it != inner.end()) return it->second;
-      const Value in = body->declare(ValueKind::input, "p" + std::to_string(operands.size()), g_.type(v));
+      std::string name = "p";  // (not "p" + to_string: GCC 12 warns -Wrestrict on it, wrongly)
+      name += std::to_string(operands.size());
+      const Value in = body->declare(ValueKind::input, name, g_.type(v));
       operands.push_back(rw.mapped(v));
       return inner[v.id] = in;
     };

@@ -42,7 +42,8 @@ Graph with_gradients(const std::string& name) {
     loss = b.emit1("sum", {loss}, {{"axes", axes}});
     b.output(loss);
   }
-  grad(g, loss, g.declarations(ValueKind::param));
+  for (Value d : grad(g, loss, g.declarations(ValueKind::param)))
+    if (d.valid()) g.add_output(d);
   return g;
 }
 
@@ -65,6 +66,38 @@ TEST_CASE("attention's softmax(x * scale + mask) becomes one fused kernel in the
   const compiler::CompiledGraph c = compiler::compile_graph(example("attention"));
   CHECK(count_kind(c.graph, "attention") == 1);
   CHECK(c.program.calls.size() < example("attention").nodes().size());
+}
+
+TEST_CASE("softmax(x * scale + mask) and its backward are one kernel each, and match the interpreter") {
+  const Graph g = with_gradients("attention");
+  const compiler::CompiledGraph c = compiler::compile_graph(g);
+  CHECK(count_kind(c.graph, "attention") == 1);
+  CHECK(count_kind(c.graph, "attention_backward") == 1);
+  check_jit_matches_interpreter(g, example_bindings(g, "attention"), {1e-4, 1e-4});
+}
+
+TEST_CASE("row fusion: reductions over the last axis and the loop that broadcasts them, on random shapes") {
+  Rng rng(21);
+  for (int trial = 0; trial < 12; ++trial) {
+    Shape shape = random_shape(rng, 3);
+    if (shape.empty()) shape = {5};
+    Graph g("row");
+    Builder b(g);
+    const Value x = b.input("x", {DType::f32, shape});
+    const Value y = b.input("y", {DType::f32, shape});
+    const int64_t last = static_cast<int64_t>(shape.size()) - 1;
+    const Attrs row{{"axes", std::vector<int64_t>{last}}, {"keepdims", true}};
+    const Value m = b.emit1("mean", {x}, row);
+    const Value centered = b.emit1("sub", {x, m});
+    const Value s = b.emit1("sum", {b.emit1("mul", {centered, y})}, row);
+    const Value top = b.emit1("max", {y}, row);
+    b.output(b.emit1("add", {b.emit1("mul", {centered, s}), b.emit1("sub", {y, top})}));
+    CAPTURE(shape_str(shape));
+    const compiler::CompiledGraph c = compiler::compile_graph(g);
+    CHECK(count_kind(c.graph, "row") == 1);
+    CHECK(c.program.calls.size() == 1);
+    check_jit_matches_interpreter(g, random_bindings(g, rng, Values::moderate), {1e-4, 1e-4});
+  }
 }
 
 TEST_CASE("a fused graph prints, parses back to the same text, and the interpreter runs it like the original") {

@@ -62,11 +62,15 @@ TEST_CASE("the compiler fuses the tiny training step: attention kernels, fewer k
   adam.d_model = cfg.d_model;
   const Graph g = build_train_graph(cfg, 2, 6, 6, adam);
   const compiler::CompiledGraph c = compiler::compile_graph(g);
-  int attention = 0;
-  for (const Node& n : c.graph.nodes())
+  int attention = 0, attention_backward = 0;
+  for (const Node& n : c.graph.nodes()) {
     if (n.body && n.attrs.get_string("kind") == "attention") ++attention;
-  // One per attention block: encoder self, decoder self and cross, per layer.
+    if (n.body && n.attrs.get_string("kind") == "attention_backward") ++attention_backward;
+  }
+  // One forward and one backward kernel per attention block: encoder self,
+  // decoder self and cross, per layer.
   CHECK(attention == cfg.enc_layers + 2 * cfg.dec_layers);
+  CHECK(attention_backward == cfg.enc_layers + 2 * cfg.dec_layers);
   MESSAGE(g.nodes().size() << " nodes -> " << c.program.calls.size() << " kernel calls of " << c.program.kernels.size()
                            << " distinct kernels; arena " << c.program.plan.arena_bytes << " of "
                            << c.program.plan.naive_bytes << " bytes");
