@@ -5,6 +5,8 @@
 // the outputs that both backends make; the JIT's compile time is reported apart.
 #include "tools/cmd_bench.h"
 
+#include "tools/bench_timing.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -40,6 +42,19 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                   "stop repeating a measurement after this many milliseconds (3 runs at least)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--model", opts.model, "benchmark a model's training step instead of single ops")
+      ->check(CLI::IsMember({"transformer"}));
+  cmd->add_option("--config", opts.config, "--model transformer: the preset")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
+      ->capture_default_str();
+  cmd->add_option("--batch", opts.batch, "--model: sentences per batch (default 32, base 16)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(CLI::Range(2, 1 << 24))->capture_default_str();
+  cmd->add_option("--compile-only", opts.compile_only_cache,
+                  "--model: only compile the training step with this kernel cache directory and print the seconds "
+                  "(how the benchmark measures a warm cache in a fresh process)");
   cmd->add_option("--op", opts.ops,
                   "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
                   "matmul transpose gather cross_entropy; matmul also selects the GFLOP/s table");
@@ -135,32 +150,6 @@ std::map<std::string, Tensor> random_inputs(const Graph& g, int32_t index_bound)
   return inputs;
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-struct Timing {
-  double median_ms = 0;
-  int runs = 0;
-};
-
-// One warm-up run, then timed runs until `repeats` or until max_ms has passed
-// (three runs at least).
-Timing time_runs(Executable& exe, const BenchOptions& opts) {
-  exe.run();
-  std::vector<double> ms;
-  double total = 0;
-  while (static_cast<int>(ms.size()) < opts.repeats && (ms.size() < 3 || total < opts.max_ms)) {
-    const auto start = std::chrono::steady_clock::now();
-    exe.run();
-    ms.push_back(ms_since(start));
-    total += ms.back();
-  }
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  return {n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, static_cast<int>(n)};
-}
-
 void bind_all(Executable& exe, const std::map<std::string, Tensor>& inputs) {
   for (const auto& [name, t] : inputs) exe.bind(name, t);
 }
@@ -243,6 +232,7 @@ void print_gflops_table(const BenchOptions& opts) {
 
 void bench(const BenchOptions& opts) {
   kiln_set_num_threads(opts.threads);
+  if (!opts.model.empty()) return bench_model(opts);
   const compiler::Target target = compiler::detect_target();
   std::printf(
       "kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "

@@ -1,7 +1,9 @@
 #pragma once
 // `kiln bench`: times the JIT against the interpreter op by op at realistic sizes
 // (medians of repeated runs after a warm-up, compile time apart), then the JIT's
-// matmul throughput in GFLOP/s. A measurement tool, not a test: ctest never runs it.
+// matmul throughput in GFLOP/s; with --model, a whole model's training step
+// (bench_model.cpp). A measurement tool, not a test: ctest never runs it.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,11 +18,22 @@ struct BenchOptions {
   int repeats = 10;              // timed runs per op and backend (at least 3)
   double max_ms = 3000;          // stop repeating once a measurement has taken this long
   std::vector<std::string> ops;  // only these benchmark rows (by name); empty: all
+  // --model transformer: the training step of a preset instead of the op table.
+  std::string model;
+  std::string config = "small";
+  int64_t batch = 0;  // 0: 32, or 16 for base
+  int64_t src_len = 32, tgt_len = 32, vocab = 8000;
+  std::string compile_only_cache;  // internal: compile with this cache, print the seconds, exit
 };
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts);
 
 void bench(const BenchOptions& opts);
+
+// The --model benchmark: kernel count before and after fusion, naive and planned
+// bytes, cold and warm-cache compile seconds (the warm compile in a fresh
+// process, as a user's next run would be), and the step time.
+void bench_model(const BenchOptions& opts);
 
 }  // namespace kiln::cli

@@ -1,0 +1,120 @@
+// `kiln bench --model transformer --config C`: the training step of a preset on
+// random tokens (no padding), through the whole compiler.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "compiler/jit_executable.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
+#include "engine/param_init.h"
+#include "models/transformer/transformer.h"
+#include "tools/bench_timing.h"
+
+namespace kiln::cli {
+
+namespace {
+
+Graph train_graph(const BenchOptions& opts) {
+  models::TransformerConfig cfg = models::preset_config(opts.config);
+  cfg.vocab = opts.vocab;
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  const int64_t batch = opts.batch > 0 ? opts.batch : (opts.config == "base" ? 16 : 32);
+  return models::build_train_graph(cfg, batch, opts.src_len, opts.tgt_len, adam);
+}
+
+compiler::JitOptions with_cache(const std::string& dir) {
+  compiler::JitOptions o;
+  o.kernels.cache_dir = dir;
+  return o;
+}
+
+Tensor random_tokens(const TensorType& t, int64_t vocab, std::mt19937& rng) {
+  Tensor out = Tensor::zeros(t);
+  std::uniform_int_distribution<int32_t> token(1, static_cast<int32_t>(vocab - 1));
+  for (int32_t& v : out.i32()) v = token(rng);
+  return out;
+}
+
+// The warm-cache compile, in a fresh process of this same binary.
+double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) throw Error("bench: cannot find this executable");
+  exe[n] = '\0';
+  const std::string cmd = std::string("'") + exe + "' bench --model transformer --config " + opts.config +
+                          " --batch " + std::to_string(opts.batch) + " --src-len " + std::to_string(opts.src_len) +
+                          " --tgt-len " + std::to_string(opts.tgt_len) + " --vocab " + std::to_string(opts.vocab) +
+                          " --compile-only '" + cache + "'";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw Error("bench: cannot run " + cmd);
+  double seconds = -1;
+  if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;
+  if (pclose(p) != 0 || seconds < 0) throw Error("bench: the warm compile failed: " + cmd);
+  return seconds;
+}
+
+}  // namespace
+
+void bench_model(const BenchOptions& given) {
+  BenchOptions opts = given;
+  if (opts.batch == 0) opts.batch = opts.config == "base" ? 16 : 32;
+  const Graph g = train_graph(opts);
+  if (!opts.compile_only_cache.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    compiler::JitExecutable exe(g, with_cache(opts.compile_only_cache));
+    std::printf("%.3f\n", ms_since(start) / 1000);
+    return;
+  }
+  const std::string cache = (std::filesystem::temp_directory_path() / ("kiln-bench-cache-" + std::to_string(getpid())))
+                                .string();
+  std::filesystem::remove_all(cache);
+  size_t unfused = 0;
+  for (const Node& n : g.nodes()) unfused += n.def->side_effect ? 0 : 1;
+
+  const auto start = std::chrono::steady_clock::now();
+  compiler::JitExecutable exe(g, with_cache(cache));
+  const double cold_s = ms_since(start) / 1000;
+  const double warm_s = warm_compile_seconds(opts, cache);
+  std::filesystem::remove_all(cache);
+
+  std::mt19937 rng(1);
+  for (const char* name : {"src", "tgt_in", "tgt_out"}) {
+    const Value v = *g.find(name);
+    exe.bind(name, random_tokens(g.type(v), opts.vocab, rng));
+  }
+  bind_initial_values(exe, 0);
+  const Timing step = time_runs(exe, opts);
+
+  const compiler::Program& p = exe.compiled().program;
+  const compiler::CompileTimes& t = exe.compile_times();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
+  std::printf("kiln bench --model transformer --config %s: B=%lld S=%lld T=%lld vocab %lld, %s, %d threads\n",
+              opts.config.c_str(), static_cast<long long>(opts.batch), static_cast<long long>(opts.src_len),
+              static_cast<long long>(opts.tgt_len), static_cast<long long>(opts.vocab), exe.target().cpu.c_str(),
+              kiln_num_threads());
+  double load[1];
+  if (getloadavg(load, 1) == 1) std::printf("load average: %.2f\n", load[0]);
+  std::printf("  graph nodes                 %zu (kernels without fusion: %zu)\n", g.nodes().size(), unfused);
+  std::printf("  kernel calls after fusion   %zu (%.2fx), %zu distinct kernels\n", p.calls.size(),
+              static_cast<double>(p.calls.size()) / static_cast<double>(unfused), p.kernels.size());
+  std::printf("  temporaries                 naive %.1f MiB, planned %.1f MiB (%.2fx), %d in place\n",
+              mib(p.plan.naive_bytes), mib(p.plan.arena_bytes),
+              static_cast<double>(p.plan.arena_bytes) / static_cast<double>(std::max<int64_t>(1, p.plan.naive_bytes)),
+              p.plan.in_place_reuses);
+  std::printf("  compile, cold cache         %.2f s (lower %.1f s, optimize %.1f s, codegen %.1f s summed over threads)\n",
+              cold_s, t.lower_ms / 1000, t.optimize_ms / 1000, t.codegen_ms / 1000);
+  std::printf("  compile, warm cache         %.2f s (a fresh process)\n", warm_s);
+  std::printf("  training step               %.1f ms (median of %d)\n", step.median_ms, step.runs);
+  std::printf("  peak resident memory        %.0f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024);
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,21 @@
+#pragma once
+// How `kiln bench` times runs: the median of repeated runs after a warm-up.
+#include <chrono>
+
+#include "engine/executable.h"
+#include "tools/cmd_bench.h"
+
+namespace kiln::cli {
+
+double ms_since(std::chrono::steady_clock::time_point start);
+
+struct Timing {
+  double median_ms = 0;
+  int runs = 0;
+};
+
+// One warm-up run, then timed runs until `repeats` or until max_ms has passed
+// (three runs at least).
+Timing time_runs(Executable& exe, const BenchOptions& opts);
+
+}  // namespace kiln::cli
