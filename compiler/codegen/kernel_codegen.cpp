@@ -8,6 +8,8 @@
 
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
+#include "compiler/schedule/kernel.h"
+#include "engine/ir/printer.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 
@@ -104,15 +106,14 @@ void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
   for (const Node& node : k.nodes())
     if (EmitterRegistry::global().find(node.op())->kernel) heroes.push_back(&node);
   Generators gens(cx, k);
+  // A row kernel: every kernel op a row reduction, every output elemental and of one shape.
   const Shape& shape = k.type(k.outputs().front()).shape;
-  if (!heroes.empty() && std::all_of(heroes.begin(), heroes.end(), [&](const Node* h) {
-        return is_row_reduction_of(k, *h, shape);
-      })) {
-    for (Value v : k.outputs())
-      if (!(k.type(v).shape == shape) || k.value(v).kind != ValueKind::result ||
-          !EmitterRegistry::global().find(k.producer(v).op())->elemental)
-        throw Error("codegen: row kernel @" + k.name() + " outputs %" + k.name_of(v) + ", not an elemental value of " +
-                    shape_str(shape));
+  const bool row = !heroes.empty() &&
+                   std::all_of(heroes.begin(), heroes.end(), [&](const Node* h) { return is_row_reduction_of(k, *h, shape); }) &&
+                   std::all_of(k.outputs().begin(), k.outputs().end(), [&](Value v) {
+                     return k.type(v).shape == shape && EmitterRegistry::global().find(k.producer(v).op())->elemental;
+                   });
+  if (row) {
     emit_row_kernel(cx, k, symbol, heroes, shape);
     return;
   }
@@ -139,6 +140,24 @@ void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
 }
 
 }  // namespace
+
+std::vector<std::vector<size_t>> parts_of(const Graph& k) {
+  std::vector<size_t> parent(k.nodes().size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  const auto find = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (size_t i = 0; i < k.nodes().size(); ++i)
+    for (Value v : k.nodes()[i].operands)
+      if (k.value(v).kind == ValueKind::result) parent[find(i)] = find(static_cast<size_t>(k.value(v).node));
+  std::map<size_t, std::vector<size_t>> by_root;
+  for (size_t i = 0; i < k.nodes().size(); ++i) by_root[find(i)].push_back(i);
+  std::vector<std::vector<size_t>> parts;
+  for (auto& [root, nodes] : by_root) parts.push_back(std::move(nodes));
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
 
 bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape) {
   if (n.op() != "sum" && n.op() != "mean" && n.op() != "max") return false;
@@ -167,9 +186,91 @@ void check_lowerable(const Graph& g) {
   throw Error(msg);
 }
 
+namespace {
+
+// One part as a kernel graph of its own, with the slots of the whole kernel's
+// argument table that its inputs and outputs take.
+struct Part {
+  Graph graph;
+  std::vector<size_t> slots;  // per part input, then per part output
+};
+
+Part make_part(const Graph& k, const std::vector<size_t>& nodes) {
+  Part part{Graph("k"), {}};
+  std::map<int32_t, Value> map;
+  std::map<int32_t, size_t> input_slot;
+  for (size_t i = 0; i < k.declarations().size(); ++i) input_slot[k.declarations()[i].id] = i;
+  for (size_t i : nodes)
+    for (Value v : k.nodes()[i].operands)
+      if (k.value(v).kind != ValueKind::result && !map.count(v.id)) {
+        map[v.id] = part.graph.declare(ValueKind::input, numbered("i", part.slots.size()), k.type(v));
+        part.slots.push_back(input_slot.at(v.id));
+      }
+  for (size_t i : nodes) {
+    const Node& n = k.nodes()[i];
+    std::vector<Value> operands;
+    for (Value v : n.operands) operands.push_back(map.at(v.id));
+    std::vector<TensorType> types;
+    for (Value r : n.results) types.push_back(k.type(r));
+    const int32_t id = part.graph.add_node(n.def, operands, n.attrs, types, {});
+    for (size_t r = 0; r < n.results.size(); ++r)
+      map[n.results[r].id] = part.graph.nodes()[static_cast<size_t>(id)].results[r];
+  }
+  for (size_t j = 0; j < k.outputs().size(); ++j)
+    if (auto it = map.find(k.outputs()[j].id); it != map.end() && k.value(k.outputs()[j]).kind == ValueKind::result) {
+      part.graph.add_output(it->second);
+      part.slots.push_back(k.declarations().size() + j);
+    }
+  return part;
+}
+
+// A kernel of several independent parts (horizontal fusion): each distinct part
+// is a function of its own, and the kernel calls them in order.
+llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::string& symbol,
+                           const std::vector<std::vector<size_t>>& node_sets) {
+  std::vector<Part> parts;
+  std::vector<llvm::Function*> functions;
+  std::map<std::string, llvm::Function*> by_text;
+  for (const std::vector<size_t>& nodes : node_sets) {
+    parts.push_back(make_part(k, nodes));
+    const std::string text = print_kir(canonical_copy(parts.back().graph));
+    llvm::Function*& f = by_text[text];
+    if (!f) {
+      f = emit_kernel(cx, parts.back().graph, symbol + ".part" + std::to_string(by_text.size() - 1));
+      f->setLinkage(llvm::Function::InternalLinkage);
+    }
+    functions.push_back(f);
+  }
+  const size_t status = k.declarations().size() + k.outputs().size();
+  cx.set_slots({}, status);
+  return cx.define_function(symbol, {}, [&](llvm::Function* fn) {
+    llvm::Value* table = fn->getArg(0);
+    table->setName("args");
+    auto& b = cx.b();
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const std::vector<size_t>& slots = parts[p].slots;
+      llvm::Value* args = b.CreateAlloca(llvm::ArrayType::get(cx.ptr(), slots.size() + 1));
+      for (size_t a = 0; a <= slots.size(); ++a) {
+        llvm::Value* from = b.CreateConstInBoundsGEP1_64(cx.ptr(), table, a < slots.size() ? slots[a] : status);
+        b.CreateAlignedStore(b.CreateAlignedLoad(cx.ptr(), from, llvm::Align(8)),
+                             b.CreateConstInBoundsGEP1_64(cx.ptr(), args, a), llvm::Align(8));
+      }
+      b.CreateCall(functions[p], {args});
+    }
+  });
+}
+
+}  // namespace
+
 llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, const std::string& symbol) {
   check_lowerable(k);
   if (k.outputs().empty()) throw Error("codegen: kernel @" + k.name() + " has no outputs");
+  if (const std::vector<std::vector<size_t>> parts = parts_of(k); parts.size() > 1) {
+    llvm::Function* f = emit_parts(cx, k, symbol, parts);
+    if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
+    f->setLinkage(llvm::Function::ExternalLinkage);
+    return f;
+  }
   std::map<int32_t, size_t> slots;
   size_t next = 0;
   for (Value v : k.declarations()) slots[v.id] = next++;

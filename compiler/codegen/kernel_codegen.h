@@ -23,6 +23,7 @@
 //     layer norm's backward).
 // Intermediates of a fused kernel never reach memory.
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/lowering_context.h"
 #include "engine/ir/graph.h"
@@ -36,6 +37,12 @@ namespace kiln::compiler {
 // Emits `kernel` into cx's module as an external function named `symbol`.
 // Throws kiln::Error for a graph of another shape or an op with no emitter.
 llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, const std::string& symbol);
+
+// The connected parts of a kernel graph: its nodes joined through the values they
+// compute (inputs they share do not join them), as node indices in order. A
+// kernel of several parts (horizontal fusion: an optimizer's updates of every
+// param) runs them one after the other, each part as one of the shapes above.
+std::vector<std::vector<size_t>> parts_of(const Graph& kernel);
 
 // Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of
 // an f32 value of that shape over its last axis, keepdims.

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -329,9 +330,7 @@ class Fuser {
     const auto value_in_body = [&](Value v) {
       auto it = inner.find(v.id);
       if (it != inner.end()) return it->second;
-      std::string name = "p";  // (not "p" + to_string: GCC 12 warns -Wrestrict on it, wrongly)
-      name += std::to_string(operands.size());
-      const Value in = body->declare(ValueKind::input, name, g_.type(v));
+      const Value in = body->declare(ValueKind::input, numbered("p", operands.size()), g_.type(v));
       operands.push_back(rw.mapped(v));
       return inner[v.id] = in;
     };
@@ -370,12 +369,74 @@ class Fuser {
   std::vector<Group> groups_;
 };
 
+// Loop fusions whose every result goes only to assigns (an optimizer's update
+// of each param and its moments) merged into one `horizontal` fusion at the end
+// of the step: one kernel, one pass over each param, its grad and its moments.
+Graph merge_updates(const Graph& g) {
+  std::vector<bool> to_assign_only(g.num_values(), true);
+  for (Value v : g.outputs()) to_assign_only[static_cast<size_t>(v.id)] = false;
+  for (const Node& n : g.nodes())
+    if (!n.def->side_effect)
+      for (Value v : n.operands) to_assign_only[static_cast<size_t>(v.id)] = false;
+  std::vector<const Node*> updates;
+  for (const Node& n : g.nodes()) {
+    if (!n.body || n.attrs.get_string("kind") != "loop") continue;
+    bool sink = true;
+    for (Value r : n.results) sink = sink && to_assign_only[static_cast<size_t>(r.id)];
+    if (sink) updates.push_back(&n);
+  }
+  if (updates.size() < 2) return g;
+
+  Rewriter rw(g);
+  std::vector<const Node*> assigns;
+  for (const Node& n : g.nodes()) {
+    if (n.def->side_effect) assigns.push_back(&n);
+    else if (std::find(updates.begin(), updates.end(), &n) == updates.end()) rw.copy(n);
+  }
+  auto body = std::make_shared<Graph>("f_updates");
+  Builder bb(*body);
+  std::map<int32_t, Value> input_of;  // outer value id -> body input
+  std::vector<Value> operands, outer_results;
+  std::vector<std::string> names;
+  for (const Node* u : updates) {
+    const Graph& ub = *u->body;
+    std::map<int32_t, Value> local;
+    for (size_t i = 0; i < ub.declarations().size(); ++i) {
+      const Value outer = u->operands[i];
+      auto it = input_of.find(outer.id);
+      if (it == input_of.end()) {
+        it = input_of.emplace(outer.id, body->declare(ValueKind::input, numbered("p", operands.size()), g.type(outer)))
+                 .first;
+        operands.push_back(rw.mapped(outer));
+      }
+      local[ub.declarations()[i].id] = it->second;
+    }
+    for (const Node& n : ub.nodes()) {
+      std::vector<Value> args;
+      for (Value v : n.operands) args.push_back(local.at(v.id));
+      std::vector<std::string> result_names;
+      for (Value r : n.results) result_names.push_back(ub.name_of(r));
+      const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, result_names);
+      for (size_t k = 0; k < results.size(); ++k) local[n.results[k].id] = results[k];
+    }
+    for (Value o : ub.outputs()) body->add_output(local.at(o.id));
+    for (Value r : u->results) {
+      outer_results.push_back(r);
+      names.push_back(g.name_of(r));
+    }
+  }
+  const std::vector<Value> results = rw.builder().emit_fusion(std::move(body), operands, {{"kind", "horizontal"}}, names);
+  for (size_t k = 0; k < results.size(); ++k) rw.set(outer_results[k], results[k]);
+  for (const Node* a : assigns) rw.copy(*a);
+  return rw.finish();
+}
+
 }  // namespace
 
 Graph fuse(const Graph& g, std::ostream* decisions) {
   register_all_emitters();
   const Graph folded = drop_dead(fold_matmul_transposes(g));
-  return drop_dead(Fuser(folded, decisions).run());
+  return merge_updates(drop_dead(Fuser(folded, decisions).run()));
 }
 
 }  // namespace kiln::compiler

@@ -1,19 +1,27 @@
 #include "compiler/schedule/kernel.h"
 
 #include "compiler/codegen/emitter_registry.h"
+#include "compiler/codegen/kernel_codegen.h"
 #include "engine/fnv1a.h"
 #include "engine/ir/op_def.h"
 #include "engine/ir/printer.h"
 
 namespace kiln::compiler {
 
+std::string numbered(const char* prefix, size_t n) {
+  // Appended, not "i" + to_string(n): GCC 12 warns -Wrestrict on that, wrongly.
+  std::string name = prefix;
+  name += std::to_string(n);
+  return name;
+}
+
 Graph canonical_copy(const Graph& g) {
   Graph out("k");
   std::vector<Value> map(g.num_values());
-  int inputs = 0, results = 0;
+  size_t inputs = 0, results = 0;
   for (Value v : g.declarations())
     map[static_cast<size_t>(v.id)] =
-        out.declare(g.value(v).kind, "i" + std::to_string(inputs++), g.type(v), g.value(v).attrs);
+        out.declare(g.value(v).kind, numbered("i", inputs++), g.type(v), g.value(v).attrs);
   for (const Node& n : g.nodes()) {
     std::vector<Value> operands;
     for (Value v : n.operands) operands.push_back(map[static_cast<size_t>(v.id)]);
@@ -21,7 +29,7 @@ Graph canonical_copy(const Graph& g) {
     std::vector<std::string> names;
     for (Value r : n.results) {
       types.push_back(g.type(r));
-      names.push_back("t" + std::to_string(results++));
+      names.push_back(numbered("t", results++));
     }
     const int32_t id = out.add_node(n.def, operands, n.attrs, types, names, n.body);
     for (size_t i = 0; i < n.results.size(); ++i)
@@ -39,12 +47,12 @@ Graph one_node_graph(const Graph& g, const Node& node) {
   Graph k("k");
   std::vector<Value> operands;
   for (size_t i = 0; i < node.operands.size(); ++i)
-    operands.push_back(k.declare(ValueKind::input, "i" + std::to_string(i), g.type(node.operands[i])));
+    operands.push_back(k.declare(ValueKind::input, numbered("i", i), g.type(node.operands[i])));
   std::vector<TensorType> types;
   std::vector<std::string> names;
   for (size_t i = 0; i < node.results.size(); ++i) {
     types.push_back(g.type(node.results[i]));
-    names.push_back("t" + std::to_string(i));
+    names.push_back(numbered("t", i));
   }
   const int32_t id = k.add_node(node.def, operands, node.attrs, types, names);
   for (Value r : k.nodes()[static_cast<size_t>(id)].results) k.add_output(r);
@@ -78,6 +86,7 @@ bool read_at_own_index(const Graph& k, Value input) {
 
 std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   std::vector<std::pair<size_t, size_t>> pairs;
+  if (parts_of(k).size() > 1) return pairs;  // parts run one after another: a later one may read an earlier input
   for (const Node& n : k.nodes()) {
     const OpEmitter* e = EmitterRegistry::global().find(n.op());
     if (!e || e->kernel) return pairs;  // only loop kernels

@@ -32,4 +32,7 @@ Kernel make_kernel(const Graph& g, const Node& node);
 // `g` with canonical names: graph @k, inputs %i0.., node results %t0.. in order.
 Graph canonical_copy(const Graph& g);
 
+// "i0", "t12": a prefix and a number (canonical and generated value names).
+std::string numbered(const char* prefix, size_t n);
+
 }  // namespace kiln::compiler
