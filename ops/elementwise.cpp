@@ -62,8 +62,7 @@ template <class F>
 GradientFn binary_grad(F f) {
   return [f](Builder& b, const Node& n, const std::vector<Value>& dz) {
     const Value x = n.operands[0], y = n.operands[1];
-    // Copies: emitting nodes may move the graph's type storage.
-    const Shape x_shape = b.type(x).shape, y_shape = b.type(y).shape;
+    const Shape &x_shape = b.type(x).shape, &y_shape = b.type(y).shape;
     const auto [dx, dy] = f(b, x, y, n.results[0], dz[0]);
     return std::vector<Value>{sum_to_shape(b, dx, x_shape), sum_to_shape(b, dy, y_shape)};
   };
@@ -204,7 +203,7 @@ void select_kernel(const KernelArgs& k) {
 // No gradient for the condition; x and y get dz where they were chosen.
 std::vector<Value> select_grad(Builder& b, const Node& n, const std::vector<Value>& dz) {
   const Value cond = n.operands[0];
-  const Shape x_shape = b.type(n.operands[1]).shape, y_shape = b.type(n.operands[2]).shape;
+  const Shape &x_shape = b.type(n.operands[1]).shape, &y_shape = b.type(n.operands[2]).shape;
   const Value zero = scalar(b, 0.0);
   return {Value{}, sum_to_shape(b, select(b, cond, dz[0], zero), x_shape),
           sum_to_shape(b, select(b, cond, zero, dz[0]), y_shape)};

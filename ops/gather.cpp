@@ -84,7 +84,7 @@ void gather_reference(const KernelArgs& args) {
 
 // d table: dy scattered back to the looked-up rows; repeated indices accumulate.
 std::vector<Value> gather_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
-  const TensorType table = b.type(node.operands[0]);
+  const TensorType& table = b.type(node.operands[0]);
   const int64_t axis = node.attrs.get_int("axis");
   const int64_t size = table.shape[static_cast<size_t>(normalize_axis(axis, table.rank()))];
   return {scatter_add(b, dy[0], node.operands[1], size, axis), Value{}};

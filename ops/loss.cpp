@@ -83,7 +83,7 @@ void cross_entropy_reference(const KernelArgs& args) {
 // [0, V) need no care here: the forward raises an error first.
 std::vector<Value> cross_entropy_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
   const Value logits = node.operands[0], labels = node.operands[1];
-  const Shape shape = b.type(logits).shape;  // a copy: emitting nodes moves the graph's types
+  const Shape& shape = b.type(logits).shape;
   const auto classes = static_cast<double>(shape.back());
   const double smoothing = node.attrs.get_float("smoothing");
   const auto ignore_index = static_cast<double>(node.attrs.get_int("ignore_index"));

@@ -97,7 +97,7 @@ std::vector<Value> matmul_gradient(Builder& b, const Node& node, const std::vect
   const Value lhs = node.operands[0], rhs = node.operands[1], dc = dy[0];
   const Value dlhs = ta ? matmul(b, rhs, dc, tb, true) : matmul(b, dc, rhs, false, !tb);
   const Value drhs = tb ? matmul(b, dc, lhs, true, ta) : matmul(b, lhs, dc, !ta, false);
-  const Shape lhs_shape = b.type(lhs).shape, rhs_shape = b.type(rhs).shape;  // copies: emitting moves the types
+  const Shape &lhs_shape = b.type(lhs).shape, &rhs_shape = b.type(rhs).shape;
   return {sum_to_shape(b, dlhs, lhs_shape), sum_to_shape(b, drhs, rhs_shape)};
 }
 

@@ -111,7 +111,7 @@ std::vector<Value> log_softmax_grad(Builder& b, const Node& n, const std::vector
 // mean and rstd are recomputed from x, as the forward op does not return them.
 std::vector<Value> layer_norm_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
   const Value x = n.operands[0], gamma = n.operands[1];
-  const Shape param_shape = b.type(gamma).shape;
+  const Shape& param_shape = b.type(gamma).shape;
   const Value centered = sub(b, x, mean(b, x, {-1}, true));
   const Value var = mean(b, mul(b, centered, centered), {-1}, true);
   const Value rstd = rsqrt(b, add(b, var, fill(b, Shape{}, n.attrs.get_float("eps"))));

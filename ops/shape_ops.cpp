@@ -156,7 +156,7 @@ OpDef broadcast_def() {
     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::broadcast(x, shape)); });
   };
   d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
-    const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
+    const Shape& shape = b.type(node.operands[0]).shape;
     return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
   };
   return d;
@@ -207,7 +207,7 @@ std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const 
 // and fill rather than a new pad op: both exist and concat's rule is slice, so
 // grad of grad needs nothing new, and each step is a plain elemental op for fusion.
 std::vector<Value> slice_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
-  const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
+  const Shape& shape = b.type(node.operands[0]).shape;
   const auto ranges = slice_ranges(shape, node.attrs);
   Value dx = dy[0];
   for (size_t axis = 0; axis < shape.size(); ++axis) {
@@ -261,7 +261,7 @@ std::vector<Value> concat_gradient(Builder& b, const Node& node, const std::vect
   std::vector<Value> dxs;
   int64_t offset = 0;
   for (Value x : node.operands) {
-    const TensorType t = b.type(x);
+    const TensorType& t = b.type(x);
     const int64_t len = t.shape[static_cast<size_t>(axis)];
     if (len == total)
       dxs.push_back(dy[0]);

@@ -294,7 +294,7 @@ class Generator {
   bool concat() {
     const auto x = find([](const TensorType& t) { return t.rank() >= 1; });
     if (!x) return false;
-    const TensorType t = g_.type(*x);
+    const TensorType& t = g_.type(*x);
     const int64_t axis = rng_.uniform(0, t.rank() - 1);
     std::vector<Value> parts{*x};
     Shape total = t.shape;
