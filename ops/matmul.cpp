@@ -104,15 +104,14 @@ std::vector<Value> matmul_gradient(Builder& b, const Node& node, const std::vect
 }  // namespace
 
 void register_matmul(OpRegistry& r) {
-  OpDef d;
-  d.name = "matmul";
-  d.summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags";
-  d.min_operands = d.max_operands = 2;
-  d.attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)};
-  d.infer = matmul_infer;
-  d.reference = matmul_reference;
-  d.gradient = matmul_gradient;
-  r.add(std::move(d));
+  r.add(OpDef{.name = "matmul",
+              .summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags",
+              .min_operands = 2,
+              .max_operands = 2,
+              .attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)},
+              .infer = matmul_infer,
+              .reference = matmul_reference,
+              .gradient = matmul_gradient});
 }
 
 }  // namespace kiln::ops

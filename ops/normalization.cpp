@@ -125,12 +125,30 @@ std::vector<Value> layer_norm_grad(Builder& b, const Node& n, const std::vector<
 }  // namespace
 
 void register_normalization(OpRegistry& r) {
-  r.add(OpDef{"softmax", "exp(x) / sum(exp(x)) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, softmax_kernel, softmax_grad, false});
-  r.add(OpDef{"log_softmax", "x - log(sum(exp(x))) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, log_softmax_kernel, log_softmax_grad, false});
-  r.add(OpDef{"layer_norm", "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis", 3, 3,
-              {optional_attr("eps", 1e-5)}, infer_layer_norm, layer_norm_kernel, layer_norm_grad, false});
+  r.add(OpDef{.name = "softmax",
+              .summary = "exp(x) / sum(exp(x)) along {axis}, max-shifted for stability",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = {optional_attr("axis", int64_t{-1})},
+              .infer = infer_softmax,
+              .reference = softmax_kernel,
+              .gradient = softmax_grad});
+  r.add(OpDef{.name = "log_softmax",
+              .summary = "x - log(sum(exp(x))) along {axis}, max-shifted for stability",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = {optional_attr("axis", int64_t{-1})},
+              .infer = infer_softmax,
+              .reference = log_softmax_kernel,
+              .gradient = log_softmax_grad});
+  r.add(OpDef{.name = "layer_norm",
+              .summary = "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis",
+              .min_operands = 3,
+              .max_operands = 3,
+              .attrs = {optional_attr("eps", 1e-5)},
+              .infer = infer_layer_norm,
+              .reference = layer_norm_kernel,
+              .gradient = layer_norm_grad});
 }
 
 Value softmax(Builder& b, Value x, int64_t axis) { return b.emit1("softmax", {x}, {{"axis", axis}}); }

@@ -64,16 +64,16 @@ void check_round_trip(const Graph& g) {
 // with this one: f32[2n] -> two f32[n] halves.
 void register_test_halves_op() {
   static const bool done = [] {
-    OpDef d;
-    d.name = "test_halves";
-    d.summary = "test only: splits a vector into two halves";
-    d.min_operands = d.max_operands = 1;
-    d.infer = [](const std::vector<TensorType>& in, const Attrs&) {
-      if (in[0].rank() != 1 || in[0].shape[0] % 2 != 0) throw Error("needs a vector of even length");
-      const TensorType half{in[0].dtype, {in[0].shape[0] / 2}};
-      return std::vector<TensorType>{half, half};
-    };
-    OpRegistry::global().add(std::move(d));
+    OpRegistry::global().add(OpDef{.name = "test_halves",
+                                   .summary = "test only: splits a vector into two halves",
+                                   .min_operands = 1,
+                                   .max_operands = 1,
+                                   .infer = [](const std::vector<TensorType>& in, const Attrs&) {
+                                     if (in[0].rank() != 1 || in[0].shape[0] % 2 != 0)
+                                       throw Error("needs a vector of even length");
+                                     const TensorType half{in[0].dtype, {in[0].shape[0] / 2}};
+                                     return std::vector<TensorType>{half, half};
+                                   }});
     return true;
   }();
   (void)done;
