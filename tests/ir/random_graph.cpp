@@ -345,7 +345,7 @@ class Generator {
     const Value gamma = of_type(row), beta = of_type(row);
     Attrs attrs;
     if (rng_.coin(0.6)) attrs.set("eps", rng_.pick(kEpsilons));
-    emit("layer_norm", {x, gamma, beta}, attrs);
+    pool_.push_back(b_.emit("layer_norm", {x, gamma, beta}, attrs, {result_hint()})[0]);  // y; mean and rstd unused
     return true;
   }
 

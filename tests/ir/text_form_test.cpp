@@ -60,8 +60,8 @@ void check_round_trip(const Graph& g) {
   check_same_graph(g, back);
 }
 
-// No op of the catalogue has two results, so the `%a, %b = ...` form is tested
-// with this one: f32[2n] -> two f32[n] halves.
+// The `%a, %b = ...` form is tested with this small op, whose results are easy to
+// check by hand: f32[2n] -> two f32[n] halves.
 void register_test_halves_op() {
   static const bool done = [] {
     OpRegistry::global().add(OpDef{.name = "test_halves",
