@@ -160,15 +160,15 @@ void register_normalization(OpRegistry& r) {
               .infer = infer_softmax,
               .reference = log_softmax_kernel,
               .gradient = log_softmax_grad});
-  r.add(OpDef{.name = "layer_norm",
-              .summary = "y = (x - mean) * rstd * gamma + beta over the last axis, rstd = 1 / sqrt(var + eps); also "
-                         "returns mean and rstd per row",
-              .min_operands = 3,
-              .max_operands = 3,
-              .attrs = {optional_attr("eps", 1e-5)},
-              .infer = infer_layer_norm,
-              .reference = layer_norm_kernel,
-              .gradient = layer_norm_grad});
+  r.add(OpDef{
+      .name = "layer_norm",
+      .summary = "(x - mean) * rstd * gamma + beta over the last axis; results y, mean, rstd = 1/sqrt(var + eps)",
+      .min_operands = 3,
+      .max_operands = 3,
+      .attrs = {optional_attr("eps", 1e-5)},
+      .infer = infer_layer_norm,
+      .reference = layer_norm_kernel,
+      .gradient = layer_norm_grad});
 }
 
 Value softmax(Builder& b, Value x, int64_t axis) { return b.emit1("softmax", {x}, {{"axis", axis}}); }
