@@ -4,9 +4,9 @@
 // The input is computed exactly once per element: the first pass reads it through
 // its generator and parks it in the result buffer, the later passes read and
 // rewrite it there (the line stays in cache). So the max and the exp-shift see the
-// same values, however a fused producer computes them (DESIGN.md: a producer
-// recomputed two ways can differ by an ulp and turn into inf), and an expensive
-// producer is not evaluated three times.
+// same values, however a fused producer computes them (a producer recomputed two
+// ways can differ by an ulp, and exp(x - max) of an x above its line's max can
+// overflow to inf), and an expensive producer is not evaluated three times.
 //
 //   softmax      pass 1: x -> out, max   pass 2: out = exp(out - max) (log_softmax:
 //                out - max), sum of exp   pass 3: out /= sum (log_softmax: -= log(sum))
