@@ -79,8 +79,7 @@ std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt) {
   grads[static_cast<size_t>(loss.id)] = b.emit1("fill", {}, {{"shape", Shape{}}, {"value", 1.0}}, "loss.seed");
 
   for (size_t i : backward_order) {
-    // Copy: emitting nodes may reallocate g.nodes().
-    const Node node = g.nodes()[i];
+    const Node& node = g.nodes()[i];
     std::vector<Value> result_grads;
     bool any = false;
     for (Value r : node.results) {

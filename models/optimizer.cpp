@@ -86,8 +86,8 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
 
   for (size_t i = 0; i < params.size(); ++i) {
     const Value p = params[i], gp = grads[i];
-    const std::string name = g.name_of(p);  // a copy: declaring state below may move the graph's values
-    const TensorType type = g.type(p);
+    const std::string& name = g.name_of(p);
+    const TensorType& type = g.type(p);
     const Value m = b.state(name + ".adam_m", type);
     const Value v = b.state(name + ".adam_v", type);
     const Value m_new = ops::add(b, ops::mul(b, beta1, m), ops::mul(b, one_minus_beta1, gp));

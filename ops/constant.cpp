@@ -70,34 +70,23 @@ void causal_mask_kernel(const KernelArgs& k) {
 }  // namespace
 
 void register_constants(OpRegistry& r) {
-  r.add(OpDef{"fill",
-              "a tensor of {shape} filled with {value} as {dtype}",
-              0,
-              0,
-              {required_attr("shape", AttrKind::ints), optional_attr("dtype", DType::f32), optional_attr("value", 0.0)},
-              infer_fill,
-              fill_kernel,
-              {},
-              false});
-  r.add(OpDef{"iota",
-              "a tensor of {shape} holding each element's index along {axis}",
-              0,
-              0,
-              {required_attr("shape", AttrKind::ints), optional_attr("axis", int64_t{0}),
-               optional_attr("dtype", DType::i32)},
-              infer_iota,
-              iota_kernel,
-              {},
-              false});
-  r.add(OpDef{"causal_mask",
-              "f32[size,size]: 0 where col <= row, -inf where col > row (additive attention mask)",
-              0,
-              0,
-              {required_attr("size", AttrKind::integer)},
-              infer_causal_mask,
-              causal_mask_kernel,
-              {},
-              false});
+  r.add(OpDef{.name = "fill",
+              .summary = "a tensor of {shape} filled with {value} as {dtype}",
+              .attrs = {required_attr("shape", AttrKind::ints), optional_attr("dtype", DType::f32),
+                        optional_attr("value", 0.0)},
+              .infer = infer_fill,
+              .reference = fill_kernel});
+  r.add(OpDef{.name = "iota",
+              .summary = "a tensor of {shape} holding each element's index along {axis}",
+              .attrs = {required_attr("shape", AttrKind::ints), optional_attr("axis", int64_t{0}),
+                        optional_attr("dtype", DType::i32)},
+              .infer = infer_iota,
+              .reference = iota_kernel});
+  r.add(OpDef{.name = "causal_mask",
+              .summary = "f32[size,size]: 0 where col <= row, -inf where col > row (additive attention mask)",
+              .attrs = {required_attr("size", AttrKind::integer)},
+              .infer = infer_causal_mask,
+              .reference = causal_mask_kernel});
 }
 
 Value fill(Builder& b, const Shape& shape, double value, DType dtype) {

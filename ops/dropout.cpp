@@ -44,15 +44,15 @@ std::vector<Value> dropout_gradient(Builder& b, const Node& node, const std::vec
 }  // namespace
 
 void register_dropout(OpRegistry& r) {
-  OpDef d;
-  d.name = "dropout";
-  d.summary = "zeroes elements with probability rate (Philox mask from seed and key), scales the rest by 1/(1-rate)";
-  d.min_operands = d.max_operands = 2;
-  d.attrs = {required_attr("rate", AttrKind::real), optional_attr("seed", int64_t{0})};
-  d.infer = dropout_infer;
-  d.reference = dropout_reference;
-  d.gradient = dropout_gradient;
-  r.add(std::move(d));
+  r.add(OpDef{
+      .name = "dropout",
+      .summary = "zeroes elements with probability rate (Philox mask from seed and key), scales the rest by 1/(1-rate)",
+      .min_operands = 2,
+      .max_operands = 2,
+      .attrs = {required_attr("rate", AttrKind::real), optional_attr("seed", int64_t{0})},
+      .infer = dropout_infer,
+      .reference = dropout_reference,
+      .gradient = dropout_gradient});
 }
 
 }  // namespace kiln::ops

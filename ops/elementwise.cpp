@@ -62,8 +62,7 @@ template <class F>
 GradientFn binary_grad(F f) {
   return [f](Builder& b, const Node& n, const std::vector<Value>& dz) {
     const Value x = n.operands[0], y = n.operands[1];
-    // Copies: emitting nodes may move the graph's type storage.
-    const Shape x_shape = b.type(x).shape, y_shape = b.type(y).shape;
+    const Shape &x_shape = b.type(x).shape, &y_shape = b.type(y).shape;
     const auto [dx, dy] = f(b, x, y, n.results[0], dz[0]);
     return std::vector<Value>{sum_to_shape(b, dx, x_shape), sum_to_shape(b, dy, y_shape)};
   };
@@ -93,34 +92,60 @@ struct ElementwiseOp {
 
 std::vector<ElementwiseOp> unary_ops() {
   return {
-      {"neg", "-x", 1, same_type_infer(kNumeric), unary_kernel<float, int32_t>([](const auto& x) { return -x; }),
-       unary_grad([](Builder& b, Value, Value, Value dy) { return neg(b, dy); })},
-      {"exp", "e^x", 1, same_type_infer(kFloat), unary_kernel<float>([](const auto& x) { return xt::exp(x); }),
-       unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, dy, y); })},
-      {"log", "natural logarithm", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::log(x); }),
-       unary_grad([](Builder& b, Value x, Value, Value dy) { return div(b, dy, x); })},
-      {"sqrt", "square root", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::sqrt(x); }),
-       unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, div(b, dy, y), scalar(b, 0.5)); })},
-      {"rsqrt", "1 / sqrt(x)", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return 1.0f / xt::sqrt(x); }),
+      {.name = "neg",
+       .summary = "-x",
+       .operands = 1,
+       .infer = same_type_infer(kNumeric),
+       .reference = unary_kernel<float, int32_t>([](const auto& x) { return -x; }),
+       .gradient = unary_grad([](Builder& b, Value, Value, Value dy) { return neg(b, dy); })},
+      {.name = "exp",
+       .summary = "e^x",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::exp(x); }),
+       .gradient = unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, dy, y); })},
+      {.name = "log",
+       .summary = "natural logarithm",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::log(x); }),
+       .gradient = unary_grad([](Builder& b, Value x, Value, Value dy) { return div(b, dy, x); })},
+      {.name = "sqrt",
+       .summary = "square root",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::sqrt(x); }),
+       .gradient =
+           unary_grad([](Builder& b, Value, Value y, Value dy) { return mul(b, div(b, dy, y), scalar(b, 0.5)); })},
+      {.name = "rsqrt",
+       .summary = "1 / sqrt(x)",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return 1.0f / xt::sqrt(x); }),
        // d/dx x^(-1/2) = -0.5 x^(-3/2) = -0.5 y / x
-       unary_grad([](Builder& b, Value x, Value y, Value dy) {
-         return mul(b, mul(b, dy, div(b, y, x)), scalar(b, -0.5));
-       })},
-      {"tanh", "hyperbolic tangent", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::tanh(x); }),
-       unary_grad([](Builder& b, Value, Value y, Value dy) {
-         return mul(b, dy, sub(b, scalar(b, 1.0), mul(b, y, y)));
-       })},
-      {"relu", "max(x, 0)", 1, same_type_infer(kFloat),
-       unary_kernel<float>([](const auto& x) { return xt::maximum(x, 0.0f); }),
+       .gradient = unary_grad(
+           [](Builder& b, Value x, Value y, Value dy) { return mul(b, mul(b, dy, div(b, y, x)), scalar(b, -0.5)); })},
+      {.name = "tanh",
+       .summary = "hyperbolic tangent",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::tanh(x); }),
+       .gradient = unary_grad(
+           [](Builder& b, Value, Value y, Value dy) { return mul(b, dy, sub(b, scalar(b, 1.0), mul(b, y, y))); })},
+      {.name = "relu",
+       .summary = "max(x, 0)",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::maximum(x, 0.0f); }),
        // The gradient at the kink x == 0 is 0.
-       unary_grad([](Builder& b, Value x, Value, Value dy) {
+       .gradient = unary_grad([](Builder& b, Value x, Value, Value dy) {
          return select(b, greater(b, x, scalar(b, 0.0)), dy, scalar(b, 0.0));
        })},
-      {"logical_not", "not x", 1, same_type_infer(kBool), unary_kernel<bool>([](const auto& x) { return !x; })},
+      {.name = "logical_not",
+       .summary = "not x",
+       .operands = 1,
+       .infer = same_type_infer(kBool),
+       .reference = unary_kernel<bool>([](const auto& x) { return !x; })},
   };
 }
 
@@ -130,60 +155,110 @@ std::vector<ElementwiseOp> binary_ops() {
   const auto compare_any = broadcast_infer(kAnyDType, DType::boolean);
   const auto logic = broadcast_infer(kBool);
   return {
-      {"add", "x + y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x + y; }),
-       binary_grad([](Builder&, Value, Value, Value, Value dz) { return GradPair{dz, dz}; })},
-      {"sub", "x - y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x - y; }),
-       binary_grad([](Builder& b, Value, Value, Value, Value dz) { return GradPair{dz, neg(b, dz)}; })},
-      {"mul", "x * y (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x * y; }),
-       binary_grad([](Builder& b, Value x, Value y, Value, Value dz) {
+      {.name = "add",
+       .summary = "x + y (broadcasting)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x + y; }),
+       .gradient = binary_grad([](Builder&, Value, Value, Value, Value dz) {
+         return GradPair{dz, dz};
+       })},
+      {.name = "sub",
+       .summary = "x - y (broadcasting)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x - y; }),
+       .gradient = binary_grad([](Builder& b, Value, Value, Value, Value dz) {
+         return GradPair{dz, neg(b, dz)};
+       })},
+      {.name = "mul",
+       .summary = "x * y (broadcasting)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x * y; }),
+       .gradient = binary_grad([](Builder& b, Value x, Value y, Value, Value dz) {
          return GradPair{mul(b, dz, y), mul(b, dz, x)};
        })},
-      {"div", "x / y (broadcasting; i32 truncates toward zero)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) {
+      {.name = "div",
+       .summary = "x / y (broadcasting; i32 truncates toward zero)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) {
          if constexpr (std::is_same_v<typename std::decay_t<decltype(x)>::value_type, int32_t>)
            return xt::vectorize(int_div)(x, y);
          else
            return x / y;
        }),
        // z = x / y: dz/dx = 1 / y, dz/dy = -x / y^2 = -z / y
-       binary_grad([](Builder& b, Value, Value y, Value z, Value dz) {
+       .gradient = binary_grad([](Builder& b, Value, Value y, Value z, Value dz) {
          const Value dx = div(b, dz, y);
          return GradPair{dx, neg(b, mul(b, dx, z))};
        })},
-      {"pow", "x ^ y (broadcasting)", 2, broadcast_infer(kFloat),
-       binary_kernel<float>([](const auto& x, const auto& y) { return xt::pow(x, y); }),
+      {.name = "pow",
+       .summary = "x ^ y (broadcasting)",
+       .operands = 2,
+       .infer = broadcast_infer(kFloat),
+       .reference = binary_kernel<float>([](const auto& x, const auto& y) { return xt::pow(x, y); }),
        // z = x^y: dz/dx = y x^(y-1), right wherever x^y is differentiable in x
        // (also x < 0 with integer y). dz/dy = z log(x) is only defined for x > 0
        // (NaN for x < 0, where x^y is real only at integer y).
-       binary_grad([](Builder& b, Value x, Value y, Value z, Value dz) {
+       .gradient = binary_grad([](Builder& b, Value x, Value y, Value z, Value dz) {
          const Value dx = mul(b, dz, mul(b, y, pow(b, x, sub(b, y, scalar(b, 1.0)))));
          return GradPair{dx, mul(b, dz, mul(b, z, log(b, x)))};
        })},
-      {"maximum", "elementwise max (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::maximum(x, y); }),
-       extremum_grad(greater)},
-      {"minimum", "elementwise min (broadcasting)", 2, arith,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::minimum(x, y); }),
-       extremum_grad(less)},
-      {"equal", "x == y (broadcasting)", 2, compare_any,
-       binary_kernel<float, int32_t, bool>([](const auto& x, const auto& y) { return xt::equal(x, y); })},
-      {"not_equal", "x != y (broadcasting)", 2, compare_any,
-       binary_kernel<float, int32_t, bool>([](const auto& x, const auto& y) { return xt::not_equal(x, y); })},
-      {"less", "x < y (broadcasting)", 2, compare,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x < y; })},
-      {"less_equal", "x <= y (broadcasting)", 2, compare,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x <= y; })},
-      {"greater", "x > y (broadcasting)", 2, compare,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x > y; })},
-      {"greater_equal", "x >= y (broadcasting)", 2, compare,
-       binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x >= y; })},
-      {"logical_and", "x and y (broadcasting)", 2, logic,
-       binary_kernel<bool>([](const auto& x, const auto& y) { return x && y; })},
-      {"logical_or", "x or y (broadcasting)", 2, logic,
-       binary_kernel<bool>([](const auto& x, const auto& y) { return x || y; })},
+      {.name = "maximum",
+       .summary = "elementwise max (broadcasting)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::maximum(x, y); }),
+       .gradient = extremum_grad(greater)},
+      {.name = "minimum",
+       .summary = "elementwise min (broadcasting)",
+       .operands = 2,
+       .infer = arith,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return xt::minimum(x, y); }),
+       .gradient = extremum_grad(less)},
+      {.name = "equal",
+       .summary = "x == y (broadcasting)",
+       .operands = 2,
+       .infer = compare_any,
+       .reference = binary_kernel<float, int32_t, bool>([](const auto& x, const auto& y) { return xt::equal(x, y); })},
+      {.name = "not_equal",
+       .summary = "x != y (broadcasting)",
+       .operands = 2,
+       .infer = compare_any,
+       .reference =
+           binary_kernel<float, int32_t, bool>([](const auto& x, const auto& y) { return xt::not_equal(x, y); })},
+      {.name = "less",
+       .summary = "x < y (broadcasting)",
+       .operands = 2,
+       .infer = compare,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x < y; })},
+      {.name = "less_equal",
+       .summary = "x <= y (broadcasting)",
+       .operands = 2,
+       .infer = compare,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x <= y; })},
+      {.name = "greater",
+       .summary = "x > y (broadcasting)",
+       .operands = 2,
+       .infer = compare,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x > y; })},
+      {.name = "greater_equal",
+       .summary = "x >= y (broadcasting)",
+       .operands = 2,
+       .infer = compare,
+       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x >= y; })},
+      {.name = "logical_and",
+       .summary = "x and y (broadcasting)",
+       .operands = 2,
+       .infer = logic,
+       .reference = binary_kernel<bool>([](const auto& x, const auto& y) { return x && y; })},
+      {.name = "logical_or",
+       .summary = "x or y (broadcasting)",
+       .operands = 2,
+       .infer = logic,
+       .reference = binary_kernel<bool>([](const auto& x, const auto& y) { return x || y; })},
   };
 }
 
@@ -204,7 +279,7 @@ void select_kernel(const KernelArgs& k) {
 // No gradient for the condition; x and y get dz where they were chosen.
 std::vector<Value> select_grad(Builder& b, const Node& n, const std::vector<Value>& dz) {
   const Value cond = n.operands[0];
-  const Shape x_shape = b.type(n.operands[1]).shape, y_shape = b.type(n.operands[2]).shape;
+  const Shape &x_shape = b.type(n.operands[1]).shape, &y_shape = b.type(n.operands[2]).shape;
   const Value zero = scalar(b, 0.0);
   return {Value{}, sum_to_shape(b, select(b, cond, dz[0], zero), x_shape),
           sum_to_shape(b, select(b, cond, zero, dz[0]), y_shape)};
@@ -235,11 +310,28 @@ std::vector<Value> cast_grad(Builder& b, const Node& n, const std::vector<Value>
 void register_elementwise(OpRegistry& r) {
   for (const auto& table : {unary_ops(), binary_ops()})
     for (const ElementwiseOp& op : table)
-      r.add(OpDef{op.name, op.summary, op.operands, op.operands, {}, op.infer, op.reference, op.gradient, false});
-  r.add(OpDef{"select", "np.where(cond, x, y) (broadcasting all three)", 3, 3, {}, infer_select, select_kernel,
-              select_grad, false});
-  r.add(OpDef{"cast", "converts to {dtype}; f32 -> i32 truncates toward zero, -> bool is x != 0", 1, 1,
-              {required_attr("dtype", AttrKind::dtype)}, infer_cast, cast_kernel, cast_grad, false});
+      r.add(OpDef{.name = op.name,
+                  .summary = op.summary,
+                  .min_operands = op.operands,
+                  .max_operands = op.operands,
+                  .infer = op.infer,
+                  .reference = op.reference,
+                  .gradient = op.gradient});
+  r.add(OpDef{.name = "select",
+              .summary = "np.where(cond, x, y) (broadcasting all three)",
+              .min_operands = 3,
+              .max_operands = 3,
+              .infer = infer_select,
+              .reference = select_kernel,
+              .gradient = select_grad});
+  r.add(OpDef{.name = "cast",
+              .summary = "converts to {dtype}; f32 -> i32 truncates toward zero, -> bool is x != 0",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = {required_attr("dtype", AttrKind::dtype)},
+              .infer = infer_cast,
+              .reference = cast_kernel,
+              .gradient = cast_grad});
 }
 
 namespace {

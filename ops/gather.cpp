@@ -84,7 +84,7 @@ void gather_reference(const KernelArgs& args) {
 
 // d table: dy scattered back to the looked-up rows; repeated indices accumulate.
 std::vector<Value> gather_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
-  const TensorType table = b.type(node.operands[0]);
+  const TensorType& table = b.type(node.operands[0]);
   const int64_t axis = node.attrs.get_int("axis");
   const int64_t size = table.shape[static_cast<size_t>(normalize_axis(axis, table.rank()))];
   return {scatter_add(b, dy[0], node.operands[1], size, axis), Value{}};
@@ -145,25 +145,23 @@ std::vector<Value> scatter_add_gradient(Builder& b, const Node& node, const std:
 }  // namespace
 
 void register_gather(OpRegistry& r) {
-  OpDef g;
-  g.name = "gather";
-  g.summary = "np.take(table, indices i32, axis): embedding lookup";
-  g.min_operands = g.max_operands = 2;
-  g.attrs = {optional_attr("axis", int64_t{0})};
-  g.infer = gather_infer;
-  g.reference = gather_reference;
-  g.gradient = gather_gradient;
-  r.add(std::move(g));
+  r.add(OpDef{.name = "gather",
+              .summary = "np.take(table, indices i32, axis): embedding lookup",
+              .min_operands = 2,
+              .max_operands = 2,
+              .attrs = {optional_attr("axis", int64_t{0})},
+              .infer = gather_infer,
+              .reference = gather_reference,
+              .gradient = gather_gradient});
 
-  OpDef s;
-  s.name = "scatter_add";
-  s.summary = "zero table with dim axis of length size, updates added at indices i32 (gather's adjoint)";
-  s.min_operands = s.max_operands = 2;
-  s.attrs = {optional_attr("axis", int64_t{0}), required_attr("size", AttrKind::integer)};
-  s.infer = scatter_add_infer;
-  s.reference = scatter_add_reference;
-  s.gradient = scatter_add_gradient;
-  r.add(std::move(s));
+  r.add(OpDef{.name = "scatter_add",
+              .summary = "zero table with dim axis of length size, updates added at indices i32 (gather's adjoint)",
+              .min_operands = 2,
+              .max_operands = 2,
+              .attrs = {optional_attr("axis", int64_t{0}), required_attr("size", AttrKind::integer)},
+              .infer = scatter_add_infer,
+              .reference = scatter_add_reference,
+              .gradient = scatter_add_gradient});
 }
 
 }  // namespace kiln::ops

@@ -2,8 +2,8 @@
 
 namespace kiln::ops {
 
-Value sum_to_shape(Builder& b, Value g, Shape shape) {
-  const Shape from = b.type(g).shape;
+Value sum_to_shape(Builder& b, Value g, const Shape& shape) {
+  const Shape& from = b.type(g).shape;
   if (from == shape) return g;
   const size_t lead = from.size() - shape.size();
   std::vector<int64_t> axes;

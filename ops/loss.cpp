@@ -83,7 +83,7 @@ void cross_entropy_reference(const KernelArgs& args) {
 // [0, V) need no care here: the forward raises an error first.
 std::vector<Value> cross_entropy_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
   const Value logits = node.operands[0], labels = node.operands[1];
-  const Shape shape = b.type(logits).shape;  // a copy: emitting nodes moves the graph's types
+  const Shape& shape = b.type(logits).shape;
   const auto classes = static_cast<double>(shape.back());
   const double smoothing = node.attrs.get_float("smoothing");
   const auto ignore_index = static_cast<double>(node.attrs.get_int("ignore_index"));
@@ -103,15 +103,15 @@ std::vector<Value> cross_entropy_gradient(Builder& b, const Node& node, const st
 }  // namespace
 
 void register_loss(OpRegistry& r) {
-  OpDef d;
-  d.name = "cross_entropy";
-  d.summary = "mean softmax cross-entropy of logits [...,V] and i32 labels, with label smoothing and ignore_index";
-  d.min_operands = d.max_operands = 2;
-  d.attrs = {optional_attr("smoothing", 0.0), optional_attr("ignore_index", int64_t{-100})};
-  d.infer = cross_entropy_infer;
-  d.reference = cross_entropy_reference;
-  d.gradient = cross_entropy_gradient;
-  r.add(std::move(d));
+  r.add(OpDef{
+      .name = "cross_entropy",
+      .summary = "mean softmax cross-entropy of logits [...,V] and i32 labels, with label smoothing and ignore_index",
+      .min_operands = 2,
+      .max_operands = 2,
+      .attrs = {optional_attr("smoothing", 0.0), optional_attr("ignore_index", int64_t{-100})},
+      .infer = cross_entropy_infer,
+      .reference = cross_entropy_reference,
+      .gradient = cross_entropy_gradient});
 }
 
 }  // namespace kiln::ops

@@ -97,22 +97,21 @@ std::vector<Value> matmul_gradient(Builder& b, const Node& node, const std::vect
   const Value lhs = node.operands[0], rhs = node.operands[1], dc = dy[0];
   const Value dlhs = ta ? matmul(b, rhs, dc, tb, true) : matmul(b, dc, rhs, false, !tb);
   const Value drhs = tb ? matmul(b, dc, lhs, true, ta) : matmul(b, lhs, dc, !ta, false);
-  const Shape lhs_shape = b.type(lhs).shape, rhs_shape = b.type(rhs).shape;  // copies: emitting moves the types
+  const Shape &lhs_shape = b.type(lhs).shape, &rhs_shape = b.type(rhs).shape;
   return {sum_to_shape(b, dlhs, lhs_shape), sum_to_shape(b, drhs, rhs_shape)};
 }
 
 }  // namespace
 
 void register_matmul(OpRegistry& r) {
-  OpDef d;
-  d.name = "matmul";
-  d.summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags";
-  d.min_operands = d.max_operands = 2;
-  d.attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)};
-  d.infer = matmul_infer;
-  d.reference = matmul_reference;
-  d.gradient = matmul_gradient;
-  r.add(std::move(d));
+  r.add(OpDef{.name = "matmul",
+              .summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags",
+              .min_operands = 2,
+              .max_operands = 2,
+              .attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)},
+              .infer = matmul_infer,
+              .reference = matmul_reference,
+              .gradient = matmul_gradient});
 }
 
 }  // namespace kiln::ops

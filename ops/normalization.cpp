@@ -1,6 +1,7 @@
 // Normalizations: softmax, log_softmax {axis=-1}, layer_norm {eps=1e-5}.
 #include "ops/normalization.h"
 
+#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 
@@ -10,6 +11,7 @@
 #include "ops/grad_util.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction.h"
+#include "ops/shape_ops.h"
 
 namespace kiln::ops {
 
@@ -72,7 +74,8 @@ std::vector<TensorType> infer_layer_norm(const std::vector<TensorType>& in, cons
     msg += type_str(in[static_cast<size_t>(i)]);
     throw Error(msg);
   }
-  return {x};
+  const TensorType row_stat{DType::f32, Shape(x.shape.begin(), x.shape.end() - 1)};
+  return {x, row_stat, row_stat};
 }
 
 // Computed in double, so the reference is at least as accurate as compiled code.
@@ -82,9 +85,13 @@ void layer_norm_kernel(const KernelArgs& k) {
   const xt::xarray<double> beta = xt::cast<double>(k.in[2]->f32());
   const double eps = k.attrs.get_float("eps");
   const std::size_t axis = x.dimension() - 1;
-  const xt::xarray<double> centered = x - mean_along(x, axis);
-  const xt::xarray<double> var = mean_along<double>(centered * centered, axis);
-  store(*k.out[0], xt::cast<float>(centered / xt::sqrt(var + eps) * gamma + beta));
+  const xt::xarray<double> mean = mean_along(x, axis);
+  const xt::xarray<double> centered = x - mean;
+  const xt::xarray<double> root = xt::sqrt(mean_along<double>(centered * centered, axis) + eps);
+  store(*k.out[0], xt::cast<float>(centered / root * gamma + beta));
+  const auto row_shape = xt_shape(k.out[1]->shape());
+  store(*k.out[1], xt::cast<float>(xt::reshape_view(mean, row_shape)));
+  store(*k.out[2], xt::cast<float>(xt::reshape_view(xt::xarray<double>(1.0 / root), row_shape)));
 }
 
 // ---- gradient rules ----
@@ -107,36 +114,67 @@ std::vector<Value> log_softmax_grad(Builder& b, const Node& n, const std::vector
 
 // With xhat = (x - mean) * rstd over the last axis and g = dy * gamma:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
-//   dgamma = sum of dy * xhat and dbeta = sum of dy over the leading dims.
-// mean and rstd are recomputed from x, as the forward op does not return them.
+//   dgamma = sum of dy * xhat and dbeta = sum of dy over the leading dims,
+// from the forward's saved mean and rstd (as llm.c's layernorm_backward), made
+// [..., 1] to broadcast over the row. Gradients of the mean and rstd results add
+// dmean / D and -drstd * rstd^2 * xhat / D to dx (d var / dx = 2 (x - mean) / D).
 std::vector<Value> layer_norm_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
   const Value x = n.operands[0], gamma = n.operands[1];
-  const Shape param_shape = b.type(gamma).shape;
-  const Value centered = sub(b, x, mean(b, x, {-1}, true));
-  const Value var = mean(b, mul(b, centered, centered), {-1}, true);
-  const Value rstd = rsqrt(b, add(b, var, fill(b, Shape{}, n.attrs.get_float("eps"))));
-  const Value xhat = mul(b, centered, rstd);
-  const Value g = mul(b, dy[0], gamma);
-  const Value g_centered = sub(b, g, mean(b, g, {-1}, true));
-  const Value dx = mul(b, rstd, sub(b, g_centered, mul(b, xhat, mean(b, mul(b, g, xhat), {-1}, true))));
-  return {dx, sum_to_shape(b, mul(b, dy[0], xhat), param_shape), sum_to_shape(b, dy[0], param_shape)};
+  const Shape& param_shape = b.type(gamma).shape;
+  Shape kept = b.type(x).shape;
+  const Value per_element = fill(b, {}, 1.0 / static_cast<double>(kept.back()));
+  kept.back() = 1;
+  const Value mean_kept = reshape(b, n.results[1], kept), rstd = reshape(b, n.results[2], kept);
+  const Value xhat = mul(b, sub(b, x, mean_kept), rstd);
+  Value dx, dgamma, dbeta;
+  const auto accumulate = [&](Value term) { dx = dx.valid() ? add(b, dx, term) : term; };
+  if (dy[0].valid()) {
+    const Value g = mul(b, dy[0], gamma);
+    const Value g_centered = sub(b, g, mean(b, g, {-1}, true));
+    accumulate(mul(b, rstd, sub(b, g_centered, mul(b, xhat, mean(b, mul(b, g, xhat), {-1}, true)))));
+    dgamma = sum_to_shape(b, mul(b, dy[0], xhat), param_shape);
+    dbeta = sum_to_shape(b, dy[0], param_shape);
+  }
+  if (dy[1].valid()) accumulate(mul(b, reshape(b, dy[1], kept), per_element));
+  if (dy[2].valid())
+    accumulate(neg(b, mul(b, mul(b, reshape(b, dy[2], kept), mul(b, rstd, rstd)), mul(b, xhat, per_element))));
+  return {dx, dgamma, dbeta};
 }
 
 }  // namespace
 
 void register_normalization(OpRegistry& r) {
-  r.add(OpDef{"softmax", "exp(x) / sum(exp(x)) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, softmax_kernel, softmax_grad, false});
-  r.add(OpDef{"log_softmax", "x - log(sum(exp(x))) along {axis}, max-shifted for stability", 1, 1,
-              {optional_attr("axis", int64_t{-1})}, infer_softmax, log_softmax_kernel, log_softmax_grad, false});
-  r.add(OpDef{"layer_norm", "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis", 3, 3,
-              {optional_attr("eps", 1e-5)}, infer_layer_norm, layer_norm_kernel, layer_norm_grad, false});
+  r.add(OpDef{.name = "softmax",
+              .summary = "exp(x) / sum(exp(x)) along {axis}, max-shifted for stability",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = {optional_attr("axis", int64_t{-1})},
+              .infer = infer_softmax,
+              .reference = softmax_kernel,
+              .gradient = softmax_grad});
+  r.add(OpDef{.name = "log_softmax",
+              .summary = "x - log(sum(exp(x))) along {axis}, max-shifted for stability",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = {optional_attr("axis", int64_t{-1})},
+              .infer = infer_softmax,
+              .reference = log_softmax_kernel,
+              .gradient = log_softmax_grad});
+  r.add(OpDef{
+      .name = "layer_norm",
+      .summary = "(x - mean) * rstd * gamma + beta over the last axis; results y, mean, rstd = 1/sqrt(var + eps)",
+      .min_operands = 3,
+      .max_operands = 3,
+      .attrs = {optional_attr("eps", 1e-5)},
+      .infer = infer_layer_norm,
+      .reference = layer_norm_kernel,
+      .gradient = layer_norm_grad});
 }
 
 Value softmax(Builder& b, Value x, int64_t axis) { return b.emit1("softmax", {x}, {{"axis", axis}}); }
 Value log_softmax(Builder& b, Value x, int64_t axis) { return b.emit1("log_softmax", {x}, {{"axis", axis}}); }
 Value layer_norm(Builder& b, Value x, Value gamma, Value beta, double eps) {
-  return b.emit1("layer_norm", {x, gamma, beta}, {{"eps", eps}});
+  return b.emit("layer_norm", {x, gamma, beta}, {{"eps", eps}})[0];
 }
 
 }  // namespace kiln::ops

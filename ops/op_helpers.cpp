@@ -4,11 +4,11 @@
 
 namespace kiln::ops {
 
-AttrSpec required_attr(std::string name, AttrKind kind) { return AttrSpec{std::move(name), kind, std::nullopt}; }
+AttrSpec required_attr(std::string name, AttrKind kind) { return AttrSpec{.name = std::move(name), .kind = kind}; }
 
 AttrSpec optional_attr(std::string name, Attr default_value) {
   const AttrKind kind = attr_kind(default_value);
-  return AttrSpec{std::move(name), kind, std::move(default_value)};
+  return AttrSpec{.name = std::move(name), .kind = kind, .default_value = std::move(default_value)};
 }
 
 std::string dtypes_str(const DTypes& allowed) {

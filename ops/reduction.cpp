@@ -143,12 +143,30 @@ Value reduce(Builder& b, const char* op, Value x, std::vector<int64_t> axes, boo
 }  // namespace
 
 void register_reductions(OpRegistry& r) {
-  r.add(OpDef{"sum", "sum over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1, reduction_attrs(),
-              reduction_infer(kNumeric, false), sum_kernel, sum_grad, false});
-  r.add(OpDef{"mean", "mean over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1,
-              reduction_attrs(), reduction_infer(kFloat, false), mean_kernel, mean_grad, false});
-  r.add(OpDef{"max", "max over {axes} (all if empty), keeping them as size 1 if {keepdims}", 1, 1, reduction_attrs(),
-              reduction_infer(kNumeric, true), max_kernel, max_grad, false});
+  r.add(OpDef{.name = "sum",
+              .summary = "sum over {axes} (all if empty), keeping them as size 1 if {keepdims}",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = reduction_attrs(),
+              .infer = reduction_infer(kNumeric, false),
+              .reference = sum_kernel,
+              .gradient = sum_grad});
+  r.add(OpDef{.name = "mean",
+              .summary = "mean over {axes} (all if empty), keeping them as size 1 if {keepdims}",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = reduction_attrs(),
+              .infer = reduction_infer(kFloat, false),
+              .reference = mean_kernel,
+              .gradient = mean_grad});
+  r.add(OpDef{.name = "max",
+              .summary = "max over {axes} (all if empty), keeping them as size 1 if {keepdims}",
+              .min_operands = 1,
+              .max_operands = 1,
+              .attrs = reduction_attrs(),
+              .infer = reduction_infer(kNumeric, true),
+              .reference = max_kernel,
+              .gradient = max_grad});
 }
 
 Value sum(Builder& b, Value x, std::vector<int64_t> axes, bool keepdims) {

@@ -68,22 +68,24 @@ Shape reshape_result(const TensorType& x, const Shape& target) {
 }
 
 OpDef reshape_def() {
-  OpDef d;
-  d.name = "reshape";
-  d.summary = "same elements (row-major) under a new shape; one dim may be -1";
-  d.min_operands = d.max_operands = 1;
-  d.attrs = {required_attr("shape", AttrKind::ints)};
-  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    return std::vector<TensorType>{{in[0].dtype, reshape_result(in[0], attrs.get_ints("shape"))}};
-  };
-  d.reference = [](const KernelArgs& a) {
-    const auto shape = xt_shape(a.out[0]->shape());  // -1 already resolved by inference
-    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::reshape_view(x, shape)); });
-  };
-  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
-    return std::vector<Value>{reshape(b, dy[0], b.type(node.operands[0]).shape)};
-  };
-  return d;
+  return OpDef{.name = "reshape",
+               .summary = "same elements (row-major) under a new shape; one dim may be -1",
+               .min_operands = 1,
+               .max_operands = 1,
+               .attrs = {required_attr("shape", AttrKind::ints)},
+               .infer =
+                   [](const std::vector<TensorType>& in, const Attrs& attrs) {
+                     return std::vector<TensorType>{{in[0].dtype, reshape_result(in[0], attrs.get_ints("shape"))}};
+                   },
+               .reference =
+                   [](const KernelArgs& a) {
+                     const auto shape = xt_shape(a.out[0]->shape());  // -1 already resolved by inference
+                     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::reshape_view(x, shape)); });
+                   },
+               .gradient =
+                   [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+                     return std::vector<Value>{reshape(b, dy[0], b.type(node.operands[0]).shape)};
+                   }};
 }
 
 // ---- transpose ----
@@ -105,61 +107,68 @@ void check_permutation(const std::vector<int64_t>& perm, int64_t rank) {
 }
 
 OpDef transpose_def() {
-  OpDef d;
-  d.name = "transpose";
-  d.summary = "permutes axes: result dim i is operand dim perm[i]";
-  d.min_operands = d.max_operands = 1;
-  d.attrs = {required_attr("perm", AttrKind::ints)};
-  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    const auto& perm = attrs.get_ints("perm");
-    check_permutation(perm, in[0].rank());
-    Shape out;
-    for (int64_t p : perm) out.push_back(in[0].shape[static_cast<size_t>(p)]);
-    return std::vector<TensorType>{{in[0].dtype, out}};
-  };
-  d.reference = [](const KernelArgs& a) {
-    const auto perm = xt_axes(a.attrs.get_ints("perm"));
-    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::transpose(x, perm)); });
-  };
-  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
-    const auto& perm = node.attrs.get_ints("perm");
-    std::vector<int64_t> inverse(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-    return std::vector<Value>{transpose(b, dy[0], std::move(inverse))};
-  };
-  return d;
+  return OpDef{.name = "transpose",
+               .summary = "permutes axes: result dim i is operand dim perm[i]",
+               .min_operands = 1,
+               .max_operands = 1,
+               .attrs = {required_attr("perm", AttrKind::ints)},
+               .infer =
+                   [](const std::vector<TensorType>& in, const Attrs& attrs) {
+                     const auto& perm = attrs.get_ints("perm");
+                     check_permutation(perm, in[0].rank());
+                     Shape out;
+                     for (int64_t p : perm) out.push_back(in[0].shape[static_cast<size_t>(p)]);
+                     return std::vector<TensorType>{{in[0].dtype, out}};
+                   },
+               .reference =
+                   [](const KernelArgs& a) {
+                     const auto perm = xt_axes(a.attrs.get_ints("perm"));
+                     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::transpose(x, perm)); });
+                   },
+               .gradient =
+                   [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+                     const auto& perm = node.attrs.get_ints("perm");
+                     std::vector<int64_t> inverse(perm.size());
+                     for (size_t i = 0; i < perm.size(); ++i)
+                       inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+                     return std::vector<Value>{transpose(b, dy[0], std::move(inverse))};
+                   }};
 }
 
 // ---- broadcast ----
 
 OpDef broadcast_def() {
-  OpDef d;
-  d.name = "broadcast";
-  d.summary = "np.broadcast_to(x, shape)";
-  d.min_operands = d.max_operands = 1;
-  d.attrs = {required_attr("shape", AttrKind::ints)};
-  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    const Shape& target = attrs.get_ints("shape");
-    check_dims_nonnegative(target, "shape");
-    const Shape& x = in[0].shape;
-    bool ok = x.size() <= target.size();
-    for (size_t i = 0; ok && i < x.size(); ++i) {
-      const int64_t dx = x[x.size() - 1 - i];
-      ok = dx == 1 || dx == target[target.size() - 1 - i];
-    }
-    if (!ok)
-      throw Error(std::string("cannot broadcast shape ").append(shape_str(x)).append(" to ").append(shape_str(target)));
-    return std::vector<TensorType>{{in[0].dtype, target}};
-  };
-  d.reference = [](const KernelArgs& a) {
-    const auto shape = xt_shape(a.attrs.get_ints("shape"));
-    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::broadcast(x, shape)); });
-  };
-  d.gradient = [](Builder& b, const Node& node, const std::vector<Value>& dy) {
-    const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
-    return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
-  };
-  return d;
+  return OpDef{
+      .name = "broadcast",
+      .summary = "np.broadcast_to(x, shape)",
+      .min_operands = 1,
+      .max_operands = 1,
+      .attrs = {required_attr("shape", AttrKind::ints)},
+      .infer =
+          [](const std::vector<TensorType>& in, const Attrs& attrs) {
+            const Shape& target = attrs.get_ints("shape");
+            check_dims_nonnegative(target, "shape");
+            const Shape& x = in[0].shape;
+            bool ok = x.size() <= target.size();
+            for (size_t i = 0; ok && i < x.size(); ++i) {
+              const int64_t dx = x[x.size() - 1 - i];
+              ok = dx == 1 || dx == target[target.size() - 1 - i];
+            }
+            if (!ok)
+              throw Error(
+                  std::string("cannot broadcast shape ").append(shape_str(x)).append(" to ").append(shape_str(target)));
+            return std::vector<TensorType>{{in[0].dtype, target}};
+          },
+      .reference =
+          [](const KernelArgs& a) {
+            const auto shape = xt_shape(a.attrs.get_ints("shape"));
+            with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::broadcast(x, shape)); });
+          },
+      .gradient =
+          [](Builder& b, const Node& node, const std::vector<Value>& dy) {
+            const Shape& shape = b.type(node.operands[0]).shape;
+            return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
+          }};
 }
 
 // ---- slice ----
@@ -207,7 +216,7 @@ std::vector<std::pair<int64_t, int64_t>> slice_ranges(const Shape& shape, const 
 // and fill rather than a new pad op: both exist and concat's rule is slice, so
 // grad of grad needs nothing new, and each step is a plain elemental op for fusion.
 std::vector<Value> slice_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
-  const Shape shape = b.type(node.operands[0]).shape;  // a copy: emitting nodes moves the graph's types
+  const Shape& shape = b.type(node.operands[0]).shape;
   const auto ranges = slice_ranges(shape, node.attrs);
   Value dx = dy[0];
   for (size_t axis = 0; axis < shape.size(); ++axis) {
@@ -231,24 +240,26 @@ std::vector<Value> slice_gradient(Builder& b, const Node& node, const std::vecto
 }
 
 OpDef slice_def() {
-  OpDef d;
-  d.name = "slice";
-  d.summary = "x[starts:ends] along axes (step 1, Python bounds); empty results are rejected";
-  d.min_operands = d.max_operands = 1;
-  d.attrs = {required_attr("axes", AttrKind::ints), required_attr("starts", AttrKind::ints),
-             required_attr("ends", AttrKind::ints)};
-  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    Shape out;
-    for (const auto& [start, end] : slice_ranges(in[0].shape, attrs)) out.push_back(end - start);
-    return std::vector<TensorType>{{in[0].dtype, out}};
-  };
-  d.reference = [](const KernelArgs& a) {
-    xt::xstrided_slice_vector sv;
-    for (const auto& [start, end] : slice_ranges(a.in[0]->shape(), a.attrs)) sv.push_back(xt::range(start, end));
-    with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
-  };
-  d.gradient = slice_gradient;
-  return d;
+  return OpDef{.name = "slice",
+               .summary = "x[starts:ends] along axes (step 1, Python bounds); empty results are rejected",
+               .min_operands = 1,
+               .max_operands = 1,
+               .attrs = {required_attr("axes", AttrKind::ints), required_attr("starts", AttrKind::ints),
+                         required_attr("ends", AttrKind::ints)},
+               .infer =
+                   [](const std::vector<TensorType>& in, const Attrs& attrs) {
+                     Shape out;
+                     for (const auto& [start, end] : slice_ranges(in[0].shape, attrs)) out.push_back(end - start);
+                     return std::vector<TensorType>{{in[0].dtype, out}};
+                   },
+               .reference =
+                   [](const KernelArgs& a) {
+                     xt::xstrided_slice_vector sv;
+                     for (const auto& [start, end] : slice_ranges(a.in[0]->shape(), a.attrs))
+                       sv.push_back(xt::range(start, end));
+                     with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
+                   },
+               .gradient = slice_gradient};
 }
 
 // ---- concat ----
@@ -261,7 +272,7 @@ std::vector<Value> concat_gradient(Builder& b, const Node& node, const std::vect
   std::vector<Value> dxs;
   int64_t offset = 0;
   for (Value x : node.operands) {
-    const TensorType t = b.type(x);
+    const TensorType& t = b.type(x);
     const int64_t len = t.shape[static_cast<size_t>(axis)];
     if (len == total)
       dxs.push_back(dy[0]);
@@ -275,56 +286,56 @@ std::vector<Value> concat_gradient(Builder& b, const Node& node, const std::vect
 }
 
 OpDef concat_def() {
-  OpDef d;
-  d.name = "concat";
-  d.summary = "np.concatenate(operands, axis)";
-  d.min_operands = 1;
-  d.max_operands = -1;
-  d.attrs = {required_attr("axis", AttrKind::integer)};
-  d.infer = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    check_min_rank(in[0], 1, operand_role(0));
-    const int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
-    const auto outside_axis = [axis](Shape s) {  // the shape with the concat axis blanked out
-      if (static_cast<int64_t>(s.size()) > axis) s[static_cast<size_t>(axis)] = 0;
-      return s;
-    };
-    const Shape common = outside_axis(in[0].shape);
-    Shape out = common;
-    for (size_t i = 0; i < in.size(); ++i) {
-      check_same_dtype(in[0], in[i]);
-      if (outside_axis(in[i].shape) != common) {
-        throw Error(operand_role(i)
-                        .append(" has shape ")
-                        .append(shape_str(in[i].shape))
-                        .append(", which differs from operand 0's ")
-                        .append(shape_str(in[0].shape))
-                        .append(" outside axis ")
-                        .append(std::to_string(axis)));
-      }
-      int64_t& len = out[static_cast<size_t>(axis)];
-      if (__builtin_add_overflow(len, in[i].shape[static_cast<size_t>(axis)], &len))
-        throw Error("the concatenated length along axis " + std::to_string(axis) + " overflows int64");
-    }
-    numel(out);  // throws if the element count overflows
-    return std::vector<TensorType>{{in[0].dtype, out}};
-  };
-  d.reference = [](const KernelArgs& a) {
-    const int64_t rank = a.out[0]->type().rank();
-    const auto axis = static_cast<size_t>(normalize_axis(a.attrs.get_int("axis"), rank));
-    dispatch_dtype(a.out[0]->dtype(), [&](auto t) {
-      auto& out = a.out[0]->as<decltype(t)>();
-      xt::xstrided_slice_vector sv(static_cast<size_t>(rank), xt::all());
-      int64_t offset = 0;
-      for (const Tensor* x : a.in) {
-        const int64_t len = x->shape()[axis];
-        sv[axis] = xt::range(offset, offset + len);
-        xt::noalias(xt::strided_view(out, sv)) = x->as<decltype(t)>();
-        offset += len;
-      }
-    });
-  };
-  d.gradient = concat_gradient;
-  return d;
+  return OpDef{.name = "concat",
+               .summary = "np.concatenate(operands, axis)",
+               .min_operands = 1,
+               .max_operands = -1,
+               .attrs = {required_attr("axis", AttrKind::integer)},
+               .infer =
+                   [](const std::vector<TensorType>& in, const Attrs& attrs) {
+                     check_min_rank(in[0], 1, operand_role(0));
+                     const int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+                     const auto outside_axis = [axis](Shape s) {  // the shape with the concat axis blanked out
+                       if (static_cast<int64_t>(s.size()) > axis) s[static_cast<size_t>(axis)] = 0;
+                       return s;
+                     };
+                     const Shape common = outside_axis(in[0].shape);
+                     Shape out = common;
+                     for (size_t i = 0; i < in.size(); ++i) {
+                       check_same_dtype(in[0], in[i]);
+                       if (outside_axis(in[i].shape) != common) {
+                         throw Error(operand_role(i)
+                                         .append(" has shape ")
+                                         .append(shape_str(in[i].shape))
+                                         .append(", which differs from operand 0's ")
+                                         .append(shape_str(in[0].shape))
+                                         .append(" outside axis ")
+                                         .append(std::to_string(axis)));
+                       }
+                       int64_t& len = out[static_cast<size_t>(axis)];
+                       if (__builtin_add_overflow(len, in[i].shape[static_cast<size_t>(axis)], &len))
+                         throw Error("the concatenated length along axis " + std::to_string(axis) + " overflows int64");
+                     }
+                     numel(out);  // throws if the element count overflows
+                     return std::vector<TensorType>{{in[0].dtype, out}};
+                   },
+               .reference =
+                   [](const KernelArgs& a) {
+                     const int64_t rank = a.out[0]->type().rank();
+                     const auto axis = static_cast<size_t>(normalize_axis(a.attrs.get_int("axis"), rank));
+                     dispatch_dtype(a.out[0]->dtype(), [&](auto t) {
+                       auto& out = a.out[0]->as<decltype(t)>();
+                       xt::xstrided_slice_vector sv(static_cast<size_t>(rank), xt::all());
+                       int64_t offset = 0;
+                       for (const Tensor* x : a.in) {
+                         const int64_t len = x->shape()[axis];
+                         sv[axis] = xt::range(offset, offset + len);
+                         xt::noalias(xt::strided_view(out, sv)) = x->as<decltype(t)>();
+                         offset += len;
+                       }
+                     });
+                   },
+               .gradient = concat_gradient};
 }
 
 }  // namespace

@@ -5,12 +5,12 @@
 // one entry per op, of one of two kinds:
 //
 //  * elemental (elemental.h): the op computes each result element from operand
-//    elements; the driver wraps it in a vectorized, parallel loop over the result,
-//    and the fusion pass composes it with its producers and consumers.
+//    elements; the driver wraps it in a vectorized, parallel loop over the result.
 //  * kernel: the op needs its own loop structure (reductions, normalizations,
 //    matmul, losses). Its KernelFn emits the whole computation of one node at the
 //    builder's position, inside a function `void kernel(ptr buffers)`, reading
-//    operands through args.operands (generators: fused producers later) or
+//    operands through args.operands (generators: element loads from the operands'
+//    buffers, through which a producer's elemental code can be composed in) or
 //    args.operand_ptr(i) (raw memory, e.g. for GEMM packing) and writing
 //    args.result_ptr(i). Use cx.parallel_for to split outer loops across threads;
 //    operand/result pointers and generators work inside its outlined body.

@@ -4,9 +4,9 @@
 // The input is computed exactly once per element: the first pass reads it through
 // its generator and parks it in the result buffer, the later passes read and
 // rewrite it there (the line stays in cache). So the max and the exp-shift see the
-// same values, however a fused producer computes them (DESIGN.md: a producer
-// recomputed two ways can differ by an ulp and turn into inf), and an expensive
-// producer is not evaluated three times.
+// same values, however a fused producer computes them (a producer recomputed two
+// ways can differ by an ulp, and exp(x - max) of an x above its line's max can
+// overflow to inf), and an expensive producer is not evaluated three times.
 //
 //   softmax      pass 1: x -> out, max   pass 2: out = exp(out - max) (log_softmax:
 //                out - max), sum of exp   pass 3: out /= sum (log_softmax: -= log(sum))
@@ -190,9 +190,11 @@ llvm::Value* unit_scale(LoweringContext& cx, llvm::Value* max_abs) {
 //   pass 3: out = (c - mean(c)) * rstd / s * gamma + beta.
 // Subtracting mean(c) is the "corrected two-pass" algorithm: c is exact for entries
 // near the mean, so mean(c) recovers what rounding the mean to f32 lost (without
-// it, a row like [3.618, 3.627] with eps 1e-5 is off by 2e-5 relative). rstd / s
-// = 1 / (s * sqrt(var(c) / s^2 + eps)) is computed in double, as the reference
-// adds eps (which may be below the smallest float) in double.
+// it, a row like [3.618, 3.627] with eps 1e-5 is off by 2e-5 relative). rstd =
+// 1 / sqrt(var(c) / s^2 + eps) is computed in double, as the reference adds eps
+// (which may be below the smallest float) in double. The row's results 1 and 2
+// are mean = (m + mean(c)) / s, with m the f32 mean of x * s that pass 2
+// subtracts, and rstd, each computed in double and rounded once to f32.
 void emit_layer_norm(const KernelEmitArgs& a) {
   LoweringContext& cx = a.cx;
   const Shape& shape = a.node.in(0).shape;
@@ -207,6 +209,8 @@ void emit_layer_norm(const KernelEmitArgs& a) {
   cx.parallel_for(name, numel(rows_shape), LoweringContext::grain_for(d), [&](llvm::Value* begin, llvm::Value* end) {
     auto& b = cx.b();
     llvm::Value* out = a.result_ptr();
+    llvm::Value* means = a.result_ptr(1);
+    llvm::Value* rstds = a.result_ptr(2);
     cx.for_range(begin, end, 1, [&](llvm::Value* row) {
       const std::vector<llvm::Value*> row_dims = unflatten(cx, row, rows_shape);
       llvm::Value* row_offset = b.CreateMul(row, cx.i64c(d), "", true, true);
@@ -242,7 +246,9 @@ void emit_layer_norm(const KernelEmitArgs& a) {
       });
       llvm::Value* correction = b.CreateFDiv(second[0], count);
       llvm::Value* var = b.CreateFSub(b.CreateFDiv(second[1], count), b.CreateFMul(correction, correction));
-      var = b.CreateMaxNum(var, cx.f32c(0));  // rounding may leave a constant row's variance at -tiny
+      // Rounding may leave a constant row's variance at -tiny; nan (a row with an inf
+      // or a nan) stays, for the rstd result.
+      var = b.CreateSelect(b.CreateFCmpOLT(var, cx.f32c(0)), cx.f32c(0), var);
 
       // In double: rstd / s, with a finite overflow clamped to the largest float (a
       // constant row then gives 0 * FLT_MAX = 0, like the reference's 0 / tiny);
@@ -252,15 +258,24 @@ void emit_layer_norm(const KernelEmitArgs& a) {
       llvm::Value* unscaled_var = b.CreateFDiv(b.CreateFPExt(var, f64), b.CreateFMul(s, s));
       llvm::Value* root =
           b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b.CreateFAdd(unscaled_var, llvm::ConstantFP::get(f64, eps)));
-      llvm::Value* factor = b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), b.CreateFMul(root, s));
+      llvm::Value* rstd = b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), root);
+      llvm::Value* factor = b.CreateFDiv(rstd, s);  // = 1 / (root * s) exactly: s is a power of two
       llvm::Value* largest = llvm::ConstantFP::get(f64, std::numeric_limits<float>::max());
       llvm::Value* finite = b.CreateFCmpONE(factor, llvm::ConstantFP::getInfinity(f64));
       factor = b.CreateSelect(finite, b.CreateMinNum(factor, largest), factor);
-      llvm::Value* rstd = b.CreateFPTrunc(factor, b.getFloatTy());
+      llvm::Value* rstd_over_s = b.CreateFPTrunc(factor, b.getFloatTy());
+
+      // Results 1 and 2. A row with an infinity has an infinite m but a nan mean(c)
+      // (c = x * s - inf), which is dropped there.
+      llvm::Value* known_correction = b.CreateSelect(b.CreateFCmpUNO(correction, correction), cx.f32c(0), correction);
+      llvm::Value* mean =
+          b.CreateFDiv(b.CreateFAdd(b.CreateFPExt(scaled_mean, f64), b.CreateFPExt(known_correction, f64)), s);
+      cx.store(DType::f32, means, row, b.CreateFPTrunc(mean, b.getFloatTy()));
+      cx.store(DType::f32, rstds, row, b.CreateFPTrunc(rstd, b.getFloatTy()));
 
       fold_line(cx, d, {}, [&](llvm::Value* k, int w, const Carried&) {
         llvm::Value* c = b.CreateFSub(cx.load(DType::f32, out, offset(k), w), cx.splat(correction, w));
-        llvm::Value* scaled = b.CreateFMul(b.CreateFMul(c, cx.splat(rstd, w)), param_at(1, k, w));
+        llvm::Value* scaled = b.CreateFMul(b.CreateFMul(c, cx.splat(rstd_over_s, w)), param_at(1, k, w));
         cx.store(DType::f32, out, offset(k), b.CreateFAdd(scaled, param_at(2, k, w)));
         return Carried{};
       });

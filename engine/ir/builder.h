@@ -16,8 +16,6 @@ class Builder {
   explicit Builder(Graph& g) : g_(g) {}
 
   Graph& graph() { return g_; }
-  // The reference points into the graph and is invalidated by the next emit: copy
-  // it (e.g. `const Shape s = b.type(v).shape;`) before adding nodes.
   const TensorType& type(Value v) const { return g_.type(v); }
 
   Value input(const std::string& name, TensorType t) { return g_.declare(ValueKind::input, name, std::move(t)); }

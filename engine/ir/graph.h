@@ -3,6 +3,7 @@
 // graph's declarations (input / param / state) and outputs.
 #include <compare>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct Node {
   const std::string& op() const;
 };
 
+// References handed out by value(), type(), name_of(), producer() and nodes()
+// stay valid for the graph's lifetime: values and nodes are only ever appended, to
+// deques, which never move their elements. A rename changes the name in place.
 class Graph {
  public:
   explicit Graph(std::string name = "main") : name_(std::move(name)) {}
@@ -73,7 +77,7 @@ class Graph {
   std::optional<Value> find(std::string_view name) const;
   size_t num_values() const { return values_.size(); }
 
-  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::deque<Node>& nodes() const { return nodes_; }
   const Node& producer(Value v) const { return nodes_.at(static_cast<size_t>(value(v).node)); }
   const std::vector<Value>& declarations() const { return decls_; }  // in declaration order
   std::vector<Value> declarations(ValueKind kind) const;
@@ -86,8 +90,8 @@ class Graph {
   Value add_value(ValueInfo info);
 
   std::string name_;
-  std::vector<ValueInfo> values_;
-  std::vector<Node> nodes_;
+  std::deque<ValueInfo> values_;
+  std::deque<Node> nodes_;
   std::vector<Value> decls_;
   std::vector<Value> outputs_;
   std::unordered_map<std::string, int32_t> by_name_;

@@ -21,7 +21,7 @@ class Builder;
 struct AttrSpec {
   std::string name;
   AttrKind kind;
-  std::optional<Attr> default_value;  // none: the attribute is required
+  std::optional<Attr> default_value{};  // none: the attribute is required
 };
 
 // Result types from operand types and (defaults-filled) attributes. Throws
@@ -45,15 +45,17 @@ using ReferenceFn = std::function<void(const KernelArgs&)>;
 using GradientFn =
     std::function<std::vector<Value>(Builder& b, const Node& node, const std::vector<Value>& result_grads)>;
 
+// Built with designated initializers (OpDef{.name = "exp", ...}); every field has a
+// default, so one left out is empty without a -Wmissing-field-initializers warning.
 struct OpDef {
-  std::string name;
-  std::string summary;  // one line, for `kiln ops` and docs
+  std::string name{};
+  std::string summary{};  // one line, for `kiln ops` and docs
   int min_operands = 0;
   int max_operands = 0;  // -1: variadic
-  std::vector<AttrSpec> attrs;
-  InferFn infer;
-  ReferenceFn reference;
-  GradientFn gradient;       // empty: not differentiable (issue: autodiff)
+  std::vector<AttrSpec> attrs{};
+  InferFn infer{};
+  ReferenceFn reference{};
+  GradientFn gradient{};     // empty: not differentiable (issue: autodiff)
   bool side_effect = false;  // assign: writes operand 0 (a param or state) when the step ends
   bool has_body = false;     // fusion: the node carries a body graph that defines its results
 };

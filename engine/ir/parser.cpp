@@ -42,7 +42,7 @@ class Parser {
   // What is being parsed: the file's graph or a fusion node's body, each with
   // its own value names.
   struct Scope {
-    Graph g;
+    Graph g = Graph();
     bool body = false;
     SourceLoc loc;
     std::vector<SourceLoc> node_locs;

@@ -23,14 +23,14 @@ Value split_heads(Layers& l, Value rows, int64_t batch) {
 // f32[B, H, L, D/H] -> rows f32[B*L, D]
 Value merge_heads(Layers& l, Value x) {
   Builder& b = l.builder();
-  const Shape s = b.type(x).shape;
+  const Shape& s = b.type(x).shape;
   return ops::reshape(b, ops::transpose(b, x, {0, 2, 1, 3}), {s[0] * s[2], s[1] * s[3]});
 }
 
 }  // namespace
 
 Value padding_mask(Builder& b, Value tokens, int32_t pad_id) {
-  const Shape s = b.type(tokens).shape;
+  const Shape& s = b.type(tokens).shape;
   const Value is_pad = ops::equal(b, tokens, ops::fill(b, {}, pad_id, DType::i32));
   const Value mask =
       ops::select(b, is_pad, ops::fill(b, {}, -std::numeric_limits<double>::infinity()), ops::fill(b, {}, 0.0));

@@ -36,7 +36,7 @@ Value Layers::feed_forward(Value x, const std::string& prefix) {
 }
 
 Value Layers::embed(Value tokens) {
-  const Shape shape = b_.type(tokens).shape;  // [B, L]
+  const Shape& shape = b_.type(tokens).shape;  // [B, L]
   const int64_t len = shape.at(1), d = cfg_.d_model;
   const Value rows = ops::gather(b_, param("embed"), ops::reshape(b_, tokens, {shape[0] * len}));  // [B*L, D]
   const Value scaled = ops::mul(b_, rows, scalar(std::sqrt(static_cast<double>(d))));

@@ -117,11 +117,11 @@ TEST_CASE("stop_gradient cuts the path: d/dx sum(x * stop(x)) = x") {
 TEST_CASE("ops without a gradient rule are all named, and the graph is left unchanged") {
   for (const char* name : {"test_no_rule_a", "test_no_rule_b"}) {
     if (OpRegistry::global().find(name)) continue;
-    OpDef d;
-    d.name = name;
-    d.min_operands = d.max_operands = 1;
-    d.infer = [](const std::vector<TensorType>& in, const Attrs&) { return std::vector<TensorType>{in[0]}; };
-    OpRegistry::global().add(std::move(d));
+    OpRegistry::global().add(
+        OpDef{.name = name,
+              .min_operands = 1,
+              .max_operands = 1,
+              .infer = [](const std::vector<TensorType>& in, const Attrs&) { return std::vector<TensorType>{in[0]}; }});
   }
   Graph g;
   Builder b(g);

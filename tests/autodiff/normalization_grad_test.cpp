@@ -1,5 +1,6 @@
 // Gradient rules of softmax, log_softmax and layer_norm: finite-difference checks
-// over shapes and axes, masked inputs, a residual layer_norm, and grad of grad.
+// over shapes and axes, masked inputs, layer_norm's mean and rstd results, a
+// residual layer_norm, and grad of grad.
 #include <doctest/doctest.h>
 
 #include "engine/autodiff.h"
@@ -127,6 +128,18 @@ TEST_CASE("layer_norm gradients for x gamma and beta") {
                       {layer_norm_x(s, seed), layer_norm_gamma(d, seed + 1), random_tensor({d}, seed + 2)});
       seed += 3;
     }
+}
+
+TEST_CASE("layer_norm's mean and rstd results carry gradients to x") {
+  for (double eps : {1e-5, 0.1}) {
+    INFO("eps ", eps);
+    check_gradients(
+        [eps](Builder& b, const std::vector<Value>& in) {
+          const std::vector<Value> r = b.emit("layer_norm", {in[0], in[1], in[2]}, {{"eps", eps}});
+          return ops::add(b, ops::mul(b, r[1], in[3]), r[2]);
+        },
+        {layer_norm_x({3, 4}, 41), layer_norm_gamma(4, 42), random_tensor({4}, 43), random_tensor({3}, 44)});
+  }
 }
 
 TEST_CASE("layer_norm of a residual") {

@@ -30,3 +30,22 @@ TEST_CASE("builder rejects unknown ops") {
   CHECK_THROWS_WITH_AS(b.emit1("no_such_op", {x}), "unknown op 'no_such_op'", Error);
   CHECK(verify_problems(g).empty());
 }
+
+TEST_CASE("references into the graph survive thousands of later nodes and declarations") {
+  Graph g;
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {2, 3}});
+  const Value y = b.emit1("exp", {x}, {}, "y");
+  const TensorType& x_type = b.type(x);
+  const std::string& y_name = g.name_of(y);
+  const Node& y_node = g.producer(y);
+  for (int i = 0; i < 5000; ++i) {
+    b.emit1("exp", {y});
+    b.state("s_" + std::to_string(i), {DType::i32, {i % 7}});
+  }
+  CHECK(x_type == TensorType{DType::f32, {2, 3}});
+  CHECK(y_name == "y");
+  CHECK(y_node.op() == "exp");
+  CHECK(y_node.results == std::vector<Value>{y});
+  CHECK(&g.nodes().front() == &y_node);
+}

@@ -294,7 +294,7 @@ class Generator {
   bool concat() {
     const auto x = find([](const TensorType& t) { return t.rank() >= 1; });
     if (!x) return false;
-    const TensorType t = g_.type(*x);
+    const TensorType& t = g_.type(*x);
     const int64_t axis = rng_.uniform(0, t.rank() - 1);
     std::vector<Value> parts{*x};
     Shape total = t.shape;
@@ -345,7 +345,7 @@ class Generator {
     const Value gamma = of_type(row), beta = of_type(row);
     Attrs attrs;
     if (rng_.coin(0.6)) attrs.set("eps", rng_.pick(kEpsilons));
-    emit("layer_norm", {x, gamma, beta}, attrs);
+    pool_.push_back(b_.emit("layer_norm", {x, gamma, beta}, attrs, {result_hint()})[0]);  // y; mean and rstd unused
     return true;
   }
 

@@ -60,20 +60,20 @@ void check_round_trip(const Graph& g) {
   check_same_graph(g, back);
 }
 
-// No op of the catalogue has two results, so the `%a, %b = ...` form is tested
-// with this one: f32[2n] -> two f32[n] halves.
+// The `%a, %b = ...` form is tested with this small op, whose results are easy to
+// check by hand: f32[2n] -> two f32[n] halves.
 void register_test_halves_op() {
   static const bool done = [] {
-    OpDef d;
-    d.name = "test_halves";
-    d.summary = "test only: splits a vector into two halves";
-    d.min_operands = d.max_operands = 1;
-    d.infer = [](const std::vector<TensorType>& in, const Attrs&) {
-      if (in[0].rank() != 1 || in[0].shape[0] % 2 != 0) throw Error("needs a vector of even length");
-      const TensorType half{in[0].dtype, {in[0].shape[0] / 2}};
-      return std::vector<TensorType>{half, half};
-    };
-    OpRegistry::global().add(std::move(d));
+    OpRegistry::global().add(OpDef{.name = "test_halves",
+                                   .summary = "test only: splits a vector into two halves",
+                                   .min_operands = 1,
+                                   .max_operands = 1,
+                                   .infer = [](const std::vector<TensorType>& in, const Attrs&) {
+                                     if (in[0].rank() != 1 || in[0].shape[0] % 2 != 0)
+                                       throw Error("needs a vector of even length");
+                                     const TensorType half{in[0].dtype, {in[0].shape[0] / 2}};
+                                     return std::vector<TensorType>{half, half};
+                                   }});
     return true;
   }();
   (void)done;

@@ -83,13 +83,12 @@ TEST_CASE("state is updated by assign after each run") {
 
 TEST_CASE("an op without a lowering fails at compile time naming it") {
   static const bool registered = [] {
-    OpDef d;
-    d.name = "jit_test_unlowered";
-    d.summary = "an op only these tests know";
-    d.min_operands = d.max_operands = 1;
-    d.infer = [](const std::vector<TensorType>& in, const Attrs&) { return in; };
-    d.reference = [](const KernelArgs& a) { *a.out[0] = *a.in[0]; };
-    OpRegistry::global().add(std::move(d));
+    OpRegistry::global().add(OpDef{.name = "jit_test_unlowered",
+                                   .summary = "an op only these tests know",
+                                   .min_operands = 1,
+                                   .max_operands = 1,
+                                   .infer = [](const std::vector<TensorType>& in, const Attrs&) { return in; },
+                                   .reference = [](const KernelArgs& a) { *a.out[0] = *a.in[0]; }});
     return true;
   }();
   CHECK(registered);

@@ -15,6 +15,10 @@ using F = xt::xarray<float>;
 namespace {
 const float kInf = std::numeric_limits<float>::infinity();
 Attrs axis_attr(int64_t axis) { return {{"axis", axis}}; }
+// layer_norm's first result, y.
+Tensor layer_norm_y(const std::vector<Tensor>& inputs, const Attrs& attrs = {}) {
+  return test::run_op("layer_norm", inputs, attrs)[0];
+}
 }  // namespace
 
 TEST_CASE("softmax") {
@@ -53,19 +57,33 @@ TEST_CASE("layer_norm over the last axis") {
   const F x = {{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 3.0f}};
   const F gamma = {1.0f, 2.0f, 0.5f};
   const F beta = {0.0f, 1.0f, -1.0f};
-  check_close(run_op1("layer_norm", {x, gamma, beta}, {{"eps", 0.0}}),
+  check_close(layer_norm_y({x, gamma, beta}, {{"eps", 0.0}}),
               F{{-1.22474487f, 1.0f, -0.38762756f}, {-0.70710678f, -0.41421356f, -0.29289322f}});
-  check_close(run_op1("layer_norm", {F{1.0f, 2.0f, 3.0f}, F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}}, {{"eps", 0.0}}),
+  check_close(layer_norm_y({F{1.0f, 2.0f, 3.0f}, F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}}, {{"eps", 0.0}}),
               F{-1.22474487f, 0.0f, 1.22474487f});
+}
+
+TEST_CASE("layer_norm returns each row's mean and rstd") {
+  // Rows [1,2,3] and [0,0,3] as above: rstd = 1 / sqrt(2/3) and 1 / sqrt(2).
+  const std::vector<Tensor> r =
+      test::run_op("layer_norm", {F{{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 3.0f}}, F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}},
+                   {{"eps", 0.0}});
+  REQUIRE(r.size() == 3);
+  check_close(r[1], F{2.0f, 1.0f});
+  check_close(r[2], F{1.22474487f, 0.70710678f});
+  // A vector's statistics are scalars; eps is added to the variance.
+  const std::vector<Tensor> v =
+      test::run_op("layer_norm", {F{1.0f, -1.0f}, F{1.0f, 1.0f}, F{0.0f, 0.0f}}, {{"eps", 3.0}});
+  check_close(v[1], F(0.0f));
+  check_close(v[2], F(0.5f));
 }
 
 TEST_CASE("layer_norm eps and constant rows") {
   // [1,-1]: mean 0, var 1; with eps 3 divides by sqrt(4).
-  check_close(run_op1("layer_norm", {shaped<float>({1, 1, 2}, {1.0f, -1.0f}), F{1.0f, 1.0f}, F{0.0f, 0.0f}},
-                      {{"eps", 3.0}}),
+  check_close(layer_norm_y({shaped<float>({1, 1, 2}, {1.0f, -1.0f}), F{1.0f, 1.0f}, F{0.0f, 0.0f}}, {{"eps", 3.0}}),
               shaped<float>({1, 1, 2}, {0.5f, -0.5f}));
   // A constant row normalizes to 0, so the result is beta (the default eps avoids 0/0).
-  check_close(run_op1("layer_norm", {F{{5.0f, 5.0f}}, F{2.0f, 2.0f}, F{0.25f, -1.0f}}), F{{0.25f, -1.0f}});
+  check_close(layer_norm_y({F{{5.0f, 5.0f}}, F{2.0f, 2.0f}, F{0.25f, -1.0f}}), F{{0.25f, -1.0f}});
 }
 
 TEST_CASE("normalization inference errors") {
@@ -98,11 +116,13 @@ TEST_CASE("normalization builder helpers") {
   const Value y = ops::layer_norm(b, x, gamma, beta);
   CHECK(g.type(y) == TensorType{DType::f32, {2, 4}});
   CHECK(g.producer(y).attrs.get_float("eps") == 1e-5);
+  CHECK(g.producer(y).results.size() == 3);
+  CHECK(g.producer(y).results[0] == y);
+  CHECK(g.type(g.producer(y).results[2]) == TensorType{DType::f32, {2}});
 }
 
 TEST_CASE("normalizations of zero-size tensors give zero-size results") {
   check_close(run_op1("softmax", {F::from_shape({2, 0})}), F::from_shape({2, 0}));
   check_close(run_op1("log_softmax", {F::from_shape({0, 3})}), F::from_shape({0, 3}));
-  check_close(run_op1("layer_norm", {F::from_shape({0, 3}), F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}}),
-              F::from_shape({0, 3}));
+  check_close(layer_norm_y({F::from_shape({0, 3}), F{1.0f, 1.0f, 1.0f}, F{0.0f, 0.0f, 0.0f}}), F::from_shape({0, 3}));
 }
