@@ -48,7 +48,9 @@ std::vector<void*> JitExecutable::buffer_pointers() {
         ptrs[b] = it->second.data();
         break;
       }
-      case BufferKind::temp: ptrs[b] = arena + p.plan.offsets[b]; break;
+      case BufferKind::temp:
+        ptrs[b] = buf.alias >= 0 ? ptrs[static_cast<size_t>(buf.alias)] : arena + p.plan.offsets[b];
+        break;
     }
   }
   return ptrs;
@@ -81,7 +83,7 @@ void JitExecutable::execute() {
   }
   for (const auto& [target, value] : p.assigns) {
     const ProgramBuffer& v = p.buffers[static_cast<size_t>(value)];
-    if (v.kind == BufferKind::output || v.kind == BufferKind::temp) {
+    if ((v.kind == BufferKind::output || v.kind == BufferKind::temp) && v.alias != target) {
       Tensor& t = bound_.at(p.buffers[static_cast<size_t>(target)].name);
       if (v.bytes() > 0) std::memcpy(t.data(), ptrs[static_cast<size_t>(value)], static_cast<size_t>(v.bytes()));
     }

@@ -15,6 +15,7 @@ struct PipelineOptions {
   PassOptions passes;                   // the graph passes (the default pipeline ends with fusion); their
                                         // remarks are the fusion decisions (--print-fusion-decisions)
   bool reuse = true;                    // false (--no-reuse): every buffer its own memory
+  bool update_in_place = true;          // assign values written into their targets (build_program)
   std::ostream* memory_plan = nullptr;  // --print-memory-plan
 };
 

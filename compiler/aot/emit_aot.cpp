@@ -17,7 +17,9 @@ AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefi
                   const PipelineOptions& pipeline) {
   CompileTimes local;
   CompileTimes& t = times ? *times : local;
-  const CompiledGraph compiled = compile_graph(g, pipeline);
+  PipelineOptions options = pipeline;
+  options.update_in_place = false;  // the interface keeps params and state read-only (new_NAME fields)
+  const CompiledGraph compiled = compile_graph(g, options);
   t.passes_ms += compiled.passes_ms;
   const AotInterface api = aot_interface(compiled.graph, compiled.program, prefix);
   LoweredProgram lowered = lower_program(compiled.program, target);

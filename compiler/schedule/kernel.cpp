@@ -84,20 +84,36 @@ bool read_at_own_index(const Graph& k, Value input) {
   return true;
 }
 
+// Loop kernels only; in a kernel of several parts (run one after another), an
+// input pairs only with outputs of the one part that reads it.
 std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   std::vector<std::pair<size_t, size_t>> pairs;
-  if (parts_of(k).size() > 1) return pairs;  // parts run one after another: a later one may read an earlier input
   for (const Node& n : k.nodes()) {
     const OpEmitter* e = EmitterRegistry::global().find(n.op());
-    if (!e || e->kernel) return pairs;  // only loop kernels
+    if (!e || e->kernel) return pairs;
   }
+  std::vector<int> part_of_value(k.num_values(), -1), readers(k.num_values(), -1);
+  const std::vector<std::vector<size_t>> parts = parts_of(k);
+  for (size_t p = 0; p < parts.size(); ++p)
+    for (size_t i : parts[p]) {
+      const Node& n = k.nodes()[i];
+      for (Value r : n.results) part_of_value[static_cast<size_t>(r.id)] = static_cast<int>(p);
+      for (Value v : n.operands) {
+        int& reader = readers[static_cast<size_t>(v.id)];
+        reader = reader == -1 || reader == static_cast<int>(p) ? static_cast<int>(p) : -2;  // -2: several parts
+      }
+    }
   const std::vector<Value>& inputs = k.declarations();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorType& in = k.type(inputs[i]);
-    if (in.numel() == 0 || !read_at_own_index(k, inputs[i])) continue;
+    const int part = readers[static_cast<size_t>(inputs[i].id)];
+    if (in.numel() == 0 || part < 0 || !read_at_own_index(k, inputs[i])) continue;
     for (size_t j = 0; j < k.outputs().size(); ++j) {
-      const TensorType& out = k.type(k.outputs()[j]);
-      if (out.shape == in.shape && dtype_size(out.dtype) == dtype_size(in.dtype)) pairs.emplace_back(i, j);
+      const Value o = k.outputs()[j];
+      const TensorType& out = k.type(o);
+      if (part_of_value[static_cast<size_t>(o.id)] == part && out.shape == in.shape &&
+          dtype_size(out.dtype) == dtype_size(in.dtype))
+        pairs.emplace_back(i, j);
     }
   }
   return pairs;

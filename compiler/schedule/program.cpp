@@ -1,5 +1,6 @@
 #include "compiler/schedule/program.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -35,7 +36,44 @@ BufferKind declaration_kind(ValueKind k) {
 
 }  // namespace
 
-Program build_program(const Graph& g, bool reuse) {
+namespace {
+
+// Gives each assign's value the target's memory where that is safe (ProgramBuffer::alias).
+void alias_updates(Program& p) {
+  std::vector<int> writer(p.buffers.size(), -1), last_reader(p.buffers.size(), -1);
+  for (size_t c = 0; c < p.calls.size(); ++c) {
+    const KernelCall& call = p.calls[c];
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const auto b = static_cast<size_t>(call.args[a]);
+      if (a < call.num_inputs) last_reader[b] = static_cast<int>(c);
+      else writer[b] = static_cast<int>(c);
+    }
+  }
+  std::vector<bool> read_after_run(p.buffers.size(), false);  // outputs and assign values read the old target
+  for (int o : p.outputs) read_after_run[static_cast<size_t>(o)] = true;
+  for (const auto& [target, value] : p.assigns) read_after_run[static_cast<size_t>(value)] = true;
+  for (const auto& [target, value] : p.assigns) {
+    ProgramBuffer& v = p.buffers[static_cast<size_t>(value)];
+    const int c = writer[static_cast<size_t>(value)];
+    if (v.kind != BufferKind::temp || v.alias >= 0 || c < 0 || read_after_run[static_cast<size_t>(target)] ||
+        last_reader[static_cast<size_t>(target)] > c)
+      continue;
+    const KernelCall& call = p.calls[static_cast<size_t>(c)];
+    const Kernel& k = p.kernels[call.kernel];
+    size_t out = call.num_inputs;
+    while (call.args[out] != value) ++out;
+    bool safe = true;
+    for (size_t in = 0; in < call.num_inputs; ++in)
+      if (call.args[in] == target)
+        safe = safe && std::find(k.in_place.begin(), k.in_place.end(), std::pair{in, out - call.num_inputs}) !=
+                           k.in_place.end();
+    if (safe) v.alias = target;
+  }
+}
+
+}  // namespace
+
+Program build_program(const Graph& g, bool reuse, bool update_in_place) {
   Program p;
   p.name = g.name();
   p.num_values = g.num_values();
@@ -67,14 +105,17 @@ Program build_program(const Graph& g, bool reuse) {
     p.calls.push_back(std::move(call));
   }
   for (Value v : g.outputs()) p.outputs.push_back(buffer_of[static_cast<size_t>(v.id)]);
+  if (update_in_place) alias_updates(p);
   p.plan = plan_memory(plan_buffers(p), plan_steps(p), reuse);
   return p;
 }
 
 std::vector<PlanBuffer> plan_buffers(const Program& p) {
   std::vector<PlanBuffer> out;
-  for (const ProgramBuffer& b : p.buffers) out.push_back({b.name, b.bytes(), b.kind != BufferKind::temp, false});
-  for (const auto& [target, value] : p.assigns) out[static_cast<size_t>(value)].live_out = true;
+  for (const ProgramBuffer& b : p.buffers)
+    out.push_back({b.name, b.bytes(), b.kind != BufferKind::temp || b.alias >= 0, false});
+  for (const auto& [target, value] : p.assigns)
+    if (!out[static_cast<size_t>(value)].external) out[static_cast<size_t>(value)].live_out = true;
   return out;
 }
 
@@ -98,6 +139,7 @@ std::string buffer_ref(const Program& p, int id) { return "%" + p.buffers[static
 
 std::string where(const Program& p, int id) {
   const ProgramBuffer& b = p.buffers[static_cast<size_t>(id)];
+  if (b.alias >= 0) return buffer_ref(p, b.alias) + " (in place)";
   if (b.kind != BufferKind::temp) return std::string(buffer_kind_name(b.kind));
   return "arena+" + std::to_string(p.plan.offsets[static_cast<size_t>(id)]);
 }
@@ -123,14 +165,18 @@ std::string print_program(const Program& p) {
     out += line + "\n";
   }
   for (const auto& [target, value] : p.assigns)
-    out += "  commit " + buffer_ref(p, value) + " -> " + buffer_ref(p, target) + "\n";
+    if (p.buffers[static_cast<size_t>(value)].alias != target)
+      out += "  commit " + buffer_ref(p, value) + " -> " + buffer_ref(p, target) + "\n";
   out += "outputs:";
-  for (int o : p.outputs) out += " " + buffer_ref(p, o);
+  for (int o : p.outputs) {
+    out += ' ';
+    out += buffer_ref(p, o);
+  }
   out += "\nkernels:\n";
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     char hash[24];
     std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(p.kernels[k].hash));
-    out += "  k" + std::to_string(k) + " (" + p.kernels[k].kind + ", hash " + hash + "): " + p.kernels[k].text;
+    out += numbered("  k", k) + " (" + p.kernels[k].kind + ", hash " + hash + "): " + p.kernels[k].text;
   }
   return out;
 }

@@ -10,7 +10,8 @@
 //   output               a graph output computed by a kernel: its own tensor,
 //                        written in place by the kernel, never copied
 //   temp                 everything else: a range of the arena (memory plan);
-//                        an assign's value lives there until the step commits it
+//                        an assign's value lives there until the step commits it,
+//                        unless it is written straight into its target (alias)
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -30,6 +31,11 @@ struct ProgramBuffer {
   TensorType type;
   BufferKind kind;
   Value value;       // in the compiled graph
+  // An assign's value that its kernel writes straight into the assign's target
+  // (this buffer id): no arena range and no copy when the step commits. Only
+  // when no later kernel, output or other assign reads the target's old value,
+  // and the kernel reads the target, if at all, only where it writes the value.
+  int alias = -1;
   int64_t bytes() const;
 };
 
@@ -51,8 +57,10 @@ struct Program {
 };
 
 // Schedules a verified graph (fused or not) in node order, one call per node
-// (assigns aside), and plans its memory (reuse = false: --no-reuse).
-Program build_program(const Graph& g, bool reuse = true);
+// (assigns aside), and plans its memory (reuse = false: --no-reuse;
+// update_in_place = false: every assign's value in the arena, for callers that
+// keep params and state read-only, as AOT's interface does).
+Program build_program(const Graph& g, bool reuse = true, bool update_in_place = true);
 
 // The memory planner's view of the program (buffers and steps).
 std::vector<PlanBuffer> plan_buffers(const Program& p);

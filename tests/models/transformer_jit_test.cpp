@@ -78,4 +78,11 @@ TEST_CASE("the compiler fuses the tiny training step: attention kernels, fewer k
   CHECK(compiler::check_memory_plan(compiler::plan_buffers(c.program), compiler::plan_steps(c.program), c.program.plan)
             .empty());
   CHECK(c.program.plan.arena_bytes < c.program.plan.naive_bytes);
+  // Adam's updates are one kernel, the last call, writing every param and moment in place.
+  int horizontal = 0;
+  for (const Node& n : c.graph.nodes()) horizontal += n.body && n.attrs.get_string("kind") == "horizontal";
+  CHECK(horizontal == 1);
+  size_t in_place = 0;
+  for (const auto& [target, value] : c.program.assigns) in_place += c.program.buffers[static_cast<size_t>(value)].alias == target;
+  CHECK(in_place == c.program.assigns.size());
 }
