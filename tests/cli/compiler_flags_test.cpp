@@ -1,0 +1,70 @@
+// The compiler's reports and switches on kiln run and kiln compile.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cli/run_kiln.h"
+#include "cli/temp_dir.h"
+#include "read_file.h"
+
+namespace {
+
+std::string example(const std::string& rel) { return source_path("examples/" + rel); }
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("kiln compile --emit program writes the schedule: calls over buffers, then the distinct kernels") {
+  TempDir dir;
+  const KilnResult r = run_kiln({"compile", example("attention.kir"), "--emit", "program", "-o", dir.file("p.txt")});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string p = read_file(dir.file("p.txt"));
+  CHECK(p.rfind("program @attention: ", 0) == 0);
+  CHECK(contains(p, "attention(%scores) -> %attn"));
+  CHECK(contains(p, "@ arena+"));
+  CHECK(contains(p, "kernels:\n"));
+}
+
+TEST_CASE("kiln run's compiler reports go to stderr and the switches change no output") {
+  TempDir dir;
+  const std::vector<std::string> base = {"run", example("attention.kir"), "--input",
+                                         "x=" + example("inputs/attention/x.npy")};
+  auto with = [&](std::vector<std::string> extra, const std::string& out) {
+    std::vector<std::string> args = base;
+    args.push_back("-o");
+    args.push_back(dir.file(out));
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_kiln(args);
+  };
+  const KilnResult plain = with({}, "plain");
+  REQUIRE(plain.status == 0);
+  const KilnResult reports = with({"--print-memory-plan", "--print-fusion-decisions", "--time-passes", "--no-reuse",
+                                   "--no-cache", "--print-after=fusion"},
+                                  "reports");
+  INFO(reports.err);
+  REQUIRE(reports.status == 0);
+  CHECK(contains(reports.err, "memory: naive"));
+  CHECK(contains(reports.err, "not fused: %scores (matmul)"));
+  CHECK(contains(reports.err, "; *** IR Dump After fusion ***"));
+  CHECK(contains(reports.err, "kernels "));
+  CHECK(read_file(dir.file("plain/y.npy")) == read_file(dir.file("reports/y.npy")));
+}
+
+TEST_CASE("bad compiler flags exit 2 naming the flag, and write nothing") {
+  TempDir dir;
+  const KilnResult unknown_pass = run_kiln({"compile", example("attention.kir"), "--emit", "program", "-o",
+                                            dir.file("p.txt"), "--passes=fuse-all"});
+  CHECK(unknown_pass.status == 2);
+  CHECK(contains(unknown_pass.err, "--passes"));
+  CHECK(contains(unknown_pass.err, "unknown pass 'fuse-all'"));
+  const KilnResult bad_emit =
+      run_kiln({"compile", example("attention.kir"), "--emit", "programme", "-o", dir.file("p.txt")});
+  CHECK(bad_emit.status == 2);
+  CHECK(contains(bad_emit.err, "--emit"));
+  const KilnResult unwritable = run_kiln(
+      {"compile", example("attention.kir"), "--emit", "program", "-o", dir.file("no/such/dir/p.txt")});
+  CHECK(unwritable.status == 1);
+  CHECK(contains(unwritable.err, "no/such/dir/p.txt"));
+  CHECK(!std::filesystem::exists(dir.file("p.txt")));
+}
