@@ -332,6 +332,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
               });
             });
           });
+          if (p.epilogue) p.epilogue(bi, m0, rows, n0, cols);
         });
       });
 }

@@ -58,10 +58,15 @@ GemmBlocking gemm_blocking(int vector_width);
 // batch's matrix; they are called inside the outlined task function, where
 // buffer pointers must be asked for again (cx.buffer), and may map several
 // batches to one matrix (broadcasting). Requires m, n, k >= 1.
+// `epilogue`, if set, is called in the task that computes a block of C right
+// after its last K block, with the batch index and the block's rows m0..m0+rows
+// and columns n0..n0+cols (i64), to finish those elements while they are in cache.
 struct GemmProblem {
   int64_t batches = 1, m = 0, n = 0, k = 0;
   bool ta = false, tb = false;
   std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
+  std::function<void(llvm::Value* batch, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols)>
+      epilogue;
 };
 
 // Emits the blocked, parallel GEMM at the builder's position. `name` prefixes

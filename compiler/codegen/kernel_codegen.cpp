@@ -1,7 +1,8 @@
 #include "compiler/codegen/kernel_codegen.h"
 
-#include <deque>
 #include <llvm/IR/Function.h>
+
+#include <deque>
 #include <map>
 #include <set>
 
@@ -15,8 +16,10 @@ namespace {
 
 void collect_missing(const Graph& g, std::set<std::string>& missing) {
   for (const Node& node : g.nodes()) {
-    if (node.body) collect_missing(*node.body, missing);
-    else if (!node.def->side_effect && !EmitterRegistry::global().find(node.op())) missing.insert(node.op());
+    if (node.body)
+      collect_missing(*node.body, missing);
+    else if (!node.def->side_effect && !EmitterRegistry::global().find(node.op()))
+      missing.insert(node.op());
   }
 }
 
@@ -25,6 +28,9 @@ void collect_missing(const Graph& g, std::set<std::string>& missing) {
 class Generators {
  public:
   Generators(LoweringContext& cx, const Graph& g) : cx_(cx), g_(g) {}
+
+  // v's elements come from `gen` (a kernel op's result read back from memory).
+  void set(Value v, Generator gen) { memo_[v.id] = std::move(gen); }
 
   const Generator& of(Value v) {
     auto it = memo_.find(v.id);
@@ -71,13 +77,24 @@ void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
     return;
   }
   const Node& hero = *heroes.front();
+  const OpEmitter& emitter = *EmitterRegistry::global().find(hero.op());
+  const Value out = k.outputs().front();
   const bool outputs_are_hero = k.outputs() == hero.results;
-  if (heroes.size() > 1 || !outputs_are_hero)
+  const bool epilogue = !outputs_are_hero && emitter.epilogue && k.outputs().size() == 1 && hero.results.size() == 1 &&
+                        k.type(out) == k.type(hero.results[0]);
+  if (heroes.size() > 1 || !(outputs_are_hero || epilogue))
     throw Error("codegen: kernel @" + k.name() + " has " + std::to_string(heroes.size()) +
                 " non-elemental op(s) and outputs other than their results; no kernel shape fits");
   std::vector<Generator> operands;
   for (Value v : hero.operands) operands.push_back(gens.of(v));
-  EmitterRegistry::global().find(hero.op())->kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
+  if (!epilogue) {
+    emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
+    return;
+  }
+  // The hero writes into the output's buffer; the epilogue reads it back there.
+  gens.set(hero.results[0], buffer_generator(cx, out, k.type(out)));
+  const Epilogue e{out, gens.of(out)};
+  emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands, &e});
 }
 
 }  // namespace

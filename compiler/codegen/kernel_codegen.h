@@ -15,7 +15,11 @@
 //     common shape, each output's generator composed from its producers' (loop fusion);
 //   * one kernel-emitter op (a reduction, normalization, loss, matmul, gather...)
 //     whose results are the outputs: that op's emitter, reading its operands
-//     through generators composed from the elemental producers (input fusion).
+//     through generators composed from the elemental producers (input fusion);
+//   * one kernel-emitter op that takes an epilogue (matmul) and one output of its
+//     result's type computed from it by pointwise ops: the op writes into the
+//     output's buffer and applies the output's generator there in place
+//     (emitter_registry.h, Epilogue).
 // Intermediates of a fused kernel never reach memory.
 #include <string>
 

@@ -18,7 +18,7 @@ namespace {
 
 // Kernel ops that read their operands through generators, so elemental
 // producers fuse into them.
-const std::set<std::string> kGeneratorHeroes = {"sum",    "mean",        "max",        "softmax",
+const std::set<std::string> kGeneratorHeroes = {"sum",        "mean",        "max",          "softmax",
                                                 "layer_norm", "log_softmax", "cross_entropy"};
 // Cheap to recompute in every consumer.
 const std::set<std::string> kConstants = {"fill", "iota", "causal_mask"};
@@ -158,7 +158,8 @@ class Fuser {
   std::string label(int i) const { return "%" + g_.name_of(node(i).results[0]) + " (" + node(i).op() + ")"; }
 
   void decide(int producer, int root, const std::string& reason) {
-    if (decisions_) *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";
+    if (decisions_)
+      *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";
   }
 
   // Users of node p's results that are not in group `gi`; assigns and graph
@@ -169,16 +170,59 @@ class Fuser {
       if (is_output_[static_cast<size_t>(r.id)]) sink_outside = true;
       for (int u : users_[static_cast<size_t>(r.id)]) {
         if (group.members.count(u)) continue;
-        if (node(u).def->side_effect) sink_outside = true;
-        else compute_outside = true;
+        if (node(u).def->side_effect)
+          sink_outside = true;
+        else
+          compute_outside = true;
       }
     }
   }
 
-  bool hero_of(const Group& group) const {
+  // The group's non-elemental member (its kernel op), or -1.
+  int hero_of(const Group& group) const {
     for (int m : group.members)
-      if (!is_elemental(node(m))) return true;
-    return false;
+      if (!is_elemental(node(m))) return m;
+    return -1;
+  }
+
+  // A member reading a result of node p that is a kernel op under an epilogue
+  // (reading its operands from memory, unlike a root hero), or -1.
+  int kernel_user(const Group& group, int p) const {
+    for (Value r : node(p).results)
+      for (int u : users_[static_cast<size_t>(r.id)])
+        if (u != group.root && group.members.count(u) && !is_elemental(node(u))) return u;
+    return -1;
+  }
+
+  // Why the kernel op p cannot become the hero of the loop `group`, whose
+  // members then are its epilogue; "" if it can.
+  std::string epilogue_refusal(const Group& group, int p) const {
+    const Node& pn = node(p);
+    const std::string own_kernel = pn.op() + " is a kernel of its own: ";
+    if (!emitter_of(pn)->epilogue) return own_kernel + "its result goes through memory";
+    const Node& r = node(group.root);
+    if (!is_elemental(r)) return own_kernel + r.op() + " reads its result from memory (only a loop is an epilogue)";
+    if (const int hero = hero_of(group); hero >= 0) return own_kernel + "the loop already fuses " + label(hero);
+    bool compute_outside = false, sink_outside = false;
+    outside_users(p, group, compute_outside, sink_outside);
+    if (compute_outside) return own_kernel + "its result is also used outside this loop";
+    if (sink_outside) return own_kernel + "its result is stored for an assign or output";
+    if (!group.extra_outputs.empty()) return "the loop also stores " + label(group.extra_outputs.front());
+    // Members are all later than p: walk them in order from p's result.
+    const TensorType& type = g_.type(pn.results[0]);
+    std::vector<bool> reached(g_.num_values(), false);
+    reached[static_cast<size_t>(pn.results[0].id)] = true;
+    for (int m : group.members) {
+      const Node& mn = node(m);
+      bool reads = false;
+      for (Value v : mn.operands) reads = reads || reached[static_cast<size_t>(v.id)];
+      if (!reads) continue;
+      if (!emitter_of(mn)->pointwise || !(g_.type(mn.results[0]).shape == type.shape))
+        return label(m) + " reads its result at other indices than its own";
+      reached[static_cast<size_t>(mn.results[0].id)] = true;
+    }
+    if (!(g_.type(r.results[0]) == type)) return "the loop's result type differs from its own";
+    return "";
   }
 
   void grow(int root) {
@@ -203,12 +247,21 @@ class Fuser {
       candidates.pop();
       if (!seen.insert(p).second || group.members.count(p)) continue;
       const Node& pn = node(p);
-      if (!is_elemental(pn)) {
-        decide(p, root, pn.op() + " is a kernel of its own: its result goes through memory");
+      if (owner_[static_cast<size_t>(p)] >= 0) {
+        decide(p, root,
+               "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
         continue;
       }
-      if (owner_[static_cast<size_t>(p)] >= 0) {
-        decide(p, root, "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
+      if (!is_elemental(pn)) {
+        const std::string refusal = epilogue_refusal(group, p);
+        if (refusal.empty())
+          own(group, gi, p);  // its operands stay in memory: no producers to absorb
+        else
+          decide(p, root, refusal);
+        continue;
+      }
+      if (const int hero = kernel_user(group, p); hero >= 0) {
+        decide(p, root, "it feeds " + label(hero) + ", which reads its operands from memory");
         continue;
       }
       bool compute_outside = false, sink_outside = false;
@@ -216,7 +269,7 @@ class Fuser {
       if (!compute_outside && !sink_outside) {
         own(group, gi, p);
         push_producers(p);
-      } else if (!compute_outside && !hero_of(group) && g_.type(pn.results[0]).shape == loop_shape) {
+      } else if (!compute_outside && hero_of(group) < 0 && g_.type(pn.results[0]).shape == loop_shape) {
         own(group, gi, p);  // computed here and stored for its assigns / graph outputs
         group.extra_outputs.push_back(p);
         push_producers(p);
@@ -243,6 +296,7 @@ class Fuser {
 
   std::string kind_of(const Group& group) const {
     const Node& r = node(group.root);
+    if (const int hero = hero_of(group); hero >= 0 && is_elemental(r)) return node(hero).op();  // with an epilogue
     if (is_elemental(r)) return "loop";
     if (r.op() == "softmax" && is_attention_softmax(r, group)) return "attention";
     return r.op();
@@ -294,7 +348,9 @@ class Fuser {
     const auto value_in_body = [&](Value v) {
       auto it = inner.find(v.id);
       if (it != inner.end()) return it->second;
-      const Value in = body->declare(ValueKind::input, "p" + std::to_string(operands.size()), g_.type(v));
+      std::string name = "p";  // not "p" + to_string(...): GCC 12's -Wrestrict misfires on it
+      name += std::to_string(operands.size());
+      const Value in = body->declare(ValueKind::input, name, g_.type(v));
       operands.push_back(rw.mapped(v));
       return inner[v.id] = in;
     };
