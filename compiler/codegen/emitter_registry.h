@@ -79,7 +79,7 @@ class EmitterRegistry {
   void add_kernel(const std::string& op, KernelFn fn, bool takes_epilogue = false);
 
   const OpEmitter* find(const std::string& op) const;  // nullptr: no lowering yet
-  std::vector<std::string> ops() const;                // sorted
+  std::vector<std::string> ops() const;                 // sorted
 
  private:
   std::map<std::string, OpEmitter> emitters_;

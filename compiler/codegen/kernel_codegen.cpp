@@ -1,8 +1,7 @@
 #include "compiler/codegen/kernel_codegen.h"
 
-#include <llvm/IR/Function.h>
-
 #include <deque>
+#include <llvm/IR/Function.h>
 #include <map>
 #include <set>
 
@@ -16,10 +15,8 @@ namespace {
 
 void collect_missing(const Graph& g, std::set<std::string>& missing) {
   for (const Node& node : g.nodes()) {
-    if (node.body)
-      collect_missing(*node.body, missing);
-    else if (!node.def->side_effect && !EmitterRegistry::global().find(node.op()))
-      missing.insert(node.op());
+    if (node.body) collect_missing(*node.body, missing);
+    else if (!node.def->side_effect && !EmitterRegistry::global().find(node.op())) missing.insert(node.op());
   }
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 // Kernel ops that read their operands through generators, so elemental
 // producers fuse into them.
-const std::set<std::string> kGeneratorHeroes = {"sum",        "mean",        "max",          "softmax",
+const std::set<std::string> kGeneratorHeroes = {"sum",    "mean",        "max",        "softmax",
                                                 "layer_norm", "log_softmax", "cross_entropy"};
 // Cheap to recompute in every consumer.
 const std::set<std::string> kConstants = {"fill", "iota", "causal_mask"};
@@ -158,8 +158,7 @@ class Fuser {
   std::string label(int i) const { return "%" + g_.name_of(node(i).results[0]) + " (" + node(i).op() + ")"; }
 
   void decide(int producer, int root, const std::string& reason) {
-    if (decisions_)
-      *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";
+    if (decisions_) *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";
   }
 
   // Users of node p's results that are not in group `gi`; assigns and graph
@@ -170,10 +169,8 @@ class Fuser {
       if (is_output_[static_cast<size_t>(r.id)]) sink_outside = true;
       for (int u : users_[static_cast<size_t>(r.id)]) {
         if (group.members.count(u)) continue;
-        if (node(u).def->side_effect)
-          sink_outside = true;
-        else
-          compute_outside = true;
+        if (node(u).def->side_effect) sink_outside = true;
+        else compute_outside = true;
       }
     }
   }

@@ -14,10 +14,13 @@
 //               memory (the GEMM packs from there). A reduction, softmax or
 //               layer_norm consumer does not take the matmul: it keeps its
 //               elemental producers as before (`softmax(q @ k * scale + mask)`
-//               stays one attention kernel, `layer_norm(x + dropout(h @ w + b))`
-//               one layer_norm kernel). Giving that chain to the matmul instead
-//               would save no kernel and no memory traffic: the normalization
-//               would read the epilogue's output where it now reads the matmul's.
+//               stays one attention kernel, and so does `layer_norm(x +
+//               dropout(h @ w + b))` when the sum is not needed elsewhere).
+//               Giving that chain to the matmul instead would save no kernel and
+//               no memory traffic: the normalization would read the epilogue's
+//               output where it now reads the matmul's. Where the chain is a
+//               loop of its own (training stores the sum for the backward pass),
+//               that loop becomes the matmul's epilogue.
 //   loop        a consumer absorbs its elemental producers (elementwise,
 //               broadcast, reshape, transpose, slice, concat, gather, dropout,
 //               constants) into one loop; an extra output is allowed for a member

@@ -185,32 +185,47 @@ TEST_CASE("a matmul keeps its own kernel when its result is needed elsewhere or 
   p.k = 9;
   p.n = 17;
   p.batch = p.x_batch = {2};
-  const std::vector<std::pair<const char*, std::function<void(Builder&, Value)>>> cases = {
+  struct Case {
+    const char* name;
+    std::function<void(Builder&, Value)> build;
+    const char* reason;  // in the fusion decisions
+  };
+  const std::vector<Case> cases = {
       {"used twice",
        [&](Builder& b, Value mm) {
          b.output(ops::relu(b, mm));
          b.output(ops::mul(b, mm, ops::fill(b, {}, 2.0)));
-       }},
+       },
+       "matmul is a kernel of its own: its result is also used outside this loop"},
       {"an output",
        [&](Builder& b, Value mm) {
          b.output(mm);
          b.output(ops::relu(b, ops::add(b, mm, bias(b, p))));
-       }},
+       },
+       "matmul is a kernel of its own: its result is stored for an assign or output"},
       {"transposed by its consumer",
        [&](Builder& b, Value mm) {
          b.output(ops::add(b, ops::transpose(b, mm, {0, 2, 1}), bias(b, p)));
-       }},
+       },
+       "(transpose) reads its result at other indices than its own"},
       {"broadcast by its consumer",
        [&](Builder& b, Value mm) {
          b.output(ops::add(b, mm, b.input("z", {DType::f32, {3, 2, p.m, p.n}})));
-       }},
-      {"under a reduction", [&](Builder& b, Value mm) { b.output(ops::sum(b, ops::relu(b, mm), {2})); }},
+       },
+       "(add) reads its result at other indices than its own"},
+      {"under a reduction", [&](Builder& b, Value mm) { b.output(ops::sum(b, ops::relu(b, mm), {2})); },
+       "matmul is a kernel of its own: sum reads its result from memory"},
   };
-  for (const auto& [name, build] : cases) {
-    CAPTURE(name);
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
     Graph g("no_epilogue");
     Builder b(g);
-    build(b, ops::matmul(b, b.input("x", {DType::f32, p.x()}), b.input("w", {DType::f32, p.w()})));
+    c.build(b, ops::matmul(b, b.input("x", {DType::f32, p.x()}), b.input("w", {DType::f32, p.w()})));
     check(g, rng, 0);
+    std::ostringstream decisions;
+    compiler::PipelineOptions o;
+    o.passes.remarks = &decisions;
+    compiler::compile_graph(g, o);
+    CHECK(decisions.str().find(c.reason) != std::string::npos);
   }
 }
