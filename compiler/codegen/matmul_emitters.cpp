@@ -2,8 +2,8 @@
 // dims (ops/matmul.cpp), lowered as the packed, register-blocked GEMM of gemm.h:
 // each result batch reads its operands' matrices at broadcast batch indices, so
 // a broadcast operand is packed from the same memory for every batch it serves.
-// A fused epilogue (kernel_codegen.h) is applied to each block of C after its
-// last K block; the sums themselves are the same with or without one.
+// A fused epilogue (kernel_codegen.h) is applied to each panel of C in the
+// last K block (gemm.h); the sums themselves are the same with or without one.
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/gemm.h"
 

@@ -1,6 +1,6 @@
 // Matmul epilogue fusion (compiler/passes/fusion.h): a matmul's pointwise loop
 // consumers (bias, scale, relu, residual, dropout and chains of them) run inside
-// its kernel, applied to each C block after its last K block.
+// its kernel, applied to each panel of C in its last K block.
 //
 // Tolerance: the inputs are small integers, so every product and partial sum of
 // the GEMM is exact in f32 whatever the order, and the epilogues below (adds,
