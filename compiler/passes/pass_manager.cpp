@@ -25,7 +25,7 @@ void register_builtin_passes(PassRegistry& r) {
         true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
-  r.add({"fusion", "groups nodes into fusion nodes, one kernel each (loop, reduction, attention, matmul with epilogue, ...)", fuse}, true);
+  r.add({"fusion", "groups nodes into fusion nodes, one kernel each (loop, reduction, attention, ...)", fuse}, true);
 }
 
 PassRegistry& PassRegistry::global() {
