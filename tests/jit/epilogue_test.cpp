@@ -109,9 +109,9 @@ Graph epilogue_graph(const Problem& p, const Epilogue& epilogue) {
   return g;
 }
 
-void check(const Graph& g, Rng& rng, int expected_matmul_kernels) {
+void check(const Graph& g, Rng& rng, int expected_matmul_kernels, const compiler::JitOptions& options = {}) {
   CHECK(matmul_kernels(g) == expected_matmul_kernels);
-  check_jit_matches_interpreter(g, integer_bindings(g, rng), {0, 0});
+  check_jit_matches_interpreter(g, integer_bindings(g, rng), {0, 0}, 1, options);
 }
 
 Value bias(Builder& b, const Problem& p, const std::string& name = "bias") {
@@ -138,13 +138,17 @@ TEST_CASE("a matmul fuses its bias, scale, relu, residual, dropout and chains of
          return ops::add(b, residual(b, p), ops::dropout(b, ops::add(b, mm, bias(b, p)), key, 0.5, 7));
        }},
   };
+  // The host, AVX2 (8 lanes, a 6 x 16 tile) and SSE2 (4 lanes): other tiles and remainders.
+  const std::vector<std::string> cpus = {"", "haswell", "x86-64"};
   Rng rng(20261123);
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 45; ++i) {
     const Problem p = random_problem(rng);
     const auto& [name, epilogue] = epilogues[static_cast<size_t>(i) % epilogues.size()];
+    const std::string& cpu = cpus[static_cast<size_t>(i) % cpus.size()];
     CAPTURE(name);
+    CAPTURE(cpu);
     CAPTURE(describe(p));
-    check(epilogue_graph(p, epilogue), rng, 1);
+    check(epilogue_graph(p, epilogue), rng, 1, jit_for_cpu(cpu));
   }
 }
 
