@@ -175,19 +175,25 @@ class Fuser {
     }
   }
 
-  // The group's non-elemental member (its kernel op), or -1.
-  int hero_of(const Group& group) const {
+  bool hero_of(const Group& group) const {
     for (int m : group.members)
-      if (!is_elemental(node(m))) return m;
+      if (!is_elemental(node(m))) return true;
+    return false;
+  }
+
+  // The kernel op under the loop `group` as its epilogue, or -1.
+  int epilogue_hero(const Group& group) const {
+    for (int m : group.members)
+      if (m != group.root && emitter_of(node(m))->epilogue) return m;
     return -1;
   }
 
-  // A member reading a result of node p that is a kernel op under an epilogue
-  // (reading its operands from memory, unlike a root hero), or -1.
-  int kernel_user(const Group& group, int p) const {
-    for (Value r : node(p).results)
-      for (int u : users_[static_cast<size_t>(r.id)])
-        if (u != group.root && group.members.count(u) && !is_elemental(node(u))) return u;
+  // The group's epilogue hero if it reads a result of node p (from memory), or -1.
+  int hero_reading(const Group& group, int p) const {
+    const int hero = epilogue_hero(group);
+    if (hero < 0) return -1;
+    for (Value v : node(hero).operands)
+      if (g_.value(v).kind == ValueKind::result && g_.value(v).node == p) return hero;
     return -1;
   }
 
@@ -199,7 +205,7 @@ class Fuser {
     if (!emitter_of(pn)->epilogue) return own_kernel + "its result goes through memory";
     const Node& r = node(group.root);
     if (!is_elemental(r)) return own_kernel + r.op() + " reads its result from memory (only a loop is an epilogue)";
-    if (const int hero = hero_of(group); hero >= 0) return own_kernel + "the loop already fuses " + label(hero);
+    if (hero_of(group)) return own_kernel + "the loop already fuses a kernel op";
     bool compute_outside = false, sink_outside = false;
     outside_users(p, group, compute_outside, sink_outside);
     if (compute_outside) return own_kernel + "its result is also used outside this loop";
@@ -257,7 +263,7 @@ class Fuser {
           decide(p, root, refusal);
         continue;
       }
-      if (const int hero = kernel_user(group, p); hero >= 0) {
+      if (const int hero = hero_reading(group, p); hero >= 0) {
         decide(p, root, "it feeds " + label(hero) + ", which reads its operands from memory");
         continue;
       }
@@ -266,7 +272,7 @@ class Fuser {
       if (!compute_outside && !sink_outside) {
         own(group, gi, p);
         push_producers(p);
-      } else if (!compute_outside && hero_of(group) < 0 && g_.type(pn.results[0]).shape == loop_shape) {
+      } else if (!compute_outside && !hero_of(group) && g_.type(pn.results[0]).shape == loop_shape) {
         own(group, gi, p);  // computed here and stored for its assigns / graph outputs
         group.extra_outputs.push_back(p);
         push_producers(p);
@@ -293,7 +299,7 @@ class Fuser {
 
   std::string kind_of(const Group& group) const {
     const Node& r = node(group.root);
-    if (const int hero = hero_of(group); hero >= 0 && is_elemental(r)) return node(hero).op();  // with an epilogue
+    if (const int hero = epilogue_hero(group); hero >= 0) return node(hero).op();
     if (is_elemental(r)) return "loop";
     if (r.op() == "softmax" && is_attention_softmax(r, group)) return "attention";
     return r.op();
