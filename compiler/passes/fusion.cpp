@@ -211,7 +211,8 @@ class Fuser {
     if (compute_outside) return own_kernel + "its result is also used outside this loop";
     if (sink_outside) return own_kernel + "its result is stored for an assign or output";
     if (!group.extra_outputs.empty()) return "the loop also stores " + label(group.extra_outputs.front());
-    // Members are all later than p: walk them in order from p's result.
+    // Candidates come in decreasing node order, so every member is later than p:
+    // walk them in order from p's result.
     const TensorType& type = g_.type(pn.results[0]);
     std::vector<bool> reached(g_.num_values(), false);
     reached[static_cast<size_t>(pn.results[0].id)] = true;
