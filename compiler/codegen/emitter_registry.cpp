@@ -26,7 +26,9 @@ void EmitterRegistry::add_pointwise(const std::string& op, ElementalFn fn) {
   add(emitters_, op, {std::move(fn), {}, true});
 }
 
-void EmitterRegistry::add_kernel(const std::string& op, KernelFn fn) { add(emitters_, op, {{}, std::move(fn)}); }
+void EmitterRegistry::add_kernel(const std::string& op, KernelFn fn, bool takes_epilogue) {
+  add(emitters_, op, {{}, std::move(fn), false, takes_epilogue});
+}
 
 const OpEmitter* EmitterRegistry::find(const std::string& op) const {
   auto it = emitters_.find(op);

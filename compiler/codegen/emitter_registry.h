@@ -34,14 +34,24 @@
 
 namespace kiln::compiler {
 
+// A loop fused after a kernel op (a matmul's bias, activation, residual): the
+// kernel writes its result into `output`'s buffer and, once a block of it is
+// final and still in cache, replaces each of its elements by value(index).
+// `value` reads the kernel's result back from that buffer at its own index only.
+struct Epilogue {
+  Value output;
+  Generator value;
+};
+
 struct KernelEmitArgs {
   LoweringContext& cx;
   NodeRef node;
   const std::vector<Generator>& operands;  // element access, indexed in operand space
+  const Epilogue* epilogue = nullptr;      // only for emitters registered as taking one
 
   // Data pointers of operand i / result i in the function being emitted.
   llvm::Value* operand_ptr(size_t i) const { return cx.buffer(node.node.operands[i]); }
-  llvm::Value* result_ptr(size_t i = 0) const { return cx.buffer(node.node.results[i]); }
+  llvm::Value* result_ptr(size_t i = 0) const { return cx.buffer(epilogue ? epilogue->output : node.node.results[i]); }
 };
 using KernelFn = std::function<void(const KernelEmitArgs& args)>;
 
@@ -53,6 +63,9 @@ struct OpEmitter {
   // index only (operands of the result's shape; broadcast ones aside), so the
   // result may overwrite such an operand in place (memory planning).
   bool pointwise = false;
+  // A kernel of one result that applies KernelEmitArgs::epilogue (the fusion
+  // pass then lets it absorb its pointwise consumers).
+  bool epilogue = false;
 };
 
 class EmitterRegistry {
@@ -63,7 +76,7 @@ class EmitterRegistry {
   // Throw kiln::Error if the op already has an emitter.
   void add_elemental(const std::string& op, ElementalFn fn);
   void add_pointwise(const std::string& op, ElementalFn fn);  // an elemental op that is pointwise
-  void add_kernel(const std::string& op, KernelFn fn);
+  void add_kernel(const std::string& op, KernelFn fn, bool takes_epilogue = false);
 
   const OpEmitter* find(const std::string& op) const;  // nullptr: no lowering yet
   std::vector<std::string> ops() const;                 // sorted

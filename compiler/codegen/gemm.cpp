@@ -312,7 +312,9 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           llvm::Value* a_matrix = p.a_matrix(bi);
           llvm::Value* b_matrix = p.b_matrix(bi);
           llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
-          cx.for_range(0, p.k, kc, [&](llvm::Value* pc) {
+          // The K block at pc; in the last one the epilogue finishes each panel of
+          // NR columns right after its micro-kernels, while it is in L1.
+          const auto k_block = [&](llvm::Value* pc, bool last) {
             llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
             // The blocks' first elements, (pc, m0) of op(A) and (pc, n0) of op(B).
             llvm::Value* a_block =
@@ -323,15 +325,19 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
             b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
             cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
+              llvm::Value* panel_cols = min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr));
               cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
                 b.CreateCall(micro,
                              {buffers, gep(cx, a_pack, b.CreateMul(ir, depth)), gep(cx, b_pack, b.CreateMul(jr, depth)),
                               gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
-                              min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)),
-                              min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr)), accumulate});
+                              min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)), panel_cols, accumulate});
               });
+              if (last && p.epilogue) p.epilogue(bi, m0, rows, add(cx, n0, jr), panel_cols);
             });
-          });
+          };
+          const int64_t last_pc = (p.k - 1) / kc * kc;
+          cx.for_range(0, last_pc, kc, [&](llvm::Value* pc) { k_block(pc, false); });
+          k_block(cx.i64c(last_pc), true);
         });
       });
 }

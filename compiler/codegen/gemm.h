@@ -8,6 +8,7 @@
 //       pack the A block (MC x KC) into MR-row panels    } transposes and batch
 //       pack the B block (KC x NC) into NR-column panels } broadcasting end here
 //       for each NR panel of B: for each MR panel of A: micro-kernel on C's tile
+//                               (last K block: then the epilogue on the panel)
 //
 // Packed layout (one layout whatever the operand's transpose flag): a block of
 // `extent` rows (A) or columns (B) times kc is cut into panels of P = MR (A) or
@@ -58,10 +59,16 @@ GemmBlocking gemm_blocking(int vector_width);
 // batch's matrix; they are called inside the outlined task function, where
 // buffer pointers must be asked for again (cx.buffer), and may map several
 // batches to one matrix (broadcasting). Requires m, n, k >= 1.
+// `epilogue`, if set, is called in the last K block of each task right after
+// the micro-kernels have finished a panel of C (at most NR columns), with the
+// batch index and the panel's rows m0..m0+rows and columns n0..n0+cols (i64),
+// to finish those elements while they are in L1.
 struct GemmProblem {
   int64_t batches = 1, m = 0, n = 0, k = 0;
   bool ta = false, tb = false;
   std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
+  std::function<void(llvm::Value* batch, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols)>
+      epilogue;
 };
 
 // Emits the blocked, parallel GEMM at the builder's position. `name` prefixes

@@ -130,13 +130,24 @@ void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
     return;
   }
   const Node& hero = *heroes.front();
+  const OpEmitter& emitter = *EmitterRegistry::global().find(hero.op());
+  const Value out = k.outputs().front();
   const bool outputs_are_hero = k.outputs() == hero.results;
-  if (heroes.size() > 1 || !outputs_are_hero)
+  const bool epilogue = !outputs_are_hero && emitter.epilogue && k.outputs().size() == 1 && hero.results.size() == 1 &&
+                        k.type(out) == k.type(hero.results[0]);
+  if (heroes.size() > 1 || !(outputs_are_hero || epilogue))
     throw Error("codegen: kernel @" + k.name() + " has " + std::to_string(heroes.size()) +
                 " non-elemental op(s) and outputs other than their results; no kernel shape fits");
   std::vector<Generator> operands;
   for (Value v : hero.operands) operands.push_back(gens.of(v));
-  EmitterRegistry::global().find(hero.op())->kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
+  if (!epilogue) {
+    emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
+    return;
+  }
+  // The hero writes into the output's buffer; the epilogue reads it back there.
+  gens.set(hero.results[0], buffer_generator(cx, out, k.type(out)));
+  const Epilogue e{out, gens.of(out)};
+  emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands, &e});
 }
 
 }  // namespace

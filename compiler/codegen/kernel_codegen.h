@@ -21,6 +21,10 @@
 //     reduction folds its row into a scalar, then the outputs' row is computed
 //     with the scalars broadcast (softmax's backward y * (dy - sum(dy * y)), a
 //     layer norm's backward).
+//   * one kernel-emitter op that takes an epilogue (matmul) and one output of its
+//     result's type computed from it by pointwise ops: the op writes into the
+//     output's buffer and applies the output's generator there in place
+//     (emitter_registry.h, Epilogue).
 // Intermediates of a fused kernel never reach memory.
 #include <string>
 #include <vector>

@@ -2,6 +2,8 @@
 // dims (ops/matmul.cpp), lowered as the packed, register-blocked GEMM of gemm.h:
 // each result batch reads its operands' matrices at broadcast batch indices, so
 // a broadcast operand is packed from the same memory for every batch it serves.
+// A fused epilogue (kernel_codegen.h) is applied to each panel of C in the
+// last K block (gemm.h); the sums themselves are the same with or without one.
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/gemm.h"
 
@@ -21,6 +23,28 @@ llvm::Value* matrix_start(LoweringContext& cx, llvm::Value* base, llvm::Value* b
 
 Shape batch_dims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
+// Applies `e` to rows m0..m0+rows and columns n0..n0+cols of result batch bi
+// (all i64), in place: W columns at a time, then the rest one at a time.
+void apply_epilogue(LoweringContext& cx, const Epilogue& e, const Shape& out, llvm::Value* bi, llvm::Value* m0,
+                    llvm::Value* rows, llvm::Value* n0, llvm::Value* cols) {
+  auto& b = cx.b();
+  const size_t rank = out.size();
+  const int w = cx.vector_width();
+  std::vector<llvm::Value*> dims = unflatten(cx, bi, batch_dims(out));
+  dims.resize(rank);
+  llvm::Value* vector_end = b.CreateSub(cols, b.CreateURem(cols, cx.i64c(w)));
+  cx.for_range(m0, b.CreateAdd(m0, rows), 1, [&](llvm::Value* i) {
+    dims[rank - 2] = i;
+    const auto step = [&](llvm::Value* j, int width) {
+      dims[rank - 1] = b.CreateAdd(n0, j);
+      llvm::Value* v = e.value(ElementIndex{dims, width, width > 1 ? static_cast<int>(rank - 1) : -1});
+      cx.store(DType::f32, cx.buffer(e.output), flat_offset(cx, dims, out), v);
+    };
+    cx.for_range(cx.i64c(0), vector_end, w, [&](llvm::Value* j) { step(j, w); });
+    cx.for_range(vector_end, cols, 1, [&](llvm::Value* j) { step(j, 1); });
+  });
+}
+
 void emit_matmul(const KernelEmitArgs& args) {
   LoweringContext& cx = args.cx;
   const Shape& a = args.node.in(0).shape;
@@ -34,9 +58,16 @@ void emit_matmul(const KernelEmitArgs& args) {
   p.n = out.back();
   p.k = p.ta ? a[a.size() - 2] : a.back();
   if (p.batches * p.m * p.n == 0) return;
+  if (args.epilogue)
+    p.epilogue = [&](llvm::Value* bi, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols) {
+      apply_epilogue(cx, *args.epilogue, out, bi, m0, rows, n0, cols);
+    };
   if (p.k == 0) {  // empty sums
     cx.b().CreateMemSet(args.result_ptr(), cx.b().getInt8(0), static_cast<uint64_t>(p.batches * p.m * p.n) * 4,
                         llvm::Align(4));
+    if (p.epilogue)
+      cx.for_range(0, p.batches, 1,
+                   [&](llvm::Value* bi) { p.epilogue(bi, cx.i64c(0), cx.i64c(p.m), cx.i64c(0), cx.i64c(p.n)); });
     return;
   }
   p.a_matrix = [&](llvm::Value* bi) { return matrix_start(cx, args.operand_ptr(0), bi, batch, a_batch, p.m * p.k); };
@@ -47,6 +78,6 @@ void emit_matmul(const KernelEmitArgs& args) {
 
 }  // namespace
 
-void register_matmul_emitters(EmitterRegistry& r) { r.add_kernel("matmul", emit_matmul); }
+void register_matmul_emitters(EmitterRegistry& r) { r.add_kernel("matmul", emit_matmul, /*takes_epilogue=*/true); }
 
 }  // namespace kiln::compiler

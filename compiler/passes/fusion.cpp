@@ -183,6 +183,55 @@ class Fuser {
     return false;
   }
 
+  // The kernel op under the loop `group` as its epilogue, or -1.
+  int epilogue_hero(const Group& group) const {
+    for (int m : group.members)
+      if (const OpEmitter* e = emitter_of(node(m)); m != group.root && e && e->epilogue) return m;
+    return -1;
+  }
+
+  // The group's epilogue hero if it reads a result of node p (from memory), or -1.
+  int hero_reading(const Group& group, int p) const {
+    const int hero = epilogue_hero(group);
+    if (hero < 0) return -1;
+    for (Value v : node(hero).operands)
+      if (g_.value(v).kind == ValueKind::result && g_.value(v).node == p) return hero;
+    return -1;
+  }
+
+  // Why the kernel op p cannot become the hero of the loop `group`, whose
+  // members then are its epilogue; "" if it can.
+  std::string epilogue_refusal(const Group& group, int p) const {
+    const Node& pn = node(p);
+    const std::string own_kernel = pn.op() + " is a kernel of its own: ";
+    const OpEmitter* e = emitter_of(pn);
+    if (!e || !e->epilogue) return own_kernel + "its result goes through memory";
+    const Node& r = node(group.root);
+    if (!is_elemental(r)) return own_kernel + r.op() + " reads its result from memory (only a loop is an epilogue)";
+    if (hero_of(group)) return own_kernel + "the loop already fuses a kernel op";
+    bool compute_outside = false, sink_outside = false;
+    outside_users(p, group, compute_outside, sink_outside);
+    if (compute_outside) return own_kernel + "its result is also used outside this loop";
+    if (sink_outside) return own_kernel + "its result is stored for an assign or output";
+    if (!group.extra_outputs.empty()) return "the loop also stores " + label(group.extra_outputs.front());
+    // Candidates come in decreasing node order, so every member is later than p:
+    // walk them in order from p's result.
+    const TensorType& type = g_.type(pn.results[0]);
+    std::vector<bool> reached(g_.num_values(), false);
+    reached[static_cast<size_t>(pn.results[0].id)] = true;
+    for (int m : group.members) {
+      const Node& mn = node(m);
+      bool reads = false;
+      for (Value v : mn.operands) reads = reads || reached[static_cast<size_t>(v.id)];
+      if (!reads) continue;
+      if (!emitter_of(mn)->pointwise || !(g_.type(mn.results[0]).shape == type.shape))
+        return label(m) + " reads its result at other indices than its own";
+      reached[static_cast<size_t>(mn.results[0].id)] = true;
+    }
+    if (!(g_.type(r.results[0]) == type)) return "the loop's result type differs from its own";
+    return "";
+  }
+
   void grow(int root) {
     const auto gi = static_cast<int>(groups_.size());
     Group& group = groups_.emplace_back();
@@ -205,21 +254,30 @@ class Fuser {
       candidates.pop();
       if (!seen.insert(p).second || group.members.count(p)) continue;
       const Node& pn = node(p);
-      if (!is_elemental(pn)) {
-        if (is_elemental(r) && is_row_reduction_of(g_, pn, loop_shape) && owner_[static_cast<size_t>(p)] < 0) {
-          bool compute_outside = false, sink_outside = false;
-          outside_users(p, group, compute_outside, sink_outside);
-          if (!compute_outside && !sink_outside) {
-            own(group, gi, p);  // row fusion: reduced per row, then broadcast along it
-            push_producers(p);
-            continue;
-          }
-        }
-        decide(p, root, pn.op() + " is a kernel of its own: its result goes through memory");
+      if (owner_[static_cast<size_t>(p)] >= 0) {
+        decide(p, root,
+               "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
         continue;
       }
-      if (owner_[static_cast<size_t>(p)] >= 0) {
-        decide(p, root, "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
+      if (!is_elemental(pn) && is_elemental(r) && epilogue_hero(group) < 0 && is_row_reduction_of(g_, pn, loop_shape)) {
+        bool compute_outside = false, sink_outside = false;
+        outside_users(p, group, compute_outside, sink_outside);
+        if (!compute_outside && !sink_outside) {
+          own(group, gi, p);  // row fusion: reduced per row, then broadcast along it
+          push_producers(p);
+          continue;
+        }
+      }
+      if (!is_elemental(pn)) {
+        const std::string refusal = epilogue_refusal(group, p);
+        if (refusal.empty())
+          own(group, gi, p);  // its operands stay in memory: no producers to absorb
+        else
+          decide(p, root, refusal);
+        continue;
+      }
+      if (const int hero = hero_reading(group, p); hero >= 0) {
+        decide(p, root, "it feeds " + label(hero) + ", which reads its operands from memory");
         continue;
       }
       bool compute_outside = false, sink_outside = false;
@@ -254,6 +312,7 @@ class Fuser {
 
   std::string kind_of(const Group& group) const {
     const Node& r = node(group.root);
+    if (const int hero = epilogue_hero(group); hero >= 0) return node(hero).op();
     if (is_elemental(r)) {
       if (!hero_of(group)) return "loop";
       return is_attention_backward(group) ? "attention_backward" : "row";

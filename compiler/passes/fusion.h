@@ -4,7 +4,23 @@
 // values inside a group never reach memory.
 //
 //   matmul      absorbs a transpose of the last two axes of an operand into its
-//               transpose flag (the GEMM's packing reads either layout);
+//               transpose flag (the GEMM's packing reads either layout); and a
+//               loop consumer of its shape becomes its epilogue, applied to each
+//               C block while it is in cache (`relu(x @ w + b)`, `h @ w2 + b2 +
+//               residual`, dropout included): the loop takes the matmul as its
+//               hero when the matmul's result is used only in the loop, every
+//               member reading it (directly or not) is pointwise at its shape,
+//               and the loop stores nothing else. Operands of the matmul stay in
+//               memory (the GEMM packs from there). A reduction, softmax or
+//               layer_norm consumer does not take the matmul: it keeps its
+//               elemental producers as before (`softmax(q @ k * scale + mask)`
+//               stays one attention kernel, and so does `layer_norm(x +
+//               dropout(h @ w + b))` when the sum is not needed elsewhere).
+//               Giving that chain to the matmul instead would save no kernel and
+//               no memory traffic: the normalization would read the epilogue's
+//               output where it now reads the matmul's. Where the chain is a
+//               loop of its own (training stores the sum for the backward pass),
+//               that loop becomes the matmul's epilogue.
 //   loop        a consumer absorbs its elemental producers (elementwise,
 //               broadcast, reshape, transpose, slice, concat, gather, dropout,
 //               constants) into one loop; an extra output is allowed for a member

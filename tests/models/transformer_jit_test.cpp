@@ -56,21 +56,26 @@ TEST_CASE("the JIT matches the interpreter on one tiny training step") {
   }
 }
 
-TEST_CASE("the compiler fuses the tiny training step: attention kernels, fewer kernels, a sound memory plan") {
+TEST_CASE("the compiler fuses the tiny training step: attention, matmul epilogues, fewer kernels, a sound plan") {
   const TransformerConfig cfg = test::tiny_config(16, 0.1);
   AdamOptions adam;
   adam.d_model = cfg.d_model;
   const Graph g = build_train_graph(cfg, 2, 6, 6, adam);
   const compiler::CompiledGraph c = compiler::compile_graph(g);
-  int attention = 0, attention_backward = 0;
+  int attention = 0, attention_backward = 0, epilogues = 0;
   for (const Node& n : c.graph.nodes()) {
     if (n.body && n.attrs.get_string("kind") == "attention") ++attention;
     if (n.body && n.attrs.get_string("kind") == "attention_backward") ++attention_backward;
+    if (n.body && n.attrs.get_string("kind") == "matmul") ++epilogues;
   }
   // One forward and one backward kernel per attention block: encoder self,
   // decoder self and cross, per layer.
   CHECK(attention == cfg.enc_layers + 2 * cfg.dec_layers);
   CHECK(attention_backward == cfg.enc_layers + 2 * cfg.dec_layers);
+  // Matmuls with epilogues: in the forward pass each attention output projection
+  // (+ bias, dropout, residual), FFN's first layer (+ bias) and second (+ bias,
+  // dropout, residual); more in the backward pass.
+  CHECK(epilogues > 3 * cfg.enc_layers + 4 * cfg.dec_layers);
   MESSAGE(g.nodes().size() << " nodes -> " << c.program.calls.size() << " kernel calls of " << c.program.kernels.size()
                            << " distinct kernels; arena " << c.program.plan.arena_bytes << " of "
                            << c.program.plan.naive_bytes << " bytes");

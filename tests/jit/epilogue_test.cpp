@@ -1,0 +1,235 @@
+// Matmul epilogue fusion (compiler/passes/fusion.h): a matmul's pointwise loop
+// consumers (bias, scale, relu, residual, dropout and chains of them) run inside
+// its kernel, applied to each panel of C in its last K block.
+//
+// Tolerance: the inputs are small integers, so every product and partial sum of
+// the GEMM is exact in f32 whatever the order, and the epilogues below (adds,
+// scaling by 0.5, relu, maximum, dropout's scaling by 1/(1-rate) = 2) round the
+// same way in both backends: the JIT must match the interpreter bit for bit.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <sstream>
+
+#include "compiler/pipeline.h"
+#include "differential.h"
+#include "engine/ir/builder.h"
+#include "ops/constant.h"
+#include "ops/dropout.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+#include "ops/reduction.h"
+#include "ops/shape_ops.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+// x [x_batch.., M, K] (stored K x M when ta), w [w_batch.., K, N] (N x K when tb);
+// the result [batch.., M, N] with the broadcast batch dims.
+struct Problem {
+  Shape x_batch, w_batch, batch;
+  int64_t m = 1, k = 1, n = 1;
+  bool ta = false, tb = false;
+
+  Shape x() const { return stored(x_batch, m, k, ta); }
+  Shape w() const { return stored(w_batch, k, n, tb); }
+  Shape out() const {
+    Shape s = batch;
+    s.push_back(m);
+    s.push_back(n);
+    return s;
+  }
+  static Shape stored(Shape s, int64_t rows, int64_t cols, bool transposed) {
+    s.push_back(transposed ? cols : rows);
+    s.push_back(transposed ? rows : cols);
+    return s;
+  }
+};
+
+std::string describe(const Problem& p) {
+  std::ostringstream os;
+  os << "x " << shape_str(p.x()) << (p.ta ? "^T" : "") << " w " << shape_str(p.w()) << (p.tb ? "^T" : "");
+  return os.str();
+}
+
+// Sizes around the vector widths, the register tile and the K block (256).
+Problem random_problem(Rng& rng) {
+  const std::vector<int64_t> mn = {1, 3, 7, 8, 16, 17, 33, 70, 130};
+  const std::vector<int64_t> ks = {1, 5, 32, 100, 257, 300};
+  Problem p;
+  p.m = rng.pick(mn);
+  p.n = rng.pick(mn);
+  p.k = rng.pick(ks);
+  p.ta = rng.coin();
+  p.tb = rng.coin();
+  switch (rng.uniform(0, 3)) {
+    case 0:
+      break;
+    case 1:
+      p.x_batch = p.batch = {2};
+      break;
+    case 2:  // w broadcast over x's batch
+      p.x_batch = p.batch = {2, 3};
+      break;
+    default:  // both broadcast
+      p.x_batch = {2, 1};
+      p.w_batch = {3};
+      p.batch = {2, 3};
+  }
+  return p;
+}
+
+// Integers in [-3, 3] as f32 (see the tolerance note), i32 keys as they come.
+std::map<std::string, Tensor> integer_bindings(const Graph& g, Rng& rng) {
+  std::map<std::string, Tensor> bindings = random_bindings(g, rng);
+  for (auto& [name, t] : bindings)
+    if (t.dtype() == DType::f32)
+      for (float& v : t.f32()) v = static_cast<float>(rng.uniform(-3, 3));
+  return bindings;
+}
+
+int matmul_kernels(const Graph& g) {
+  int n = 0;
+  const compiler::CompiledGraph c = compiler::compile_graph(g);
+  for (const Node& node : c.graph.nodes())
+    if (node.body && node.attrs.get_string("kind") == "matmul") ++n;
+  return n;
+}
+
+using Epilogue = std::function<Value(Builder& b, Value mm, const Problem& p)>;
+
+Graph epilogue_graph(const Problem& p, const Epilogue& epilogue) {
+  Graph g("epilogue");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, p.x()});
+  const Value w = b.input("w", {DType::f32, p.w()});
+  b.output(epilogue(b, ops::matmul(b, x, w, p.ta, p.tb), p));
+  return g;
+}
+
+void check(const Graph& g, Rng& rng, int expected_matmul_kernels, const compiler::JitOptions& options = {}) {
+  CHECK(matmul_kernels(g) == expected_matmul_kernels);
+  check_jit_matches_interpreter(g, integer_bindings(g, rng), {0, 0}, 1, options);
+}
+
+Value bias(Builder& b, const Problem& p, const std::string& name = "bias") {
+  return b.input(name, {DType::f32, {p.n}});
+}
+Value residual(Builder& b, const Problem& p) { return b.input("residual", {DType::f32, p.out()}); }
+
+}  // namespace
+
+TEST_CASE("a matmul fuses its bias, scale, relu, residual, dropout and chains of them, bit for bit") {
+  const std::vector<std::pair<const char*, Epilogue>> epilogues = {
+      {"relu(mm + bias)",
+       [](Builder& b, Value mm, const Problem& p) { return ops::relu(b, ops::add(b, mm, bias(b, p))); }},
+      {"mm * 0.5", [](Builder& b, Value mm, const Problem&) { return ops::mul(b, mm, ops::fill(b, {}, 0.5)); }},
+      {"residual + mm", [](Builder& b, Value mm, const Problem& p) { return ops::add(b, residual(b, p), mm); }},
+      {"maximum(mm * 0.5 + bias, 0) + residual",
+       [](Builder& b, Value mm, const Problem& p) {
+         const Value scaled = ops::add(b, ops::mul(b, mm, ops::fill(b, {}, 0.5)), bias(b, p));
+         return ops::add(b, ops::maximum(b, scaled, ops::fill(b, {}, 0.0)), residual(b, p));
+       }},
+      {"residual + dropout(mm + bias)",
+       [](Builder& b, Value mm, const Problem& p) {
+         const Value key = b.input("key", {DType::i32, {}});
+         return ops::add(b, residual(b, p), ops::dropout(b, ops::add(b, mm, bias(b, p)), key, 0.5, 7));
+       }},
+  };
+  // The host, AVX2 (8 lanes, a 6 x 16 tile) and SSE2 (4 lanes): other tiles and remainders.
+  const std::vector<std::string> cpus = {"", "haswell", "x86-64"};
+  Rng rng(20261123);
+  for (int i = 0; i < 45; ++i) {
+    const Problem p = random_problem(rng);
+    const auto& [name, epilogue] = epilogues[static_cast<size_t>(i) % epilogues.size()];
+    const std::string& cpu = cpus[static_cast<size_t>(i) % cpus.size()];
+    CAPTURE(name);
+    CAPTURE(cpu);
+    CAPTURE(describe(p));
+    check(epilogue_graph(p, epilogue), rng, 1, jit_for_cpu(cpu));
+  }
+}
+
+TEST_CASE("an epilogue after an empty sum (K = 0) still runs") {
+  Rng rng(1);
+  Problem p;
+  p.m = 5;
+  p.n = 19;
+  p.k = 0;
+  p.x_batch = p.batch = {2};
+  check(epilogue_graph(p, [](Builder& b, Value mm, const Problem& q) { return ops::add(b, mm, bias(b, q)); }), rng, 1);
+}
+
+TEST_CASE("an epilogue operand computed after the matmul fuses; one the matmul also reads stays in memory") {
+  Rng rng(2);
+  Problem p;
+  p.m = 17;
+  p.k = p.n = 33;
+  // neg(y) comes after the matmul in node order and is computed in the epilogue.
+  check(epilogue_graph(p,
+                       [](Builder& b, Value mm, const Problem& q) {
+                         return ops::add(b, mm, ops::neg(b, b.input("y", {DType::f32, q.out()})));
+                       }),
+        rng, 1);
+  // x2 = x + x feeds the matmul (from memory) and the epilogue.
+  Graph g("shared_operand");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, p.x()});
+  const Value x2 = ops::add(b, x, x);
+  b.output(ops::relu(b, ops::add(b, ops::matmul(b, x2, b.input("w", {DType::f32, p.w()})), x2)));
+  check(g, rng, 1);
+}
+
+TEST_CASE("a matmul keeps its own kernel when its result is needed elsewhere or read at other indices") {
+  Rng rng(3);
+  Problem p;
+  p.m = 17;
+  p.k = 9;
+  p.n = 17;
+  p.batch = p.x_batch = {2};
+  struct Case {
+    const char* name;
+    std::function<void(Builder&, Value)> build;
+    const char* reason;  // in the fusion decisions
+  };
+  const std::vector<Case> cases = {
+      {"used twice",
+       [&](Builder& b, Value mm) {
+         b.output(ops::relu(b, mm));
+         b.output(ops::mul(b, mm, ops::fill(b, {}, 2.0)));
+       },
+       "matmul is a kernel of its own: its result is also used outside this loop"},
+      {"an output",
+       [&](Builder& b, Value mm) {
+         b.output(mm);
+         b.output(ops::relu(b, ops::add(b, mm, bias(b, p))));
+       },
+       "matmul is a kernel of its own: its result is stored for an assign or output"},
+      {"transposed by its consumer",
+       [&](Builder& b, Value mm) {
+         b.output(ops::add(b, ops::transpose(b, mm, {0, 2, 1}), bias(b, p)));
+       },
+       "(transpose) reads its result at other indices than its own"},
+      {"broadcast by its consumer",
+       [&](Builder& b, Value mm) {
+         b.output(ops::add(b, mm, b.input("z", {DType::f32, {3, 2, p.m, p.n}})));
+       },
+       "(add) reads its result at other indices than its own"},
+      {"under a reduction", [&](Builder& b, Value mm) { b.output(ops::sum(b, ops::relu(b, mm), {2})); },
+       "matmul is a kernel of its own: sum reads its result from memory"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    Graph g("no_epilogue");
+    Builder b(g);
+    c.build(b, ops::matmul(b, b.input("x", {DType::f32, p.x()}), b.input("w", {DType::f32, p.w()})));
+    check(g, rng, 0);
+    std::ostringstream decisions;
+    compiler::PipelineOptions o;
+    o.passes.remarks = &decisions;
+    compiler::compile_graph(g, o);
+    CHECK(decisions.str().find(c.reason) != std::string::npos);
+  }
+}
