@@ -18,6 +18,14 @@ void Executable::bind(const std::string& name, Tensor t) {
   bound_.insert_or_assign(name, std::move(t));
 }
 
+Tensor Executable::unbind(const std::string& name) {
+  auto it = bound_.find(name);
+  if (it == bound_.end()) throw Error("%" + name + " is not bound");
+  Tensor t = std::move(it->second);
+  bound_.erase(it);
+  return t;
+}
+
 const Tensor& Executable::binding(const std::string& name) const {
   auto it = bound_.find(name);
   if (it == bound_.end()) throw Error("%" + name + " is not bound");

@@ -25,6 +25,8 @@ class Executable {
   // name is not declared or the tensor's type differs from the declaration.
   void bind(const std::string& name, Tensor t);
   bool is_bound(const std::string& name) const { return bound_.count(name) != 0; }
+  // Takes a binding back out (moved, not copied); throws kiln::Error if it is not bound.
+  Tensor unbind(const std::string& name);
   // The current tensor of a declaration (params and state change as runs go).
   const Tensor& binding(const std::string& name) const;
 

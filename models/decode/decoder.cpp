@@ -33,16 +33,23 @@ std::map<std::string, Tensor> inference_tensors(const TransformerConfig& cfg,
   return out;
 }
 
+// The encoders and the decoders never run at once: one arena serves them all.
+compiler::BackendOptions with_shared_workspace(compiler::BackendOptions exec) {
+  if (!exec.workspace) exec.workspace = std::make_shared<compiler::Workspace>();
+  return exec;
+}
+
 }  // namespace
 
-Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions exec,
+Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions given,
                  ExecutableCache::CompileObserver on_compile)
     : config_(std::move(config)),
-      encoders_([cfg = config_](const BatchShape& s) { return build_encoder_graph(cfg, s.batch, s.src_len); }, exec,
+      exec_(with_shared_workspace(std::move(given))),
+      encoders_([cfg = config_](const BatchShape& s) { return build_encoder_graph(cfg, s.batch, s.src_len); }, exec_,
                 on_compile),
       decoders_(
           [cfg = config_](const BatchShape& s) { return build_decoder_graph(cfg, s.batch, s.src_len, s.tgt_len); },
-          exec, on_compile) {
+          exec_, on_compile) {
   set_params(params);
 }
 

@@ -37,6 +37,7 @@ class Decoder {
 
  private:
   TransformerConfig config_;
+  compiler::BackendOptions exec_;  // with the workspace the encoders and decoders share
   ExecutableCache encoders_, decoders_;
 };
 

@@ -9,10 +9,6 @@
 namespace kiln::models {
 namespace {
 
-bool has_assign(const Graph& g) {
-  return std::any_of(g.nodes().begin(), g.nodes().end(), [](const Node& n) { return n.op() == "assign"; });
-}
-
 bool declares(const Graph& g, const std::string& name) {
   const auto v = g.find(name);
   return v && g.value(*v).kind != ValueKind::result;
@@ -32,51 +28,40 @@ ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions ex
   if (!exec_.workspace) exec_.workspace = std::make_shared<compiler::Workspace>();
 }
 
-void ExecutableCache::pull_from_active() {
-  if (!active_ || !active_->mutates || active_->bound_version != persistent_version_) return;
-  const Executable& exe = *active_->exe;
+void ExecutableCache::take_back() {
+  if (!active_) return;
   for (auto& [name, t] : persistent_)
-    if (exe.is_bound(name)) t = exe.binding(name);
+    if (active_->is_bound(name)) t = active_->unbind(name);
+  active_ = nullptr;
 }
 
 Executable& ExecutableCache::get(const BatchShape& shape) {
   auto it = executables_.find(shape);
   if (it == executables_.end()) {
-    Entry e;
     const auto start = std::chrono::steady_clock::now();
-    e.exe = compiler::make_executable(build_(shape), exec_);
+    std::unique_ptr<Executable> exe = compiler::make_executable(build_(shape), exec_);
     if (on_compile_)
-      on_compile_(e.exe->graph().name(), shape,
+      on_compile_(exe->graph().name(), shape,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    e.mutates = has_assign(e.exe->graph());
-    it = executables_.emplace(shape, std::move(e)).first;
+    it = executables_.emplace(shape, std::move(exe)).first;
   }
-  Entry& next = it->second;
+  Executable& next = *it->second;
   if (&next != active_) {
-    // The active executable's runs may have moved the tensors on: they become
-    // the current version before the next executable binds them.
-    if (active_ && active_->mutates && active_->bound_version == persistent_version_) {
-      pull_from_active();
-      ++persistent_version_;
-      active_->bound_version = 0;
-    }
+    take_back();
+    for (auto& [name, t] : persistent_)
+      if (declares(next.graph(), name)) next.bind(name, std::move(t));
     active_ = &next;
   }
-  if (next.bound_version != persistent_version_) {
-    for (const auto& [name, t] : persistent_)
-      if (declares(next.exe->graph(), name)) next.exe->bind(name, t);
-    next.bound_version = persistent_version_;
-  }
-  return *next.exe;
+  return next;
 }
 
 void ExecutableCache::set_persistent(std::map<std::string, Tensor> tensors) {
+  take_back();
   persistent_ = std::move(tensors);
-  ++persistent_version_;
 }
 
 const std::map<std::string, Tensor>& ExecutableCache::persistent() {
-  pull_from_active();
+  take_back();
   return persistent_;
 }
 

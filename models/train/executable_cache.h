@@ -2,9 +2,10 @@
 // One compiled executable per batch shape (B, S, T), compiled on first use and
 // kept. All executables of a cache declare the same params (and, for training,
 // the same optimizer state); the cache keeps one set of these persistent
-// tensors and hands it to whichever executable runs next, so a training step on
-// one bucket shape continues from the params and Adam moments the previous
-// shape left behind.
+// tensors and moves it to whichever executable runs next (one copy in memory,
+// however many shapes), so a training step on one bucket shape continues from
+// the params and Adam moments the previous shape left behind. The executables
+// also share one workspace (their temporaries' arena).
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -35,32 +36,29 @@ class ExecutableCache {
   // The executable of `shape` with the current persistent tensors bound
   // (compiles it first if needed). After it runs, the tensors its assigns
   // changed are the current ones. The reference stays valid as long as the
-  // cache lives.
+  // cache lives; the persistent tensors stay bound to it until the next get()
+  // of another shape or persistent().
   Executable& get(const BatchShape& shape);
 
   // Replaces the persistent tensors: params and state by name. Each executable
   // binds those its graph declares (an encoder has no decoder params).
   void set_persistent(std::map<std::string, Tensor> tensors);
-  // The current persistent tensors, including the last run's updates.
+  // The current persistent tensors, including the last run's updates (valid
+  // until the next get()).
   const std::map<std::string, Tensor>& persistent();
 
   size_t compiled() const { return executables_.size(); }
 
  private:
-  struct Entry {
-    std::unique_ptr<Executable> exe;
-    bool mutates = false;        // has assign nodes: its bindings move on as it runs
-    uint64_t bound_version = 0;  // persistent_version_ when last bound
-  };
-  void pull_from_active();
+  // Moves the persistent tensors the active executable holds back into persistent_.
+  void take_back();
 
   GraphBuilder build_;
   CompileObserver on_compile_;
   compiler::BackendOptions exec_;
-  std::map<BatchShape, Entry> executables_;
-  std::map<std::string, Tensor> persistent_;
-  uint64_t persistent_version_ = 1;
-  Entry* active_ = nullptr;  // the executable last returned by get()
+  std::map<BatchShape, std::unique_ptr<Executable>> executables_;
+  std::map<std::string, Tensor> persistent_;  // those no executable holds
+  Executable* active_ = nullptr;              // holds the persistent tensors its graph declares
 };
 
 }  // namespace kiln::models
