@@ -23,7 +23,7 @@ for kir in examples/*.kir; do
   "$build/kiln" run "$kir" "${inputs[@]}" --output-dir "out/$name"
 done
 
-echo "== the Transformer on the copy task (about a minute on 2 cores)"
+echo "== the Transformer on the copy task (about 15 seconds on 2 cores)"
 rm -rf out/copy
 "$build/kiln" train --task copy --steps 400 --d-model 64 --heads 4 --d-ff 256 --layers 2 --dropout 0 --warmup 100 \
   --checkpoint out/copy
