@@ -71,6 +71,11 @@ std::string to_dot(const Graph& g) {
     std::vector<std::string> label{n.op()};
     const std::string attrs = attrs_text(non_default_attrs(n));
     if (!attrs.empty()) label.push_back(attrs);
+    if (n.body) {  // a fusion: the ops of its body
+      std::string ops;
+      for (const Node& b : n.body->nodes()) ops += (ops.empty() ? "" : " ") + b.op();
+      label.push_back(ops);
+    }
     std::string types;
     for (Value r : n.results) {
       if (!types.empty()) types += ", ";
