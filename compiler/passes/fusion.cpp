@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/passes/passes.h"
 #include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
@@ -66,21 +67,6 @@ class Rewriter {
   std::vector<Value> map_;
 };
 
-// Nodes whose results reach an output or an assign.
-std::vector<bool> live_nodes(const Graph& g) {
-  std::vector<bool> live(g.nodes().size(), false), needed(g.num_values(), false);
-  for (Value v : g.outputs()) needed[static_cast<size_t>(v.id)] = true;
-  for (size_t i = g.nodes().size(); i-- > 0;) {
-    const Node& n = g.nodes()[i];
-    bool used = n.def->side_effect;
-    for (Value r : n.results) used = used || needed[static_cast<size_t>(r.id)];
-    if (!used) continue;
-    live[i] = true;
-    for (Value v : n.operands) needed[static_cast<size_t>(v.id)] = true;
-  }
-  return live;
-}
-
 // The transpose `perm` swaps the last two axes and keeps the others.
 bool swaps_last_two(const std::vector<int64_t>& perm) {
   const size_t r = perm.size();
@@ -91,7 +77,7 @@ bool swaps_last_two(const std::vector<int64_t>& perm) {
 }
 
 // matmul(transpose(x), y) -> matmul(x, y) {transpose_a = !transpose_a}, likewise
-// for y; transposes left without users are dropped.
+// for y.
 Graph fold_matmul_transposes(const Graph& g) {
   Rewriter rw(g);
   for (const Node& n : g.nodes()) {
@@ -116,16 +102,6 @@ Graph fold_matmul_transposes(const Graph& g) {
     const Value r = rw.builder().emit1("matmul", operands, attrs, g.name_of(n.results[0]));
     rw.set(n.results[0], r);
   }
-  return rw.finish();
-}
-
-// `g` without the nodes whose results nobody reads (a transpose folded into a
-// matmul, a constant every consumer copied).
-Graph drop_dead(const Graph& g) {
-  const std::vector<bool> live = live_nodes(g);
-  Rewriter rw(g);
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    if (live[i]) rw.copy(g.nodes()[i]);
   return rw.finish();
 }
 
@@ -494,8 +470,10 @@ Graph merge_updates(const Graph& g) {
 
 Graph fuse(const Graph& g, std::ostream* decisions) {
   register_all_emitters();
-  const Graph folded = drop_dead(fold_matmul_transposes(g));
-  return merge_updates(drop_dead(Fuser(folded, decisions).run()));
+  // dce drops what folding and copying leave unread: a transpose folded into a
+  // matmul, a constant every consumer copied.
+  const Graph folded = dce(fold_matmul_transposes(g));
+  return merge_updates(dce(Fuser(folded, decisions).run()));
 }
 
 }  // namespace kiln::compiler
