@@ -1,6 +1,7 @@
 #pragma once
 // How `kiln bench` times runs: the median of repeated runs after a warm-up.
 #include <chrono>
+#include <functional>
 
 #include "engine/executable.h"
 #include "tools/cmd_bench.h"
@@ -17,5 +18,7 @@ struct Timing {
 // One warm-up run, then timed runs until `repeats` or until max_ms has passed
 // (three runs at least).
 Timing time_runs(Executable& exe, const BenchOptions& opts);
+// The same for any call.
+Timing time_calls(const std::function<void()>& run, const BenchOptions& opts);
 
 }  // namespace kiln::cli

@@ -5,6 +5,7 @@
 // the outputs that both backends make; the JIT's compile time is reported apart.
 #include "tools/cmd_bench.h"
 
+#include "tools/bench_gemm.h"
 #include "tools/bench_timing.h"
 
 #include <CLI/CLI.hpp>
@@ -42,12 +43,15 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                   "stop repeating a measurement after this many milliseconds (3 runs at least)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_flag("--cpu-time", opts.cpu_time,
+               "time by the process's CPU time, not wall time: at 1 thread, what a quiet machine would show while "
+               "other processes load this one (all threads' time is summed, so not for --threads > 1)");
   cmd->add_option("--model", opts.model, "benchmark a model's training step instead of single ops")
       ->check(CLI::IsMember({"transformer"}));
-  cmd->add_option("--config", opts.config, "--model transformer: the preset")
+  cmd->add_option("--config", opts.config, "--model transformer and --op matmul: the preset")
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
-  cmd->add_option("--batch", opts.batch, "--model: sentences per batch (default 32, base 16)")
+  cmd->add_option("--batch", opts.batch, "--model and --op matmul: sentences per batch (default 32, base 16)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(CLI::PositiveNumber)->capture_default_str();
@@ -57,7 +61,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                   "(how the benchmark measures a warm cache in a fresh process)");
   cmd->add_option("--op", opts.ops,
                   "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
-                  "matmul transpose gather cross_entropy; matmul also selects the GFLOP/s table");
+                  "matmul transpose gather cross_entropy; matmul also compares the preset's products with OpenBLAS and oneDNN");
   return cmd;
 }
 
@@ -190,44 +194,6 @@ void print_op_table(const BenchOptions& opts) {
   }
 }
 
-// The JIT's matmul throughput: 2 M K N flops per run, at 1 thread and at the
-// requested count.
-void print_gflops_table(const BenchOptions& opts) {
-  struct Product {
-    int64_t m, k, n;
-    bool tb;
-  };
-  const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
-  std::printf("\nmatmul throughput (JIT), C[M,N] = A[M,K] x B[K,N] (B stored [N,K] for A x B^T)\n");
-  std::printf("%-22s %-8s %8s %10s %10s %11s\n", "M x K x N", "form", "threads", "ms", "GFLOP/s", "compile ms");
-  for (const Product& p : {Product{512, 512, 512, false}, Product{512, 512, 512, true}, Product{1024, 512, 2048, false},
-                           Product{1024, 512, 2048, true}}) {
-    Graph g("gemm");
-    Builder b(g);
-    const Value x = b.input("a", {DType::f32, {p.m, p.k}});
-    const Value w = b.input("b", {DType::f32, p.tb ? Shape{p.n, p.k} : Shape{p.k, p.n}});
-    b.output(ops::matmul(b, x, w, false, p.tb));
-    compiler::JitExecutable jit(g);
-    bind_all(jit, random_inputs(g, 1));
-    std::vector<int> counts = {1};
-    if (threads > 1) counts.push_back(threads);
-    for (int t : counts) {
-      kiln_set_num_threads(t);
-      const Timing tj = time_runs(jit, opts);
-      const double gflops = 2.0 * static_cast<double>(p.m * p.k * p.n) / (tj.median_ms * 1e6);
-      std::string dims = std::to_string(p.m);
-      dims += " x ";
-      dims += std::to_string(p.k);
-      dims += " x ";
-      dims += std::to_string(p.n);
-      std::printf("%-22s %-8s %8d %10.3f %10.1f %11.1f\n", dims.c_str(), p.tb ? "A x B^T" : "A x B", t, tj.median_ms,
-                  gflops, compile_ms(jit));
-      std::fflush(stdout);
-    }
-  }
-  kiln_set_num_threads(opts.threads);
-}
-
 }  // namespace
 
 void bench(const BenchOptions& opts) {
@@ -243,7 +209,7 @@ void bench(const BenchOptions& opts) {
   if (getloadavg(load, 1) == 1) std::printf("load average at start: %.2f\n", load[0]);
   std::printf("\n");
   print_op_table(opts);
-  if (selected(opts, "matmul")) print_gflops_table(opts);
+  if (selected(opts, "matmul")) bench_gemm(opts);
 }
 
 }  // namespace kiln::cli

@@ -17,6 +17,7 @@ struct BenchOptions {
   int threads = 0;               // the JIT's threads; 0: all cores
   int repeats = 10;              // timed runs per op and backend (at least 3)
   double max_ms = 3000;          // stop repeating once a measurement has taken this long
+  bool cpu_time = false;         // time runs by the process's CPU time instead of wall time
   std::vector<std::string> ops;  // only these benchmark rows (by name); empty: all
   // --model transformer: the training step of a preset instead of the op table.
   std::string model;

@@ -161,19 +161,22 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, const st
 }
 
 // Defines the micro-kernel
-//   void NAME(ptr buffers, ptr a_panel, ptr b_panel, ptr c, i64 ldc, i64 kc,
+//   void NAME(ptr buffers, ptr a, ptr b_panel, ptr c, i64 ldc, i64 kc,
 //             i64 rows, i64 cols, i1 accumulate)
-// computing C[i, j] (= or +=) sum_k a_panel[k*MR + i] * b_panel[k*NR + j] for
-// i < rows <= MR, j < cols <= NR; C row i starts at c + i*ldc. The C tile is
-// loaded and stored with masks (column lanes below cols, rows below rows), so
+// computing C[i, j] (= or +=) sum_k a[i*a_row + k*a_k] * b_panel[k*NR + j] for
+// i < rows <= MR, j < cols <= NR; C row i starts at c + i*ldc. A packed panel
+// has (a_row, a_k) = (1, MR); a row-major A read in place has (lda, 1), its MR
+// rows then addressed from one register with constant displacements. The C tile
+// is loaded and stored with masks (column lanes below cols, rows below rows), so
 // edge tiles touch nothing outside rows x cols. Not inlined, so its K loop keeps
 // a run-time trip count and is not unrolled whole.
-llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, const std::string& name) {
+llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, const std::string& name,
+                                    int64_t a_row, int64_t a_k) {
   auto& b = cx.b();
   const std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.ptr(), cx.i64(),
                                            cx.i64(), cx.i64(), cx.i64(), b.getInt1Ty()};
   llvm::Function* micro = cx.define_function(name, params, [&](llvm::Function* f) {
-    const char* names[] = {"buffers", "a_panel", "b_panel", "c", "ldc", "kc", "rows", "cols", "accumulate"};
+    const char* names[] = {"buffers", "a", "b_panel", "c", "ldc", "kc", "rows", "cols", "accumulate"};
     for (unsigned i = 0; i < f->arg_size(); ++i) f->getArg(i)->setName(names[i]);
     llvm::Value* a = f->getArg(1);
     llvm::Value* bp = f->getArg(2);
@@ -210,10 +213,10 @@ llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, 
       llvm::Value* b_row = gep(cx, bp, mul(cx, k, g.nr));
       for (int v = 0; v < vectors; ++v)
         bv.push_back(b.CreateAlignedLoad(vec, gep(cx, b_row, cx.i64c(v * g.w)), b_align));
-      llvm::Value* a_col = gep(cx, a, mul(cx, k, g.mr));
+      llvm::Value* a_col = gep(cx, a, mul(cx, k, a_k));
       LoweringContext::Carried next;
       for (int i = 0; i < g.mr; ++i) {
-        llvm::Value* ai = b.CreateAlignedLoad(b.getFloatTy(), gep(cx, a_col, cx.i64c(i)), llvm::Align(4));
+        llvm::Value* ai = b.CreateAlignedLoad(b.getFloatTy(), gep(cx, a_col, cx.i64c(i * a_row)), llvm::Align(4));
         llvm::Value* splat = cx.splat(ai, g.w);
         for (int v = 0; v < vectors; ++v)
           next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec}, {splat, bv[v], sums[i * vectors + v]}));
@@ -282,12 +285,21 @@ std::pair<Split, Split> split_tasks(const GemmBlocking& g, const GemmProblem& p,
 // KC floats, 480 KiB with AVX-512 (MC = 224, NC = 256, KC = 256) and 224 KiB
 // with AVX2, well within the default 8 MiB stacks of the runtime's threads and
 // the main thread. Nothing is allocated while a kernel runs.
+//
+// Tasks are numbered (batch, N block, M block) with the M block fastest, and a
+// thread runs a contiguous range of them: the tasks of one (batch, N block) in
+// its range share B's block, packed once per K block for all their M blocks.
+// A row-major A (not transposed) is not packed: the micro-kernel reads its rows
+// in place; only a last panel of fewer than MR rows is packed (zero-padded), so
+// that no read leaves A.
 void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
   auto& b = cx.b();
   const GemmBlocking g = gemm_blocking(cx.vector_width());
   const auto [m_split, n_split] = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
   const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(g.kc, p.k);
-  llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro");
+  const bool a_in_place = !p.ta;
+  llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro", 1, g.mr);
+  llvm::Function* micro_in_place = a_in_place ? define_micro_kernel(cx, g, name + ".micro_a", p.k, 1) : nullptr;
   // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
   llvm::Function* pack_a =
       p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr) : define_pack(cx, g, name + ".pack_a", 1, p.k, g.mr);
@@ -298,41 +310,59 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   cx.parallel_for(
       name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
         llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
-        llvm::Value* a_pack = entry_buffer(cx, mc * kc, "a_pack");
+        llvm::Value* a_pack = entry_buffer(cx, (a_in_place ? g.mr : mc) * kc, "a_pack");
         llvm::Value* b_pack = entry_buffer(cx, kc * nc, "b_pack");
-        cx.for_range(begin, end, 1, [&](llvm::Value* task) {
-          llvm::Value* nb = b.CreateURem(task, cx.i64c(n_blocks));
-          llvm::Value* rest = b.CreateUDiv(task, cx.i64c(n_blocks));
-          llvm::Value* mb = b.CreateURem(rest, cx.i64c(m_blocks));
-          llvm::Value* bi = b.CreateUDiv(rest, cx.i64c(m_blocks));
-          llvm::Value* m0 = m_split.start(cx, mb);
+        // The (batch, N block) pairs of the range, and each pair's M blocks in it.
+        llvm::Value* first_pair = b.CreateUDiv(begin, cx.i64c(m_blocks));
+        llvm::Value* end_pair = add(cx, b.CreateUDiv(b.CreateSub(end, cx.i64c(1)), cx.i64c(m_blocks)), cx.i64c(1));
+        cx.for_range(first_pair, end_pair, 1, [&](llvm::Value* pair) {
+          llvm::Value* pair_first = mul(cx, pair, m_blocks);
+          llvm::Value* mb_begin = b.CreateSub(b.CreateSelect(b.CreateICmpUGT(begin, pair_first), begin, pair_first),
+                                              pair_first);
+          llvm::Value* mb_end = b.CreateSub(min_i64(cx, end, add(cx, pair_first, cx.i64c(m_blocks))), pair_first);
+          llvm::Value* nb = b.CreateURem(pair, cx.i64c(n_blocks));
+          llvm::Value* bi = b.CreateUDiv(pair, cx.i64c(n_blocks));
           llvm::Value* n0 = n_split.start(cx, nb);
-          llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
           llvm::Value* cols = b.CreateSub(n_split.start(cx, add(cx, nb, cx.i64c(1))), n0);
           llvm::Value* a_matrix = p.a_matrix(bi);
           llvm::Value* b_matrix = p.b_matrix(bi);
-          llvm::Value* c_block = gep(cx, p.c_matrix(bi), add(cx, mul(cx, m0, p.n), n0));
+          llvm::Value* c_matrix = p.c_matrix(bi);
           // The K block at pc; in the last one the epilogue finishes each panel of
           // NR columns right after its micro-kernels, while it is in L1.
           const auto k_block = [&](llvm::Value* pc, bool last) {
             llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
-            // The blocks' first elements, (pc, m0) of op(A) and (pc, n0) of op(B).
-            llvm::Value* a_block =
-                gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
             llvm::Value* b_block =
                 gep(cx, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
-            b.CreateCall(pack_a, {buffers, a_pack, a_block, depth, rows});
             b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
-            cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
-              llvm::Value* panel_cols = min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr));
-              cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
-                b.CreateCall(micro,
-                             {buffers, gep(cx, a_pack, b.CreateMul(ir, depth)), gep(cx, b_pack, b.CreateMul(jr, depth)),
-                              gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
-                              min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)), panel_cols, accumulate});
+            cx.for_range(mb_begin, mb_end, 1, [&](llvm::Value* mb) {
+              llvm::Value* m0 = m_split.start(cx, mb);
+              llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
+              // The block's first element, (pc, m0) of op(A).
+              llvm::Value* a_block =
+                  gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
+              // Rows read in place: the whole panels of MR.
+              llvm::Value* whole = a_in_place ? b.CreateSub(rows, b.CreateURem(rows, cx.i64c(g.mr))) : cx.i64c(0);
+              b.CreateCall(pack_a, {buffers, a_pack, gep(cx, a_block, mul(cx, whole, p.k)), depth,
+                                    b.CreateSub(rows, whole)});
+              llvm::Value* c_block = gep(cx, c_matrix, add(cx, mul(cx, m0, p.n), n0));
+              cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
+                llvm::Value* panel_cols = min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr));
+                cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
+                  llvm::Value* kernel = micro;
+                  llvm::Value* a_panel = gep(cx, a_pack, b.CreateMul(b.CreateSub(ir, whole), depth));
+                  if (a_in_place) {
+                    llvm::Value* in_place = b.CreateICmpSLT(ir, whole);
+                    kernel = b.CreateSelect(in_place, micro_in_place, micro);
+                    a_panel = b.CreateSelect(in_place, gep(cx, a_block, mul(cx, ir, p.k)), a_pack);
+                  }
+                  b.CreateCall(micro->getFunctionType(), kernel,
+                               {buffers, a_panel, gep(cx, b_pack, b.CreateMul(jr, depth)),
+                                gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
+                                min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)), panel_cols, accumulate});
+                });
+                if (last && p.epilogue) p.epilogue(bi, m0, rows, add(cx, n0, jr), panel_cols);
               });
-              if (last && p.epilogue) p.epilogue(bi, m0, rows, add(cx, n0, jr), panel_cols);
             });
           };
           const int64_t last_pc = (p.k - 1) / kc * kc;

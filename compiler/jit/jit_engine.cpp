@@ -21,6 +21,7 @@
 #include "compiler/emit_file.h"
 #include "compiler/jit/kernel_cache.h"
 #include "compiler/jit/optimize.h"
+#include "compiler/jit/perf_map.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/fnv1a.h"
 #include "engine/ir/error.h"
@@ -60,9 +61,11 @@ class Linker {
     return it == loaded_.end() ? nullptr : it->second;
   }
 
-  KernelFunction add(const std::string& symbol, const std::string& object) {
+  // `label` says what the kernel is, for the perf map.
+  KernelFunction add(const std::string& symbol, const std::string& object, const std::string& label) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = loaded_.find(symbol); it != loaded_.end()) return it->second;
+    set_perf_map_label(label);
     check(jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, symbol)), "adding " + symbol);
     const auto addr = unwrap(jit_->lookup(symbol), "looking up " + symbol);
     return loaded_[symbol] = addr.toPtr<KernelFunction>();
@@ -72,6 +75,7 @@ class Linker {
   Linker() {
     initialize_llvm_native_target();
     jit_ = unwrap(llvm::orc::LLJITBuilder().create(), "creating LLJIT");
+    enable_perf_map(*jit_);
     // The runtime lives in this executable (a static library), where a dynamic
     // symbol search would not find it: hand its addresses to the JIT directly.
     llvm::orc::MangleAndInterner mangle(jit_->getExecutionSession(), jit_->getDataLayout());
@@ -100,6 +104,17 @@ std::string symbol_of(const std::string& key) {
   char name[32];
   std::snprintf(name, sizeof name, "kiln_k%016llx", static_cast<unsigned long long>(fnv1a_64(key)));
   return name;
+}
+
+// "[attention 6 ops f32[32,4,32,32]]": a kernel's kind, size and first result.
+std::string perf_label(const Kernel& k) {
+  std::string label = "[";
+  label += k.kind;
+  label += " ";
+  label += std::to_string(k.graph->nodes().size());
+  label += " ops";
+  if (!k.graph->outputs().empty()) label += " " + type_str(k.graph->type(k.graph->outputs().front()));
+  return label + "]";
 }
 
 struct Job {
@@ -207,7 +222,7 @@ std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, con
   for (Job* job : to_compile) cache.store(job->symbol, job->key, job->object);
   const auto start = Clock::now();
   for (size_t i = 0; i < jobs.size(); ++i)
-    if (!out[i]) out[i] = linker.add(jobs[i].symbol, jobs[i].object);
+    if (!out[i]) out[i] = linker.add(jobs[i].symbol, jobs[i].object, perf_label(kernels[i]));
   times.link_ms += ms_since(start);
   return out;
 }

@@ -1,7 +1,9 @@
 // The compiler's reports and switches on kiln run and kiln compile.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "cli/run_kiln.h"
 #include "cli/temp_dir.h"
@@ -67,4 +69,28 @@ TEST_CASE("bad compiler flags exit 2 naming the flag, and write nothing") {
   CHECK(unwritable.status == 1);
   CHECK(contains(unwritable.err, "no/such/dir/p.txt"));
   CHECK(!std::filesystem::exists(dir.file("p.txt")));
+}
+
+TEST_CASE("KILN_PERF_MAP=1 writes perf's map of the JIT'd functions, named after their kernels") {
+  namespace fs = std::filesystem;
+  std::set<fs::path> before;
+  for (const auto& e : fs::directory_iterator("/tmp"))
+    if (e.path().filename().string().rfind("perf-", 0) == 0) before.insert(e.path());
+  TempDir dir;
+  setenv("KILN_PERF_MAP", "1", 1);
+  const KilnResult r = run_kiln({"run", example("attention.kir"), "--input", "x=" + example("inputs/attention/x.npy"),
+                                 "--no-cache", "-o", dir.file("out")});
+  unsetenv("KILN_PERF_MAP");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::string map;
+  for (const auto& e : fs::directory_iterator("/tmp"))
+    if (e.path().filename().string().rfind("perf-", 0) == 0 && !before.count(e.path())) {
+      map += read_file(e.path().string());
+      fs::remove(e.path());
+    }
+  // "ADDR SIZE [kind N ops type] function": the kernel and its outlined parts.
+  CHECK(contains(map, " [matmul 1 ops f32["));
+  CHECK(contains(map, ".micro\n"));
+  CHECK(contains(map, " [attention "));
 }

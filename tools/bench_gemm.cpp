@@ -1,0 +1,141 @@
+#include "tools/bench_gemm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "compiler/jit_executable.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/builder.h"
+#include "models/transformer/config.h"
+#include "ops/matmul.h"
+#include "tools/bench_timing.h"
+#include "tools/blas_peers.h"
+
+namespace kiln::cli {
+
+std::vector<GemmShape> transformer_gemm_shapes(const std::string& config, int64_t batch, int64_t len, int64_t vocab) {
+  const models::TransformerConfig c = models::preset_config(config);
+  const int64_t tokens = batch * len, d = c.d_model, ff = c.d_ff, heads = batch * c.heads, dh = c.d_model / c.heads;
+  return {
+      {"x W (q, k, v, out)", 1, tokens, d, d, false, false},
+      {"x W1 (ffn up)", 1, tokens, d, ff, false, false},
+      {"h W2 (ffn down)", 1, tokens, ff, d, false, false},
+      {"h E^T (logits)", 1, tokens, d, vocab, false, true},
+      {"q k^T (scores)", heads, len, dh, len, false, true},
+      {"p v (context)", heads, len, len, dh, false, false},
+      {"dy W^T (d x)", 1, tokens, d, d, false, true},
+      {"dy W1^T (d x, ffn)", 1, tokens, ff, d, false, true},
+      {"dy W2^T (d h, ffn)", 1, tokens, d, ff, false, true},
+      {"dlogits E (d h)", 1, tokens, vocab, d, false, false},
+      {"x^T dy (d W)", 1, d, tokens, d, true, false},
+      {"x^T dy (d W1)", 1, d, tokens, ff, true, false},
+      {"h^T dy (d W2)", 1, ff, tokens, d, true, false},
+      {"dlogits^T h (d E)", 1, vocab, tokens, d, true, false},
+      {"dp v^T... (d p)", heads, len, dh, len, false, true},
+      {"p^T dc (d v)", heads, len, len, dh, true, false},
+  };
+}
+
+namespace {
+
+// Deterministic values in [-1, 1).
+std::vector<float> filled(int64_t count, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>(seed >> 8) * 0x1.0p-23f - 1.0f;
+  }
+  return v;
+}
+
+struct Operands {
+  std::vector<float> a, b, c;
+};
+
+Tensor as_tensor(const std::vector<float>& v, Shape shape) {
+  Tensor t = Tensor::zeros({DType::f32, std::move(shape)});
+  std::copy(v.begin(), v.end(), t.f32().begin());
+  return t;
+}
+
+Shape stored(int64_t batch, int64_t rows, int64_t cols) {
+  return batch == 1 ? Shape{rows, cols} : Shape{batch, rows, cols};
+}
+
+std::unique_ptr<compiler::JitExecutable> kiln_gemm(const GemmShape& s, const Operands& x) {
+  Graph g("gemm");
+  Builder b(g);
+  const Shape a_shape = s.ta ? stored(s.batch, s.k, s.m) : stored(s.batch, s.m, s.k);
+  const Shape b_shape = s.tb ? stored(s.batch, s.n, s.k) : stored(s.batch, s.k, s.n);
+  b.output(ops::matmul(b, b.input("a", {DType::f32, a_shape}), b.input("b", {DType::f32, b_shape}), s.ta, s.tb));
+  auto exe = std::make_unique<compiler::JitExecutable>(g);
+  exe->bind("a", as_tensor(x.a, a_shape));
+  exe->bind("b", as_tensor(x.b, b_shape));
+  return exe;
+}
+
+std::string dims(const GemmShape& s) {
+  std::string out = s.batch > 1 ? std::to_string(s.batch) + "x " : "";
+  out += std::to_string(s.m);
+  out += "x";
+  out += std::to_string(s.k);
+  out += "x";
+  out += std::to_string(s.n);
+  out += s.ta ? " At" : "";
+  out += s.tb ? " Bt" : "";
+  return out;
+}
+
+}  // namespace
+
+void bench_gemm(const BenchOptions& opts) {
+  const int64_t batch = opts.batch > 0 ? opts.batch : (opts.config == "base" ? 16 : 32);
+  std::vector<BlasPeer> peers;
+  for (auto load : {&BlasPeer::openblas, &BlasPeer::onednn}) {
+    std::string why;
+    if (std::optional<BlasPeer> p = load(why))
+      peers.push_back(std::move(*p));
+    else
+      std::printf("(%s: not compared)\n", why.c_str());
+  }
+  const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
+  std::vector<int> counts = {1};
+  if (threads > 1) counts.push_back(threads);
+  std::printf("\nmatmul GFLOP/s on the products of %s's training step (B=%lld, S=T=%lld, vocab %lld): M x K x N\n",
+              opts.config.c_str(), static_cast<long long>(batch), static_cast<long long>(opts.tgt_len),
+              static_cast<long long>(opts.vocab));
+  std::printf("%-20s %-22s %3s %8s", "product", "shape", "thr", "kiln");
+  for (const BlasPeer& p : peers) std::printf(" %9s", p.name().c_str());
+  std::printf("  kiln/best\n");
+  for (const GemmShape& s : transformer_gemm_shapes(opts.config, batch, opts.tgt_len, opts.vocab)) {
+    Operands x{filled(s.batch * s.m * s.k, 1), filled(s.batch * s.k * s.n, 2),
+               std::vector<float>(static_cast<size_t>(s.batch * s.m * s.n))};
+    const std::unique_ptr<compiler::JitExecutable> kiln = kiln_gemm(s, x);
+    const double flops = 2.0 * static_cast<double>(s.batch * s.m * s.k * s.n);
+    for (int t : counts) {
+      kiln_set_num_threads(t);
+      // Side by side: each library in turn, so the machine's load hits all.
+      const double kiln_gflops = flops / (time_runs(*kiln, opts).median_ms * 1e6);
+      double best = 0;
+      std::printf("%-20s %-22s %3d %8.1f", s.what.c_str(), dims(s).c_str(), t, kiln_gflops);
+      for (const BlasPeer& p : peers) {
+        p.set_threads(t);
+        const auto run = [&] {
+          for (int64_t i = 0; i < s.batch; ++i)
+            p.sgemm(s.ta, s.tb, s.m, s.n, s.k, x.a.data() + i * s.m * s.k, x.b.data() + i * s.k * s.n,
+                    x.c.data() + i * s.m * s.n);
+        };
+        const double gflops = flops / (time_calls(run, opts).median_ms * 1e6);
+        best = std::max(best, gflops);
+        std::printf(" %9.1f", gflops);
+      }
+      std::printf("  %8.2f\n", best > 0 ? kiln_gflops / best : 0.0);
+      std::fflush(stdout);
+    }
+  }
+  kiln_set_num_threads(opts.threads);
+}
+
+}  // namespace kiln::cli

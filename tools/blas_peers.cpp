@@ -1,0 +1,73 @@
+#include "tools/blas_peers.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace kiln::cli {
+namespace {
+
+void* open_library(const char* file, std::string& why) {
+  void* lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) why = std::string(file) + " not found";
+  return lib;
+}
+
+// CBLAS's enum values (cblas.h).
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                            int);
+using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                          float, float*, int64_t);
+using SetThreads = void (*)(int);
+
+}  // namespace
+
+std::optional<BlasPeer> BlasPeer::openblas(std::string& why) {
+  // The environment may pin OpenBLAS to an older core's kernels (OPENBLAS_CORETYPE
+  // is read when the library loads); let it pick this CPU's.
+  unsetenv("OPENBLAS_CORETYPE");
+  void* lib = open_library("libopenblas.so.0", why);
+  if (!lib) return std::nullopt;
+  BlasPeer p;
+  p.name_ = "OpenBLAS";
+  p.gemm_ = dlsym(lib, "cblas_sgemm");
+  p.threads_ = dlsym(lib, "openblas_set_num_threads");
+  if (!p.gemm_ || !p.threads_) {
+    why = "libopenblas.so.0 lacks cblas_sgemm";
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::optional<BlasPeer> BlasPeer::onednn(std::string& why) {
+  void* lib = open_library("libdnnl.so.2", why);
+  if (!lib) return std::nullopt;
+  BlasPeer p;
+  p.name_ = "oneDNN";
+  p.gemm_ = dlsym(lib, "dnnl_sgemm");
+  // Debian's oneDNN runs on OpenMP, which it loaded with itself.
+  p.threads_ = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+  if (!p.threads_) p.threads_ = dlsym(lib, "omp_set_num_threads");
+  if (!p.gemm_ || !p.threads_) {
+    why = "libdnnl.so.2 lacks dnnl_sgemm or OpenMP";
+    return std::nullopt;
+  }
+  return p;
+}
+
+void BlasPeer::set_threads(int threads) const { reinterpret_cast<SetThreads>(threads_)(threads); }
+
+void BlasPeer::sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                     float* c) const {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (name_ == "OpenBLAS")
+    reinterpret_cast<CblasSgemm>(gemm_)(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans,
+                                        static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                                        static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
+                                        static_cast<int>(n));
+  else
+    reinterpret_cast<DnnlSgemm>(gemm_)(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The sgemm of other libraries, loaded at run time (dlopen) so that kiln neither
+// builds nor links against them: OpenBLAS (libopenblas0-pthread) and oneDNN
+// (libdnnl-dev), for `kiln bench --op matmul` to compare with. Row-major C =
+// op(A) op(B), like kiln's matmul.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln::cli {
+
+class BlasPeer {
+ public:
+  // "OpenBLAS" or "oneDNN"; nullopt (with `why` set) when the library is missing.
+  static std::optional<BlasPeer> openblas(std::string& why);
+  static std::optional<BlasPeer> onednn(std::string& why);
+
+  const std::string& name() const { return name_; }
+  void set_threads(int threads) const;
+  void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) const;
+
+ private:
+  std::string name_;
+  void* gemm_ = nullptr;     // cblas_sgemm or dnnl_sgemm
+  void* threads_ = nullptr;  // openblas_set_num_threads or omp_set_num_threads
+};
+
+}  // namespace kiln::cli
