@@ -1,8 +1,10 @@
-// kiln_parallel_for's thread pool: fixed workers that wait for a job, take chunk
-// numbers from an atomic counter, and report completion; the calling thread takes
-// chunks too. One job at a time: a call that finds the pool busy runs inline.
+// kiln_parallel_for's thread pool: fixed workers that wait for a job (spinning
+// briefly, then sleeping), take chunk numbers from an atomic counter, and report
+// completion; the calling thread takes chunks too. One job at a time: a call that
+// finds the pool busy runs inline.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -36,16 +38,15 @@ class ThreadPool {
     {
       // Workers still leaving the previous job must not see this one's counter.
       std::unique_lock<std::mutex> lock(mutex_);
-      finished_.wait(lock, [&] { return active_ == 0; });
+      wait_until([&] { return active_.load() == 0; });
       job_ = Job{n, chunks, body, ctx};
       next_chunk_.store(0);
-      done_chunks_ = 0;
-      ++generation_;
+      done_chunks_.store(0);
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     run_chunks();
-    std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return done_chunks_ == job_.chunks && active_ == 0; });
+    wait_until([&] { return done_chunks_.load() == job_.chunks && active_.load() == 0; });
   }
 
  private:
@@ -54,6 +55,28 @@ class ThreadPool {
     kiln_loop_body body = nullptr;
     void* ctx = nullptr;
   };
+
+  // A step's kernels follow each other within microseconds: waiting threads spin
+  // this long (pausing) before they sleep, so that most parallel loops start and
+  // end without a system call.
+  static constexpr auto kSpin = std::chrono::microseconds(200);
+
+  template <class Ready>
+  static void wait_until(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (!ready()) {
+      if (std::chrono::steady_clock::now() < until)
+        pause();
+      else
+        std::this_thread::yield();
+    }
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
 
   void start(int threads) {
     quit_ = false;
@@ -73,17 +96,17 @@ class ThreadPool {
   void worker() {
     uint64_t seen = 0;
     for (;;) {
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      while (generation_.load() == seen && !quit_.load() && std::chrono::steady_clock::now() < until) pause();
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        wake_.wait(lock, [&] { return quit_.load() || generation_.load() != seen; });
         if (quit_) return;
-        seen = generation_;
-        ++active_;
+        seen = generation_.load();
+        active_.fetch_add(1);
       }
       run_chunks();
-      std::lock_guard<std::mutex> lock(mutex_);
-      --active_;
-      finished_.notify_all();
+      active_.fetch_sub(1);
     }
   }
 
@@ -94,21 +117,18 @@ class ThreadPool {
       const int64_t begin = c * job_.n / job_.chunks, end = (c + 1) * job_.n / job_.chunks;
       job_.body(job_.ctx, begin, end);
     }
-    if (done == 0) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    done_chunks_ += done;
+    if (done > 0) done_chunks_.fetch_add(done);
   }
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // held by the one running job
-  std::mutex mutex_;      // guards the fields below
-  std::condition_variable wake_, finished_;
+  std::mutex mutex_;      // guards publishing a job (job_, the counters' reset) and sleeping
+  std::condition_variable wake_;
   Job job_;
-  std::atomic<int64_t> next_chunk_{0};
-  int64_t done_chunks_ = 0;
-  int active_ = 0;  // workers inside run_chunks()
-  uint64_t generation_ = 0;
-  bool quit_ = false;
+  std::atomic<int64_t> next_chunk_{0}, done_chunks_{0};
+  std::atomic<int> active_{0};  // workers that joined the current job and have not left it
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> quit_{false};
 };
 
 int all_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
