@@ -36,6 +36,8 @@ def parse_args():
     p.add_argument("--max-ms", type=float, default=3000, help="stop timing a run after this long")
     p.add_argument("--glibc-malloc-defaults", action="store_true",
                    help="leave glibc malloc's mmap and trim thresholds alone (for both frameworks)")
+    p.add_argument("--omp-wait-policy", choices=("passive", "active", "unset"), default="passive",
+                   help="torch's OMP_WAIT_POLICY (torch_transformer.py --help)")
     p.add_argument("--markdown", help="also write the tables as markdown to this file")
     p.add_argument("--translate", metavar="CHECKPOINT", help="also time greedy decoding of this de-en checkpoint's "
                    "test split")
@@ -84,8 +86,11 @@ def run_json(cmd, env):
     return json.loads(lines[-1])
 
 
-def torch_script(args):
-    return [args.python, os.path.join(HERE, "torch_transformer.py")]
+def torch_script(args, mode):
+    flags = ["--omp-wait-policy", args.omp_wait_policy]
+    if args.glibc_malloc_defaults:
+        flags.append("--glibc-malloc-defaults")
+    return [args.python, os.path.join(HERE, "torch_transformer.py"), mode, *flags]
 
 
 def measure_steps(args, env, peak):
@@ -94,8 +99,7 @@ def measure_steps(args, env, peak):
         for threads in args.threads:
             common = ["--config", config, "--threads", threads, "--repeats", args.repeats, "--max-ms", args.max_ms]
             kiln = run_json([args.kiln, "bench", "--model", "transformer", "--json", *common], env)
-            torch = run_json(torch_script(args) + ["bench", *common]
-                             + (["--glibc-malloc-defaults"] if args.glibc_malloc_defaults else []), env)
+            torch = run_json(torch_script(args, "bench") + common, env)
             flops = (kiln or torch or {}).get("flops_per_step")
             if kiln and torch and kiln["flops_per_step"] != torch["flops_per_step"]:
                 print(f"note: {config}: kiln's graph counts {kiln['flops_per_step']:.4g} matmul FLOPs, "
@@ -159,8 +163,8 @@ def measure_translation(args, env, workdir):
     else:
         print(f"kiln eval failed:\n{err}", file=sys.stderr)
     for decoding in ("kv", "rerun"):
-        r = run_json(torch_script(args) + ["translate", "--checkpoint", args.translate, "--ids", ids,
-                                           "--decoding", decoding, "--threads", t], env)
+        r = run_json(torch_script(args, "translate") + ["--checkpoint", args.translate, "--ids", ids,
+                                                        "--decoding", decoding, "--threads", t], env)
         if r:
             body.append([t, "torch", r["decoding"], f"{r['decode_s']:.2f}", f"{r['wall_s']:.1f}",
                          f"{100 * r['exact_match']:.2f}%", f"{r['peak_rss_mib']:.0f}"])
@@ -195,10 +199,10 @@ def main():
             tables.append(("Greedy translation of the test split", head, body))
     load_after = os.getloadavg()
     torch = next((r["result"] for r in rows if r["framework"] == "torch" and r["result"]), {})
-    notes = [f"CPU {peak['cpu']}; f32 FMA peak ({peak['isa']}): {peak['gflops_1']:.0f} GFLOP/s on 1 thread, "
-             f"{peak['gflops_n']:.0f} on {peak['threads']}",
+    peak_n = f", {peak['gflops_n']:.0f} on {peak['threads']}" if peak["threads"] > 1 else ""
+    notes = [f"CPU {peak['cpu']}; f32 FMA peak ({peak['isa']}): {peak['gflops_1']:.0f} GFLOP/s on 1 thread{peak_n}",
              f"torch {torch.get('version')}, BLAS {torch.get('blas_alternative')}, ATen {torch.get('cpu_capability')}, "
-             f"malloc: {torch.get('malloc')}",
+             f"malloc: {torch.get('malloc')}, OMP_WAIT_POLICY {torch.get('omp_wait_policy')}",
              f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after",
              "GFLOP/s: the step's matmul FLOPs (kiln's train graph, forward and backward) per median step; "
              "tokens: source + target"]

@@ -57,11 +57,15 @@ def parse_args():
         sp.add_argument("--threads", type=int, default=os.cpu_count(), help="intra-op threads (default: all cores)")
         sp.add_argument("--glibc-malloc-defaults", action="store_true",
                         help="leave glibc malloc's mmap and trim thresholds alone")
+        sp.add_argument("--omp-wait-policy", choices=("passive", "active", "unset"), default="passive",
+                        help="OMP_WAIT_POLICY: passive keeps idle OpenMP workers from spinning on the cores "
+                        "OpenBLAS's own threads need")
     args = p.parse_args()
     if args.threads < 1:
         p.error("--threads must be positive")
-    if args.mode == "bench" and (args.repeats < 3 or min(args.batch + 1, args.src_len, args.tgt_len) < 1):
-        p.error("--repeats must be at least 3 and the sizes positive")
+    if args.mode == "bench" and (args.repeats < 3 or args.batch < 0 or args.vocab < 2
+                                 or not (0 < args.src_len <= 256 and 0 < args.tgt_len <= 256)):
+        p.error("--repeats must be at least 3, --vocab at least 2, lengths in 1..256 (max_len)")
     return args
 
 
@@ -73,8 +77,8 @@ def has_avx512():
 
 def wanted_environment(args):
     """The variables torch must see at import: thread counts, no forced OpenBLAS core,
-    ATen's AVX-512 kernels where the CPU has them (unless chosen otherwise), and glibc
-    malloc kept from returning memory (see README.md), unless --glibc-malloc-defaults."""
+    ATen's AVX-512 kernels where the CPU has them (unless chosen otherwise), glibc
+    malloc kept from returning memory and the OpenMP wait policy (see README.md)."""
     env = dict(os.environ, **{name: str(args.threads) for name in THREAD_VARIABLES})
     env.pop("OPENBLAS_CORETYPE", None)
     if "ATEN_CPU_CAPABILITY" not in env and has_avx512():
@@ -84,6 +88,10 @@ def wanted_environment(args):
             env.pop(name, None)
         else:
             env[name] = value
+    if args.omp_wait_policy == "unset":
+        env.pop("OMP_WAIT_POLICY", None)
+    else:
+        env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
     return env
 
 
@@ -124,6 +132,7 @@ def cpu_capability(torch):
 def environment_report(torch):
     return {"cpu_capability": cpu_capability(torch),
             "malloc": "glibc defaults" if "MALLOC_MMAP_MAX_" not in os.environ else "glibc, no mmap, no trim",
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
             **blas_in_use(torch)}
 
 
@@ -185,11 +194,14 @@ def read_ids(path):
     with open(path) as f:
         for number, line in enumerate(f, 1):
             fields = line.rstrip("\n").split("\t")
-            src = [int(x) for x in fields[0].split()]
+            try:
+                src = [int(x) for x in fields[0].split()]
+                references.append([int(x) for x in fields[1].split()] if len(fields) > 1 else None)
+            except ValueError as e:
+                raise ValueError(f"{path}:{number}: {e}") from None
             if not src:
-                sys.exit(f"{path}:{number}: no source ids")
+                raise ValueError(f"{path}:{number}: no source ids")
             sources.append(src)
-            references.append([int(x) for x in fields[1].split()] if len(fields) > 1 else None)
     return sources, references
 
 
@@ -261,7 +273,10 @@ def main():
     torch.set_num_threads(args.threads)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch_model as tm
-    result = bench(args, torch, tm) if args.mode == "bench" else translate(args, torch, tm)
+    try:
+        result = bench(args, torch, tm) if args.mode == "bench" else translate(args, torch, tm)
+    except (OSError, ValueError, KeyError, IndexError) as e:  # a missing or foreign checkpoint, bad ids
+        sys.exit(f"torch_transformer.py: error: {e}")
     print(json.dumps(result), flush=True)
 
 
