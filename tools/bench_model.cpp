@@ -1,11 +1,14 @@
 // `kiln bench --model transformer --config C`: the training step of a preset on
-// random tokens (no padding), through the whole compiler.
+// random tokens (no padding), through the whole compiler. tools/bench/ runs the
+// same step in PyTorch from the --json line.
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "compiler/jit_executable.h"
@@ -14,6 +17,7 @@
 #include "engine/ir/op_def.h"
 #include "engine/param_init.h"
 #include "models/transformer/transformer.h"
+#include "tools/bench_peak.h"
 #include "tools/bench_timing.h"
 
 namespace kiln::cli {
@@ -42,6 +46,19 @@ Tensor random_tokens(const TensorType& t, int64_t vocab, std::mt19937& rng) {
   return out;
 }
 
+// 2 M N K per matmul node, batch dims included. After autodiff the graph holds
+// the backward's matmuls too, so this is the whole step's matmul work.
+int64_t matmul_flops(const Graph& g) {
+  int64_t flops = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op() != "matmul") continue;
+    const Shape& lhs = g.type(n.operands[0]).shape;
+    const int64_t k = lhs[lhs.size() - (n.attrs.get_bool("transpose_a") ? 2 : 1)];
+    flops += 2 * g.type(n.results[0]).numel() * k;
+  }
+  return flops;
+}
+
 // The warm-cache compile, in a fresh process of this same binary.
 double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) {
   char exe[4096];
@@ -58,6 +75,44 @@ double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) 
   if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;
   if (pclose(p) != 0 || seconds < 0) throw Error("bench: the warm compile failed: " + cmd);
   return seconds;
+}
+
+// What --json prints (and the report shows): the fields tools/bench/ reads.
+struct StepReport {
+  Timing step;
+  double cold_s = 0, warm_s = 0;
+  int64_t flops = 0;   // matmul FLOPs per step
+  int64_t tokens = 0;  // source + target tokens per step
+  double gflops = 0;
+  double tokens_per_s = 0, rss_mib = 0;
+  std::optional<PeakFlops> peak;
+};
+
+void print_json(const BenchOptions& opts, const std::string& cpu, const StepReport& r) {
+  nlohmann::ordered_json j;
+  j["framework"] = "kiln";
+  j["config"] = opts.config;
+  j["threads"] = kiln_num_threads();
+  j["batch"] = opts.batch;
+  j["src_len"] = opts.src_len;
+  j["tgt_len"] = opts.tgt_len;
+  j["vocab"] = opts.vocab;
+  j["runs"] = r.step.runs;
+  j["median_ms"] = r.step.median_ms;
+  j["min_ms"] = r.step.min_ms;
+  j["tokens_per_step"] = r.tokens;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["flops_per_step"] = r.flops;
+  j["gflops"] = r.gflops;
+  j["peak_rss_mib"] = r.rss_mib;
+  j["compile_cold_s"] = r.cold_s;
+  j["compile_warm_s"] = r.warm_s;
+  j["cpu"] = cpu;
+  if (r.peak) {
+    j["peak_gflops"] = r.peak->gflops_n;
+    j["pct_peak"] = 100 * r.gflops / r.peak->gflops_n;
+  }
+  std::printf("%s\n", j.dump().c_str());
 }
 
 }  // namespace
@@ -90,12 +145,23 @@ void bench_model(const BenchOptions& given) {
     exe.bind(name, random_tokens(g.type(v), opts.vocab, rng));
   }
   bind_initial_values(exe, 0);
-  const Timing step = time_runs(exe, opts);
+
+  StepReport r;
+  r.step = time_runs(exe, opts);
+  r.cold_s = cold_s;
+  r.warm_s = warm_s;
+  r.flops = matmul_flops(g);
+  r.gflops = static_cast<double>(r.flops) / r.step.median_ms / 1e6;
+  r.tokens = opts.batch * (opts.src_len + opts.tgt_len);
+  r.tokens_per_s = static_cast<double>(r.tokens) / r.step.median_ms * 1000;
+  if (opts.peak) r.peak = measure_peak(kiln_num_threads());
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  r.rss_mib = static_cast<double>(usage.ru_maxrss) / 1024;
+  if (opts.json) return print_json(opts, exe.target().cpu, r);
 
   const compiler::Program& p = exe.compiled().program;
   const compiler::CompileTimes& t = exe.compile_times();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
   std::printf("kiln bench --model transformer --config %s: B=%lld S=%lld T=%lld vocab %lld, %s, %d threads\n",
               opts.config.c_str(), static_cast<long long>(opts.batch), static_cast<long long>(opts.src_len),
@@ -113,8 +179,13 @@ void bench_model(const BenchOptions& given) {
   std::printf("  compile, cold cache         %.2f s (lower %.1f s, optimize %.1f s, codegen %.1f s summed over threads)\n",
               cold_s, t.lower_ms / 1000, t.optimize_ms / 1000, t.codegen_ms / 1000);
   std::printf("  compile, warm cache         %.2f s (a fresh process)\n", warm_s);
-  std::printf("  training step               %.1f ms (median of %d)\n", step.median_ms, step.runs);
-  std::printf("  peak resident memory        %.0f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024);
+  std::printf("  training step               %.1f ms median, %.1f ms min (of %d), %.0f tokens/s\n", r.step.median_ms,
+              r.step.min_ms, r.step.runs, r.tokens_per_s);
+  std::printf("  matmul work                 %.2f GFLOP per step, %.1f GFLOP/s", static_cast<double>(r.flops) / 1e9,
+              r.gflops);
+  if (r.peak)
+    std::printf(" (%.1f%% of the %.1f GFLOP/s FMA peak)", 100 * r.gflops / r.peak->gflops_n, r.peak->gflops_n);
+  std::printf("\n  peak resident memory        %.0f MiB\n", r.rss_mib);
 }
 
 }  // namespace kiln::cli

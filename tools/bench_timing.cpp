@@ -39,7 +39,7 @@ Timing time_calls(const std::function<void()>& run, const BenchOptions& opts) {
   }
   std::sort(ms.begin(), ms.end());
   const size_t n = ms.size();
-  return {n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, static_cast<int>(n)};
+  return {n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms.front(), static_cast<int>(n)};
 }
 
 }  // namespace kiln::cli

@@ -1,5 +1,6 @@
 #pragma once
-// How `kiln bench` times runs: the median of repeated runs after a warm-up.
+// How `kiln bench` times runs: the median (and the fastest) of repeated runs
+// after a warm-up.
 #include <chrono>
 #include <functional>
 
@@ -12,6 +13,7 @@ double ms_since(std::chrono::steady_clock::time_point start);
 
 struct Timing {
   double median_ms = 0;
+  double min_ms = 0;
   int runs = 0;
 };
 

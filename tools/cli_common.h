@@ -128,6 +128,7 @@ struct EvalOptions {
   int64_t limit = 0;  // the first N sentences; 0: all
   std::string data_dir = "/usr/share/trans/de-en";
   compiler::BackendOptions exec;
+  std::string dump_ids;  // write the split's subword ids here instead of decoding
 };
 CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts);
 void eval(const EvalOptions& opts);

@@ -6,6 +6,7 @@
 #include "tools/cmd_bench.h"
 
 #include "tools/bench_gemm.h"
+#include "tools/bench_peak.h"
 #include "tools/bench_timing.h"
 
 #include <CLI/CLI.hpp>
@@ -59,6 +60,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_option("--compile-only", opts.compile_only_cache,
                   "--model: only compile the training step with this kernel cache directory and print the seconds "
                   "(how the benchmark measures a warm cache in a fresh process)");
+  cmd->add_flag("--peak", opts.peak,
+                "measure this machine's f32 FMA peak at 1 thread and at --threads; with --model, also report the "
+                "training step's share of it");
+  cmd->add_flag("--json", opts.json, "--peak, --model: print one JSON line instead of the report");
   cmd->add_option("--op", opts.ops,
                   "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
                   "matmul transpose gather cross_entropy; matmul also compares the preset's products with OpenBLAS and oneDNN");
@@ -199,6 +204,8 @@ void print_op_table(const BenchOptions& opts) {
 void bench(const BenchOptions& opts) {
   kiln_set_num_threads(opts.threads);
   if (!opts.model.empty()) return bench_model(opts);
+  if (opts.peak) return bench_peak(opts);
+  if (opts.json) throw Error("bench: --json needs --peak or --model");
   const compiler::Target target = compiler::detect_target();
   std::printf(
       "kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "

@@ -2,7 +2,8 @@
 // `kiln bench`: times the JIT against the interpreter op by op at realistic sizes
 // (medians of repeated runs after a warm-up, compile time apart), then the JIT's
 // matmul throughput in GFLOP/s; with --model, a whole model's training step
-// (bench_model.cpp). A measurement tool, not a test: ctest never runs it.
+// (bench_model.cpp); with --peak, the machine's FMA peak (bench_peak.cpp). A
+// measurement tool, not a test: ctest never runs it.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct BenchOptions {
   int64_t batch = 0;  // 0: 32, or 16 for base
   int64_t src_len = 32, tgt_len = 32, vocab = 8000;
   std::string compile_only_cache;  // internal: compile with this cache, print the seconds, exit
+  bool peak = false;               // measure the f32 FMA peak (with --model: also report the step's share of it)
+  bool json = false;               // --peak, --model: one JSON line instead of the report
 };
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.
@@ -34,7 +37,8 @@ void bench(const BenchOptions& opts);
 
 // The --model benchmark: kernel count before and after fusion, naive and planned
 // bytes, cold and warm-cache compile seconds (the warm compile in a fresh
-// process, as a user's next run would be), and the step time.
+// process, as a user's next run would be), the step time (median and min), and
+// the step's matmul FLOPs counted from the train graph, as GFLOP/s.
 void bench_model(const BenchOptions& opts);
 
 }  // namespace kiln::cli

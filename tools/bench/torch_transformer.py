@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""PyTorch peer of `kiln bench --model transformer` and of kiln's greedy translation.
+
+  torch_transformer.py bench --config tiny --threads 1 [--repeats 10]
+      trains kiln's Transformer (torch_model.py) on random tokens, as kiln's bench
+      does, and prints one JSON line: median and min ms per step, tokens/s,
+      GFLOP/s (matmul FLOPs counted analytically), peak RSS.
+  torch_transformer.py translate --checkpoint DIR --ids FILE [--decoding kv|rerun]
+      greedy-decodes each line of source subword ids (`kiln eval --dump-ids`) with
+      the params of a kiln checkpoint and prints one JSON line with the wall time.
+
+The thread pools are sized from the environment when torch loads, so the script
+re-executes itself once with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set and
+OPENBLAS_CORETYPE removed (a forced core type keeps OpenBLAS off its AVX-512
+kernels).
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+BLAS_ALTERNATIVE = "/etc/alternatives/libblas.so.3-x86_64-linux-gnu"
+# All of the heap from brk, never trimmed: torch allocates its large activations
+# afresh each step, and glibc's default (mmap above a threshold, trim the heap top)
+# makes each step fault in those pages again, which costs 4x the step on this VM.
+MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="mode", required=True)
+    bench = sub.add_parser("bench", help="time the training step")
+    bench.add_argument("--config", choices=("tiny", "small", "base"), default="small")
+    bench.add_argument("--batch", type=int, default=0, help="sentences per batch (default 32, base 16)")
+    bench.add_argument("--src-len", type=int, default=32)
+    bench.add_argument("--tgt-len", type=int, default=32)
+    bench.add_argument("--vocab", type=int, default=8000)
+    bench.add_argument("--repeats", "--steps", type=int, default=10, help="timed steps (at least 3)")
+    bench.add_argument("--max-ms", type=float, default=3000, help="stop timing after this long (3 steps at least)")
+    bench.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    tr = sub.add_parser("translate", help="greedy decoding with a kiln checkpoint's params")
+    tr.add_argument("--checkpoint", required=True, help="kiln checkpoint directory")
+    tr.add_argument("--ids", required=True, help="source subword ids, one sentence per line "
+                    "(a tab and the reference ids may follow: then exact match is reported)")
+    tr.add_argument("--decoding", choices=("kv", "rerun"), default="kv",
+                    help="kv: one position per step over cached keys and values; rerun: the whole prefix each step")
+    tr.add_argument("--batch", type=int, default=32, help="sentences per batch (kiln: 32)")
+    tr.add_argument("--max-len", type=int, default=64, help="cap on generated tokens (kiln de-en: 64)")
+    tr.add_argument("--bos", type=int, default=2)
+    tr.add_argument("--eos", type=int, default=3)
+    tr.add_argument("--output", help="write each hypothesis's ids (eos dropped) to this file")
+    for sp in (bench, tr):
+        sp.add_argument("--threads", type=int, default=os.cpu_count(), help="intra-op threads (default: all cores)")
+        sp.add_argument("--glibc-malloc-defaults", action="store_true",
+                        help="leave glibc malloc's mmap and trim thresholds alone")
+        sp.add_argument("--omp-wait-policy", choices=("passive", "active", "unset"), default="passive",
+                        help="OMP_WAIT_POLICY: passive keeps idle OpenMP workers from spinning on the cores "
+                        "OpenBLAS's own threads need")
+    args = p.parse_args()
+    if args.threads < 1:
+        p.error("--threads must be positive")
+    if args.mode == "bench" and (args.repeats < 3 or args.batch < 0 or args.vocab < 2
+                                 or not (0 < args.src_len <= 256 and 0 < args.tgt_len <= 256)):
+        p.error("--repeats must be at least 3, --vocab at least 2, lengths in 1..256 (max_len)")
+    return args
+
+
+def has_avx512():
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split() for line in f if line.startswith("flags")), [])
+    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
+
+
+def wanted_environment(args):
+    """The variables torch must see at import: thread counts, no forced OpenBLAS core,
+    ATen's AVX-512 kernels where the CPU has them (unless chosen otherwise), glibc
+    malloc kept from returning memory and the OpenMP wait policy (see README.md)."""
+    env = dict(os.environ, **{name: str(args.threads) for name in THREAD_VARIABLES})
+    env.pop("OPENBLAS_CORETYPE", None)
+    if "ATEN_CPU_CAPABILITY" not in env and has_avx512():
+        env["ATEN_CPU_CAPABILITY"] = "avx512"
+    for name, value in MALLOC_TUNING.items():
+        if args.glibc_malloc_defaults:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    if args.omp_wait_policy == "unset":
+        env.pop("OMP_WAIT_POLICY", None)
+    else:
+        env["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+    return env
+
+
+def ensure_environment(args):
+    """Re-executes this script once unless the environment is already as wanted."""
+    env = wanted_environment(args)
+    if env != dict(os.environ):
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def import_torch():
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch not found: apt-get install python3-torch libopenblas0-pthread "
+              f"(this is {sys.executable}; Debian's torch is for /usr/bin/python3)", file=sys.stderr)
+        sys.exit(2)
+    return torch
+
+
+def blas_in_use(torch):
+    """The BLAS libraries mapped into this process (after a matmul has loaded them),
+    and where Debian's libblas.so.3 alternative points."""
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    with open("/proc/self/maps") as maps:
+        mapped = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    alternative = os.path.realpath(BLAS_ALTERNATIVE) if os.path.exists(BLAS_ALTERNATIVE) else None
+    return {"blas_alternative": alternative, "blas_mapped": mapped}
+
+
+def cpu_capability(torch):
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage" in line:
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def environment_report(torch):
+    return {"cpu_capability": cpu_capability(torch),
+            "malloc": "glibc defaults" if "MALLOC_MMAP_MAX_" not in os.environ else "glibc, no mmap, no trim",
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+            **blas_in_use(torch)}
+
+
+def peak_rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def paper_schedule(d_model, warmup=4000, factor=1.0):
+    """models/optimizer.h: lr(step) = factor d^-0.5 min(step^-0.5, step warmup^-1.5), step from 1;
+    LambdaLR counts from 0."""
+    def lr(index):
+        step = index + 1
+        return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    return lr
+
+
+def bench(args, torch, tm):
+    batch = args.batch or (16 if args.config == "base" else 32)
+    c = tm.preset(args.config, args.vocab)
+    torch.manual_seed(1)
+    model = tm.Transformer(c).train()
+    # models/optimizer.h: betas (0.9, 0.98), eps 1e-9 added to sqrt(v_hat).
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, paper_schedule(c["d_model"]))
+    g = torch.Generator().manual_seed(1)
+    src, tgt_in, tgt_out = (torch.randint(1, args.vocab, (batch, n), generator=g)
+                            for n in (args.src_len, args.tgt_len, args.tgt_len))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model.loss(src, tgt_in, tgt_out)
+        loss.backward()
+        opt.step()
+        sched.step()
+        return loss.item()
+
+    for _ in range(args.warmup):
+        step()
+    ms = []
+    while len(ms) < args.repeats and (len(ms) < 3 or sum(ms) < args.max_ms):
+        start = time.perf_counter()
+        step()
+        ms.append((time.perf_counter() - start) * 1000)
+    median = statistics.median(ms)
+    flops = tm.train_step_flops(c, batch, args.src_len, args.tgt_len)
+    tokens = batch * (args.src_len + args.tgt_len)
+    return {
+        "framework": "torch", "version": torch.__version__, "config": args.config, "threads": torch.get_num_threads(),
+        "batch": batch, "src_len": args.src_len, "tgt_len": args.tgt_len, "vocab": args.vocab,
+        "runs": len(ms), "median_ms": round(median, 3), "min_ms": round(min(ms), 3),
+        "tokens_per_step": tokens, "tokens_per_s": round(tokens / median * 1000, 1),
+        "flops_per_step": flops, "gflops": round(flops / median / 1e6, 2), "peak_rss_mib": round(peak_rss_mib(), 1),
+        **environment_report(torch),
+    }
+
+
+def read_ids(path):
+    sources, references = [], []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            fields = line.rstrip("\n").split("\t")
+            try:
+                src = [int(x) for x in fields[0].split()]
+                references.append([int(x) for x in fields[1].split()] if len(fields) > 1 else None)
+            except ValueError as e:
+                raise ValueError(f"{path}:{number}: {e}") from None
+            if not src:
+                raise ValueError(f"{path}:{number}: no source ids")
+            sources.append(src)
+    return sources, references
+
+
+def greedy_batch(torch, tm, model, sources, limits, args):
+    """Greedy decoding of one batch; returns each row's tokens up to its eos or limit."""
+    pad = model.c["pad_id"]
+    src = torch.full((len(sources), max(map(len, sources))), pad, dtype=torch.long)
+    for row, s in enumerate(sources):
+        src[row, :len(s)] = torch.tensor(s)
+    src_mask = tm.padding_mask(src, pad)
+    memory = model.encode(src, src_mask)
+    prefix = torch.full((len(sources), 1), args.bos, dtype=torch.long)
+    caches = model.start_decoding(memory) if args.decoding == "kv" else None
+    out = [[] for _ in sources]
+    done = [limit <= 0 for limit in limits]
+    for t in range(max(limits)):
+        if all(done):
+            break
+        if caches is not None:
+            hidden = model.decode_step(prefix[:, -1:], t, caches, src_mask)[:, -1]
+        else:
+            hidden = model.decode(prefix, memory, src_mask)[:, -1]
+        best = torch.log_softmax(model.logits(hidden), dim=-1).argmax(dim=-1)  # ties: the lowest id
+        for row, token in enumerate(best.tolist()):
+            if not done[row]:
+                out[row].append(token)
+                done[row] = token == args.eos or len(out[row]) >= limits[row]
+        prefix = torch.cat([prefix, best.unsqueeze(1)], dim=1)
+    return out
+
+
+def translate(args, torch, tm):
+    start = time.perf_counter()
+    model, meta = tm.load_kiln_checkpoint(args.checkpoint)
+    model.eval()
+    sources, references = read_ids(args.ids)
+    loaded = time.perf_counter()
+    # models/decode/decode_all.cpp: sorted by source length (stable), batches of 32;
+    # de-en's limit per sentence is min(64, 2 len + 8).
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    hyps = [None] * len(sources)
+    with torch.inference_mode():
+        for begin in range(0, len(order), args.batch):
+            ids = order[begin:begin + args.batch]
+            rows = greedy_batch(torch, tm, model, [sources[i] for i in ids],
+                                [min(args.max_len, 2 * len(sources[i]) + 8) for i in ids], args)
+            for i, tokens in zip(ids, rows):
+                hyps[i] = tokens[:-1] if tokens and tokens[-1] == args.eos else tokens
+    end = time.perf_counter()
+    if args.output:
+        with open(args.output, "w") as f:
+            f.writelines(" ".join(map(str, h)) + "\n" for h in hyps)
+    scored = [(h, r) for h, r in zip(hyps, references) if r is not None]
+    return {
+        "framework": "torch", "version": torch.__version__, "mode": "translate", "task": meta.get("task"),
+        "decoding": "greedy, " + ("incremental (KV cache)" if args.decoding == "kv" else "full re-run of the prefix"),
+        "threads": torch.get_num_threads(), "sentences": len(sources), "batch": args.batch,
+        "generated_tokens": sum(map(len, hyps)), "load_s": round(loaded - start, 3),
+        "decode_s": round(end - loaded, 3), "wall_s": round(end - start, 3),
+        "exact_match": round(sum(h == r for h, r in scored) / len(scored), 4) if scored else None,
+        "peak_rss_mib": round(peak_rss_mib(), 1), **environment_report(torch),
+    }
+
+
+def main():
+    args = parse_args()
+    ensure_environment(args)
+    torch = import_torch()
+    torch.set_num_threads(args.threads)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_model as tm
+    try:
+        result = bench(args, torch, tm) if args.mode == "bench" else translate(args, torch, tm)
+    except (OSError, ValueError, KeyError, IndexError) as e:  # a missing or foreign checkpoint, bad ids
+        sys.exit(f"torch_transformer.py: error: {e}")
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
