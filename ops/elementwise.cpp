@@ -137,9 +137,11 @@ std::vector<ElementwiseOp> unary_ops() {
        .operands = 1,
        .infer = same_type_infer(kFloat),
        .reference = unary_kernel<float>([](const auto& x) { return xt::maximum(x, 0.0f); }),
-       // The gradient at the kink x == 0 is 0.
-       .gradient = unary_grad([](Builder& b, Value x, Value, Value dy) {
-         return select(b, greater(b, x, scalar(b, 0.0)), dy, scalar(b, 0.0));
+       // The gradient at the kink x == 0 is 0. It reads the result (y > 0 exactly
+       // where x > 0), so the backward keeps no pre-activation and a matmul
+       // epilogue can apply the ReLU.
+       .gradient = unary_grad([](Builder& b, Value, Value y, Value dy) {
+         return select(b, greater(b, y, scalar(b, 0.0)), dy, scalar(b, 0.0));
        })},
       {.name = "logical_not",
        .summary = "not x",

@@ -12,6 +12,7 @@ void register_all_ops() {
     ops::register_reductions(r);
     ops::register_constants(r);
     ops::register_normalization(r);
+    ops::register_attention(r);
     ops::register_shape_ops(r);
     ops::register_matmul(r);
     ops::register_gather(r);

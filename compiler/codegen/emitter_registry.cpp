@@ -54,6 +54,7 @@ void register_all_emitters() {
     register_loss_emitters(r);
     register_gather_emitters(r);
     register_matmul_emitters(r);
+    register_attention_emitters(r);
   });
 }
 

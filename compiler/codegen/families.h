@@ -12,6 +12,7 @@ void register_constant_emitters(EmitterRegistry& r);     // fill, iota, causal_m
 void register_dropout_emitters(EmitterRegistry& r);      // dropout (Philox4x32-10 in IR)
 void register_reduction_emitters(EmitterRegistry& r);    // sum, mean, max
 void register_normalization_emitters(EmitterRegistry& r);  // softmax, log_softmax, layer_norm
+void register_attention_emitters(EmitterRegistry& r);      // flash_attention and its backward
 void register_loss_emitters(EmitterRegistry& r);           // cross_entropy
 void register_gather_emitters(EmitterRegistry& r);         // gather, scatter_add
 void register_matmul_emitters(EmitterRegistry& r);         // matmul (packed, register-blocked GEMM)

@@ -231,16 +231,6 @@ llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, 
   return micro;
 }
 
-// A float buffer of `count` elements in the entry block of the function being
-// emitted, so it is allocated once per call, not per loop iteration.
-llvm::Value* entry_buffer(LoweringContext& cx, int64_t count, const char* name) {
-  llvm::BasicBlock& entry = cx.b().GetInsertBlock()->getParent()->getEntryBlock();
-  llvm::IRBuilder<> at_entry(&entry, entry.begin());
-  llvm::AllocaInst* buffer = at_entry.CreateAlloca(at_entry.getFloatTy(), cx.i64c(count), name);
-  buffer->setAlignment(llvm::Align(64));
-  return buffer;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One dimension of C (M or N) cut into `blocks` ranges of whole panels (MR or
@@ -310,8 +300,8 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   cx.parallel_for(
       name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
         llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
-        llvm::Value* a_pack = entry_buffer(cx, (a_in_place ? g.mr : mc) * kc, "a_pack");
-        llvm::Value* b_pack = entry_buffer(cx, kc * nc, "b_pack");
+        llvm::Value* a_pack = cx.stack_buffer((a_in_place ? g.mr : mc) * kc, "a_pack");
+        llvm::Value* b_pack = cx.stack_buffer(kc * nc, "b_pack");
         // The (batch, N block) pairs of the range, and each pair's M blocks in it.
         llvm::Value* first_pair = b.CreateUDiv(begin, cx.i64c(m_blocks));
         llvm::Value* end_pair = add(cx, b.CreateUDiv(b.CreateSub(end, cx.i64c(1)), cx.i64c(m_blocks)), cx.i64c(1));

@@ -231,6 +231,14 @@ void LoweringContext::for_range(int64_t begin, int64_t end, int64_t step,
   });
 }
 
+llvm::Value* LoweringContext::stack_buffer(int64_t count, const char* name) {
+  llvm::BasicBlock& entry = builder_.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> at_entry(&entry, entry.begin());
+  llvm::AllocaInst* buffer = at_entry.CreateAlloca(at_entry.getFloatTy(), i64c(count), name);
+  buffer->setAlignment(llvm::Align(64));
+  return buffer;
+}
+
 int64_t LoweringContext::grain_for(int64_t elements_per_iteration) {
   return std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, elements_per_iteration));
 }

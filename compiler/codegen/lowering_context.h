@@ -71,6 +71,9 @@ class LoweringContext {
   llvm::Function* define_function(const std::string& name, const std::vector<llvm::Type*>& extra_params,
                                    const std::function<void(llvm::Function*)>& body);
   std::string unique_name(const std::string& prefix);  // prefix, prefix.1, ...
+  // `count` floats on the stack, 64-byte aligned, allocated in the entry block of
+  // the function being emitted (once per call, not per loop iteration).
+  llvm::Value* stack_buffer(int64_t count, const char* name);
 
   // ---- loops ----
   // for (i = begin; i < end; i += step) body(i); i is i64.

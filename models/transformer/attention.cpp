@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/attention.h"
 #include "ops/constant.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -49,9 +50,10 @@ Value multi_head_attention(Layers& l, Value queries, Value keys_values, Value ma
   const Value k = split_heads(l, l.linear(keys_values, prefix, "wk", "bk"), batch);
   const Value v = split_heads(l, l.linear(keys_values, prefix, "wv", "bv"), batch);
   const double d_k = static_cast<double>(l.config().d_model / l.config().heads);
-  const Value scores = ops::mul(b, ops::matmul(b, q, k, false, true), l.scalar(1.0 / std::sqrt(d_k)));
-  const Value weights = ops::softmax(b, ops::add(b, scores, mask));
-  return l.linear(merge_heads(l, ops::matmul(b, weights, v)), prefix, "wo", "bo");
+  // softmax(q k^T / sqrt(d_k) + mask) v as one op: the scores never reach memory,
+  // and the backward recomputes them from the rows' log-sum-exp.
+  const Value context = ops::flash_attention(b, q, k, v, mask, 1.0 / std::sqrt(d_k)).first;
+  return l.linear(merge_heads(l, context), prefix, "wo", "bo");
 }
 
 }  // namespace kiln::models

@@ -1,0 +1,328 @@
+// flash_attention and flash_attention_backward (ops/attention.h) as kernels.
+//
+// A parallel loop over the batch (the leading dims). Per batch, K (and, for the
+// backward, V) is first transposed into a stack buffer, so that a row of scores
+// is computed W keys at a time: one broadcast of q[i, c] and one FMA per vector
+// of keys, with every key vector of the row in its own accumulator (the key
+// count is a compile-time constant, so the vectors and their tail masks are
+// unrolled). The row then lives in a stack buffer of S floats, in L1, and never
+// reaches memory the caller sees: that is the whole point of the op. The
+// backward recomputes each row's weights from the forward's log-sum-exp.
+#include <cmath>
+#include <limits>
+
+#include "compiler/codegen/elemental.h"
+#include "compiler/codegen/families.h"
+#include "compiler/codegen/fast_math.h"
+
+namespace kiln::compiler {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The problem's sizes; all compile-time constants.
+struct Dims {
+  Shape batch_shape, scores, mask;
+  int64_t batch = 0, t = 0, s = 0, d = 0, dv = 0;
+  int64_t key_vectors = 0, sp = 0;  // ceil(s / W) and that many W: a padded row
+  float scale = 0;
+};
+
+Dims dims_of(const KernelEmitArgs& args, int w) {
+  const Shape& q = args.node.in(0).shape;
+  Dims a;
+  a.batch_shape = Shape(q.begin(), q.end() - 2);
+  a.batch = numel(a.batch_shape);
+  a.t = q[q.size() - 2];
+  a.d = q.back();
+  a.s = args.node.in(1).shape[q.size() - 2];
+  a.dv = args.node.in(2).shape.back();
+  a.scores = a.batch_shape;
+  a.scores.push_back(a.t);
+  a.scores.push_back(a.s);
+  a.mask = args.node.in(3).shape;
+  a.key_vectors = (a.s + w - 1) / w;
+  a.sp = a.key_vectors * w;
+  a.scale = static_cast<float>(args.node.attrs().get_float("scale"));
+  return a;
+}
+
+// Vector access to `lanes` <= W floats at ptr + offset (i64): a plain load and
+// store when lanes == W, else masked (the lanes past `lanes` read as 0 and are
+// not written).
+class Lanes {
+ public:
+  explicit Lanes(LoweringContext& cx) : cx_(cx), w_(cx.vector_width()) {}
+
+  llvm::Type* vec() const { return llvm::FixedVectorType::get(cx_.b().getFloatTy(), static_cast<unsigned>(w_)); }
+
+  llvm::Value* load(llvm::Value* ptr, llvm::Value* offset, int64_t lanes) const {
+    llvm::Value* at = cx_.b().CreateInBoundsGEP(cx_.b().getFloatTy(), ptr, offset);
+    if (lanes == w_) return cx_.b().CreateAlignedLoad(vec(), at, llvm::Align(4));
+    return cx_.b().CreateMaskedLoad(vec(), at, llvm::Align(4), mask(lanes), llvm::Constant::getNullValue(vec()));
+  }
+
+  void store(llvm::Value* v, llvm::Value* ptr, llvm::Value* offset, int64_t lanes) const {
+    llvm::Value* at = cx_.b().CreateInBoundsGEP(cx_.b().getFloatTy(), ptr, offset);
+    if (lanes == w_)
+      cx_.b().CreateAlignedStore(v, at, llvm::Align(4));
+    else
+      cx_.b().CreateMaskedStore(v, at, llvm::Align(4), mask(lanes));
+  }
+
+  // Lanes below `lanes` set.
+  llvm::Constant* mask(int64_t lanes) const {
+    std::vector<llvm::Constant*> bits;
+    for (int l = 0; l < w_; ++l) bits.push_back(cx_.b().getInt1(l < lanes));
+    return llvm::ConstantVector::get(bits);
+  }
+
+  // `lanes` of vector j (of W) of a row of n.
+  int64_t in_vector(int64_t j, int64_t n) const { return std::min<int64_t>(w_, n - j * w_); }
+
+  llvm::Value* splat(float x) const { return cx_.f32c(x, w_); }
+  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) const {
+    return cx_.b().CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec()}, {a, b, c});
+  }
+
+ private:
+  LoweringContext& cx_;
+  int w_;
+};
+
+llvm::Value* offset(LoweringContext& cx, llvm::Value* i, int64_t stride, int64_t plus = 0) {
+  return cx.b().CreateAdd(cx.b().CreateMul(i, cx.i64c(stride), "", true, true), cx.i64c(plus), "", true, true);
+}
+
+// dst[c * sp + j] = src[j * cols + c] for j < rows, c < cols: a [rows, cols]
+// matrix transposed into rows of sp floats (the padding columns are not written).
+void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int64_t rows, int64_t cols, int64_t sp) {
+  auto& b = cx.b();
+  cx.for_range(0, rows, 1, [&](llvm::Value* j) {
+    cx.for_range(0, cols, 1, [&](llvm::Value* c) {
+      llvm::Value* from = b.CreateInBoundsGEP(b.getFloatTy(), src, b.CreateAdd(offset(cx, j, cols), c));
+      llvm::Value* to = b.CreateInBoundsGEP(b.getFloatTy(), dst, b.CreateAdd(offset(cx, c, sp), j));
+      b.CreateStore(b.CreateLoad(b.getFloatTy(), from), to);
+    });
+  });
+}
+
+void zero(LoweringContext& cx, llvm::Value* ptr, int64_t floats) {
+  cx.b().CreateMemSet(ptr, cx.b().getInt8(0), static_cast<uint64_t>(floats) * 4, llvm::Align(4));
+}
+
+// sum over c < depth of splat(row[c]) * rows_t[c * sp + vector j]: for every key
+// vector j at once (one accumulator each), with row and rows_t f32 pointers.
+std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a,
+                                               llvm::Value* row, llvm::Value* rows_t, int64_t depth) {
+  auto& b = cx.b();
+  LoweringContext::Carried init(static_cast<size_t>(a.key_vectors), lanes.splat(0.0f));
+  return cx.for_range(0, depth, 1, init, [&](llvm::Value* c, const LoweringContext::Carried& acc) {
+    llvm::Value* x = cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), row, c)),
+                              cx.vector_width());
+    LoweringContext::Carried next;
+    for (int64_t j = 0; j < a.key_vectors; ++j)
+      next.push_back(lanes.fma(x, lanes.load(rows_t, offset(cx, c, a.sp, j * cx.vector_width()), cx.vector_width()),
+                               acc[static_cast<size_t>(j)]));
+    return next;
+  });
+}
+
+// Row i of one batch's scores, q_i . k_j * scale + mask_ij, as key vectors; lanes
+// past the keys are -inf. `batch_index` is the batch's multi-index.
+std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& args, const Lanes& lanes,
+                                    const Dims& a, const std::vector<llvm::Value*>& batch_index, llvm::Value* q_row,
+                                    llvm::Value* k_t, llvm::Value* i) {
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  std::vector<llvm::Value*> s = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
+  for (int64_t j = 0; j < a.key_vectors; ++j) {
+    const int64_t n = lanes.in_vector(j, a.s);
+    std::vector<llvm::Value*> dims = batch_index;
+    dims.push_back(i);
+    dims.push_back(cx.i64c(j * w));
+    const ElementIndex at = broadcast_index(cx, ElementIndex{dims, static_cast<int>(n), static_cast<int>(a.scores.size() - 1)},
+                                            a.scores, a.mask);
+    llvm::Value* m = args.operands[3](at);
+    if (n == 1) {
+      m = b.CreateInsertElement(lanes.splat(-kInf), m, uint64_t{0});
+    } else if (n < w) {  // widen to W lanes, the rest -inf
+      std::vector<int> pick;
+      for (int l = 0; l < w; ++l) pick.push_back(l < n ? l : static_cast<int>(n));
+      m = b.CreateShuffleVector(m, cx.f32c(-kInf, static_cast<int>(n)), pick);
+    }
+    llvm::Value* score = lanes.fma(s[static_cast<size_t>(j)], lanes.splat(a.scale), m);
+    s[static_cast<size_t>(j)] = n == w ? score : b.CreateSelect(lanes.mask(n), score, lanes.splat(-kInf));
+  }
+  return s;
+}
+
+// The per-batch pointers and multi-index inside the parallel body.
+struct Batch {
+  std::vector<llvm::Value*> index;
+  llvm::Value *q, *k, *v;
+};
+
+Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
+  auto& b = cx.b();
+  const auto at = [&](llvm::Value* base, int64_t size) {
+    return b.CreateInBoundsGEP(b.getFloatTy(), base, offset(cx, bh, size));
+  };
+  return {unflatten(cx, bh, a.batch_shape), at(args.operand_ptr(0), a.t * a.d), at(args.operand_ptr(1), a.s * a.d),
+          at(args.operand_ptr(2), a.s * a.dv)};
+}
+
+llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols) {
+  return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
+}
+
+void emit_forward(const KernelEmitArgs& args) {
+  LoweringContext& cx = args.cx;
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  const Lanes lanes(cx);
+  const Dims a = dims_of(args, w);
+  const int64_t value_vectors = (a.dv + w - 1) / w;
+  const int64_t grain = LoweringContext::grain_for(a.t * a.s * (a.d + a.dv) / w);
+  cx.parallel_for(cx.unique_name("flash_attention"), a.batch, grain, [&](llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* k_t = cx.stack_buffer(a.d * a.sp, "k_t");
+    llvm::Value* weights = cx.stack_buffer(a.sp, "weights");
+    zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
+    cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
+      const Batch x = batch_at(cx, args, a, bh);
+      llvm::Value* o = b.CreateInBoundsGEP(b.getFloatTy(), args.result_ptr(0), offset(cx, bh, a.t * a.dv));
+      llvm::Value* lse = b.CreateInBoundsGEP(b.getFloatTy(), args.result_ptr(1), offset(cx, bh, a.t));
+      transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
+      cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
+        const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, row_ptr(cx, x.q, i, a.d), k_t, i);
+        llvm::Value* max_v = s[0];
+        for (size_t j = 1; j < s.size(); ++j) max_v = b.CreateMaxNum(max_v, s[j]);
+        llvm::Value* max = b.CreateFPMaxReduce(max_v);
+        // A row with every key masked attends to nothing: weights 0, o 0, lse -inf.
+        llvm::Value* empty = b.CreateFCmpOEQ(max, cx.f32c(-kInf));
+        llvm::Value* shift = cx.splat(b.CreateSelect(empty, cx.f32c(0.0f), max), w);
+        llvm::Value* sum_v = lanes.splat(0.0f);
+        for (int64_t j = 0; j < a.key_vectors; ++j) {
+          llvm::Value* e = emit_exp(cx, b.CreateFSub(s[static_cast<size_t>(j)], shift));
+          lanes.store(e, weights, cx.i64c(j * w), w);
+          sum_v = b.CreateFAdd(sum_v, e);
+        }
+        llvm::Value* total = b.CreateFAddReduce(cx.f32c(0.0f), sum_v);
+        llvm::Value* inverse = b.CreateSelect(empty, cx.f32c(0.0f), b.CreateFDiv(cx.f32c(1.0f), total));
+        llvm::Value* row_lse = b.CreateSelect(empty, cx.f32c(-kInf), b.CreateFAdd(max, emit_log(cx, total)));
+        b.CreateStore(row_lse, b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
+        // o_i = sum_j weight_j v_j / total, every value vector in its own accumulator.
+        LoweringContext::Carried init(static_cast<size_t>(value_vectors), lanes.splat(0.0f));
+        const LoweringContext::Carried acc =
+            cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
+              llvm::Value* wj = cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), weights, j)), w);
+              LoweringContext::Carried next;
+              for (int64_t c = 0; c < value_vectors; ++c)
+                next.push_back(lanes.fma(wj, lanes.load(x.v, offset(cx, j, a.dv, c * w), lanes.in_vector(c, a.dv)),
+                                         sums[static_cast<size_t>(c)]));
+              return next;
+            });
+        for (int64_t c = 0; c < value_vectors; ++c)
+          lanes.store(b.CreateFMul(acc[static_cast<size_t>(c)], cx.splat(inverse, w)), o, offset(cx, i, a.dv, c * w),
+                      lanes.in_vector(c, a.dv));
+      });
+    });
+  });
+}
+
+void emit_backward(const KernelEmitArgs& args) {
+  LoweringContext& cx = args.cx;
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  const Lanes lanes(cx);
+  const Dims a = dims_of(args, w);
+  const int64_t q_vectors = (a.d + w - 1) / w, value_vectors = (a.dv + w - 1) / w;
+  const int64_t grain = LoweringContext::grain_for(a.t * a.s * (a.d + a.dv) / w);
+  cx.parallel_for(cx.unique_name("flash_attention_backward"), a.batch, grain, [&](llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* k_t = cx.stack_buffer(a.d * a.sp, "k_t");
+    llvm::Value* v_t = cx.stack_buffer(a.dv * a.sp, "v_t");
+    llvm::Value* weights = cx.stack_buffer(a.sp, "weights");
+    llvm::Value* d_scores = cx.stack_buffer(a.sp, "d_scores");
+    zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
+    zero(cx, v_t, a.dv * a.sp);
+    cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
+      const Batch x = batch_at(cx, args, a, bh);
+      const auto at = [&](llvm::Value* base, int64_t size) {
+        return b.CreateInBoundsGEP(b.getFloatTy(), base, offset(cx, bh, size));
+      };
+      llvm::Value* o = at(args.operand_ptr(4), a.t * a.dv);
+      llvm::Value* lse = at(args.operand_ptr(5), a.t);
+      llvm::Value* d_o = at(args.operand_ptr(6), a.t * a.dv);
+      llvm::Value* dq = at(args.result_ptr(0), a.t * a.d);
+      llvm::Value* dk = at(args.result_ptr(1), a.s * a.d);
+      llvm::Value* dv = at(args.result_ptr(2), a.s * a.dv);
+      zero(cx, dk, a.s * a.d);
+      zero(cx, dv, a.s * a.dv);
+      transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
+      transpose_into(cx, v_t, x.v, a.s, a.dv, a.sp);
+      cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
+        llvm::Value* q_row = row_ptr(cx, x.q, i, a.d);
+        llvm::Value* do_row = row_ptr(cx, d_o, i, a.dv);
+        const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, q_row, k_t, i);
+        llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
+        // A row that attended to nothing (lse -inf) has weights 0 and passes no gradient.
+        llvm::Value* empty = b.CreateFCmpOEQ(row_lse, cx.f32c(-kInf));
+        llvm::Value* shift = cx.splat(b.CreateSelect(empty, cx.f32c(kInf), row_lse), w);
+        // D_i = do_i . o_i
+        llvm::Value* dot_v = lanes.splat(0.0f);
+        for (int64_t c = 0; c < value_vectors; ++c) {
+          const int64_t n = lanes.in_vector(c, a.dv);
+          dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n), lanes.load(o, offset(cx, i, a.dv, c * w), n), dot_v);
+        }
+        llvm::Value* row_dot = cx.splat(b.CreateFAddReduce(cx.f32c(0.0f), dot_v), w);
+        // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
+        const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, v_t, a.dv);
+        for (int64_t j = 0; j < a.key_vectors; ++j) {
+          llvm::Value* p = emit_exp(cx, b.CreateFSub(s[static_cast<size_t>(j)], shift));
+          lanes.store(p, weights, cx.i64c(j * w), w);
+          llvm::Value* ds = b.CreateFMul(b.CreateFMul(p, b.CreateFSub(dp[static_cast<size_t>(j)], row_dot)),
+                                         lanes.splat(a.scale));
+          lanes.store(ds, d_scores, cx.i64c(j * w), w);
+        }
+        // dq_i = sum_j ds_ij k_j; dk_j += ds_ij q_i; dv_j += p_ij do_i
+        std::vector<llvm::Value*> q_v, do_v;
+        for (int64_t c = 0; c < q_vectors; ++c) q_v.push_back(lanes.load(q_row, cx.i64c(c * w), lanes.in_vector(c, a.d)));
+        for (int64_t c = 0; c < value_vectors; ++c)
+          do_v.push_back(lanes.load(do_row, cx.i64c(c * w), lanes.in_vector(c, a.dv)));
+        LoweringContext::Carried init(static_cast<size_t>(q_vectors), lanes.splat(0.0f));
+        const LoweringContext::Carried dq_acc =
+            cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
+              const auto scalar_at = [&](llvm::Value* row) {
+                return cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), row, j)), w);
+              };
+              llvm::Value* ds = scalar_at(d_scores);
+              llvm::Value* p = scalar_at(weights);
+              LoweringContext::Carried next;
+              for (int64_t c = 0; c < q_vectors; ++c) {
+                const int64_t n = lanes.in_vector(c, a.d);
+                llvm::Value* at_j = offset(cx, j, a.d, c * w);
+                next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n), sums[static_cast<size_t>(c)]));
+                lanes.store(lanes.fma(ds, q_v[static_cast<size_t>(c)], lanes.load(dk, at_j, n)), dk, at_j, n);
+              }
+              for (int64_t c = 0; c < value_vectors; ++c) {
+                const int64_t n = lanes.in_vector(c, a.dv);
+                llvm::Value* at_j = offset(cx, j, a.dv, c * w);
+                lanes.store(lanes.fma(p, do_v[static_cast<size_t>(c)], lanes.load(dv, at_j, n)), dv, at_j, n);
+              }
+              return next;
+            });
+        for (int64_t c = 0; c < q_vectors; ++c)
+          lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, a.d, c * w), lanes.in_vector(c, a.d));
+      });
+    });
+  });
+}
+
+}  // namespace
+
+void register_attention_emitters(EmitterRegistry& r) {
+  r.add_kernel("flash_attention", emit_forward);
+  r.add_kernel("flash_attention_backward", emit_backward);
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,209 @@
+// flash_attention(q, k, v, mask) {scale} -> o, lse and its gradient op
+// flash_attention_backward(q, k, v, mask, o, lse, do) {scale} -> dq, dk, dv.
+//
+// The backward recomputes each row's weights p = exp(s - lse) from q, k and the
+// forward's lse (as FlashAttention does), then with D = rowsum(do * o):
+//   dv = p^T do,  dp = do v^T,  ds = p * (dp - D),  dq = scale ds k,  dk = scale ds^T q.
+#include "ops/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <xtensor/xbroadcast.hpp>
+
+#include "ops/families.h"
+#include "ops/op_helpers.h"
+
+namespace kiln::ops {
+namespace {
+
+Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
+
+Shape with_last_two(Shape batch, int64_t rows, int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
+// Checks q, k, v and the mask; returns [..., T, S], the scores' shape.
+Shape scores_shape(const std::vector<TensorType>& in) {
+  const char* roles[] = {"q (operand 0)", "k (operand 1)", "v (operand 2)", "mask (operand 3)"};
+  for (size_t i = 0; i < 4; ++i) check_dtype(in[i], kFloat, roles[i]);
+  for (size_t i = 0; i < 3; ++i) check_min_rank(in[i], 2, roles[i]);
+  const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
+  if (leading(k) != leading(q) || leading(v) != leading(q))
+    throw Error("q, k and v must have the same leading dims, got " + shape_str(q) + ", " + shape_str(k) + " and " +
+                shape_str(v));
+  if (k.back() != q.back())
+    throw Error("k's last dim must be q's (" + std::to_string(q.back()) + "), got " + shape_str(k));
+  if (v[v.size() - 2] != k[k.size() - 2])
+    throw Error("v must have k's " + std::to_string(k[k.size() - 2]) + " rows, got " + shape_str(v));
+  const Shape scores = with_last_two(leading(q), q[q.size() - 2], k[k.size() - 2]);
+  bool fits = in[3].shape.size() <= scores.size();
+  for (size_t i = 0; fits && i < in[3].shape.size(); ++i) {
+    const int64_t m = in[3].shape[in[3].shape.size() - 1 - i];
+    fits = m == 1 || m == scores[scores.size() - 1 - i];
+  }
+  if (!fits) throw Error("mask " + shape_str(in[3].shape) + " must broadcast to the scores' shape " + shape_str(scores));
+  return scores;
+}
+
+std::vector<TensorType> infer_forward(const std::vector<TensorType>& in, const Attrs&) {
+  const Shape scores = scores_shape(in);
+  const Shape& v = in[2].shape;
+  return {{DType::f32, with_last_two(leading(scores), scores[scores.size() - 2], v.back())},
+          {DType::f32, Shape(scores.begin(), scores.end() - 1)}};
+}
+
+std::vector<TensorType> infer_backward(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const std::vector<TensorType> forward = infer_forward({in[0], in[1], in[2], in[3]}, attrs);
+  const char* roles[] = {"o (operand 4)", "lse (operand 5)", "do (operand 6)"};
+  for (size_t i = 0; i < 3; ++i) {
+    const TensorType& want = forward[i == 1 ? 1 : 0];
+    if (!(in[4 + i] == want)) throw Error(std::string(roles[i]) + " must be " + type_str(want) + ", got " + type_str(in[4 + i]));
+  }
+  return {in[0], in[1], in[2]};
+}
+
+// The operands as [batch, rows, cols] arrays in double, the mask broadcast to
+// the scores' shape.
+struct Problem {
+  size_t batch = 0, t = 0, s = 0, d = 0, dv = 0;
+  double scale = 0;
+  xt::xarray<double> q, k, v, mask;
+};
+
+xt::xarray<double> as_3d(const Tensor& x, size_t batch) {
+  xt::xarray<double> a = xt::cast<double>(x.f32());
+  const auto& sh = a.shape();
+  a.reshape({batch, sh[sh.size() - 2], sh[sh.size() - 1]});
+  return a;
+}
+
+Problem problem(const KernelArgs& k) {
+  Problem p;
+  const Shape& q = k.in[0]->shape();
+  const Shape scores = scores_shape({k.in[0]->type(), k.in[1]->type(), k.in[2]->type(), k.in[3]->type()});
+  p.batch = static_cast<size_t>(numel(leading(q)));
+  p.t = static_cast<size_t>(q[q.size() - 2]);
+  p.s = static_cast<size_t>(scores.back());
+  p.d = static_cast<size_t>(q.back());
+  p.dv = static_cast<size_t>(k.in[2]->shape().back());
+  p.scale = k.attrs.get_float("scale");
+  p.q = as_3d(*k.in[0], p.batch);
+  p.k = as_3d(*k.in[1], p.batch);
+  p.v = as_3d(*k.in[2], p.batch);
+  p.mask = xt::broadcast(xt::cast<double>(k.in[3]->f32()), xt_shape(scores));
+  p.mask.reshape({p.batch, p.t, p.s});
+  return p;
+}
+
+// Row i of batch b's scores: scale * q_i . k_j + mask_ij.
+std::vector<double> score_row(const Problem& p, size_t b, size_t i) {
+  std::vector<double> s(p.s);
+  for (size_t j = 0; j < p.s; ++j) {
+    double dot = 0;
+    for (size_t c = 0; c < p.d; ++c) dot += p.q(b, i, c) * p.k(b, j, c);
+    s[j] = p.scale * dot + p.mask(b, i, j);
+  }
+  return s;
+}
+
+constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+
+void forward_kernel(const KernelArgs& k) {
+  const Problem p = problem(k);
+  xt::xarray<double> o = xt::zeros<double>({p.batch, p.t, p.dv});
+  xt::xarray<double> lse = xt::zeros<double>({p.batch, p.t});
+  for (size_t b = 0; b < p.batch; ++b)
+    for (size_t i = 0; i < p.t; ++i) {
+      const std::vector<double> s = score_row(p, b, i);
+      double max = kMinusInf;
+      for (double x : s) max = std::max(max, x);
+      if (max == kMinusInf) {  // nothing to attend to: o stays 0
+        lse(b, i) = kMinusInf;
+        continue;
+      }
+      double sum = 0;
+      for (size_t j = 0; j < p.s; ++j) sum += std::exp(s[j] - max);
+      for (size_t j = 0; j < p.s; ++j) {
+        const double w = std::exp(s[j] - max) / sum;
+        for (size_t c = 0; c < p.dv; ++c) o(b, i, c) += w * p.v(b, j, c);
+      }
+      lse(b, i) = max + std::log(sum);
+    }
+  o.reshape(xt_shape(k.out[0]->shape()));
+  lse.reshape(xt_shape(k.out[1]->shape()));
+  store(*k.out[0], xt::cast<float>(o));
+  store(*k.out[1], xt::cast<float>(lse));
+}
+
+void backward_kernel(const KernelArgs& k) {
+  const Problem p = problem(k);
+  const xt::xarray<double> o = as_3d(*k.in[4], p.batch), d_o = as_3d(*k.in[6], p.batch);
+  xt::xarray<double> lse = xt::cast<double>(k.in[5]->f32());
+  lse.reshape({p.batch, p.t});
+  xt::xarray<double> dq = xt::zeros<double>({p.batch, p.t, p.d}), dk = xt::zeros<double>({p.batch, p.s, p.d}),
+                     dv = xt::zeros<double>({p.batch, p.s, p.dv});
+  for (size_t b = 0; b < p.batch; ++b)
+    for (size_t i = 0; i < p.t; ++i) {
+      if (lse(b, i) == kMinusInf) continue;  // a row that attends to nothing passes no gradient
+      const std::vector<double> s = score_row(p, b, i);
+      double row_dot = 0;  // D_i
+      for (size_t c = 0; c < p.dv; ++c) row_dot += d_o(b, i, c) * o(b, i, c);
+      for (size_t j = 0; j < p.s; ++j) {
+        const double w = std::exp(s[j] - lse(b, i));
+        double dp = 0;
+        for (size_t c = 0; c < p.dv; ++c) {
+          dv(b, j, c) += w * d_o(b, i, c);
+          dp += d_o(b, i, c) * p.v(b, j, c);
+        }
+        const double ds = w * (dp - row_dot) * p.scale;
+        for (size_t c = 0; c < p.d; ++c) {
+          dq(b, i, c) += ds * p.k(b, j, c);
+          dk(b, j, c) += ds * p.q(b, i, c);
+        }
+      }
+    }
+  for (auto [index, grad] : {std::pair{0, &dq}, std::pair{1, &dk}, std::pair{2, &dv}}) {
+    grad->reshape(xt_shape(k.out[static_cast<size_t>(index)]->shape()));
+    store(*k.out[static_cast<size_t>(index)], xt::cast<float>(*grad));
+  }
+}
+
+std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
+  if (dy[1].valid()) throw Error("flash_attention: lse (result 1) has no gradient rule");
+  if (!dy[0].valid()) return {Value(), Value(), Value(), Value()};
+  const std::vector<Value> d =
+      b.emit("flash_attention_backward",
+             {n.operands[0], n.operands[1], n.operands[2], n.operands[3], n.results[0], n.results[1], dy[0]},
+             {{"scale", n.attrs.get_float("scale")}});
+  return {d[0], d[1], d[2], Value()};
+}
+
+}  // namespace
+
+void register_attention(OpRegistry& r) {
+  r.add(OpDef{.name = "flash_attention",
+              .summary = "softmax(q k^T * scale + mask) v without the scores in memory; results o, lse (row "
+                         "log-sum-exp)",
+              .min_operands = 4,
+              .max_operands = 4,
+              .attrs = {required_attr("scale", AttrKind::real)},
+              .infer = infer_forward,
+              .reference = forward_kernel,
+              .gradient = forward_grad});
+  r.add(OpDef{.name = "flash_attention_backward",
+              .summary = "dq, dk, dv of flash_attention from q, k, v, mask, o, lse and do (weights recomputed)",
+              .min_operands = 7,
+              .max_operands = 7,
+              .attrs = {required_attr("scale", AttrKind::real)},
+              .infer = infer_backward,
+              .reference = backward_kernel});
+}
+
+std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale) {
+  const std::vector<Value> r = b.emit("flash_attention", {q, k, v, mask}, {{"scale", scale}});
+  return {r[0], r[1]};
+}
+
+}  // namespace kiln::ops

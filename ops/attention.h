@@ -1,0 +1,19 @@
+#pragma once
+// Scaled dot-product attention as one op (f32), the way a flash-attention kernel
+// computes it: each row of scores lives only inside the kernel, never in memory.
+#include <utility>
+
+#include "engine/ir/builder.h"
+
+namespace kiln::ops {
+
+// o = softmax(q k^T * scale + mask) v per batch, with q [..., T, d], k [..., S, d],
+// v [..., S, dv] (the same leading dims) and an additive f32 mask that broadcasts
+// to [..., T, S] (0 to keep, -inf to drop). Returns o [..., T, dv] and each row's
+// log-sum-exp lse [..., T] of the masked, scaled scores, which the gradient uses
+// to recompute the weights instead of keeping them. A row with every score
+// masked attends to nothing: its o is 0 (not nan) and its lse is -inf.
+// The mask gets no gradient; nor does lse (taking one is an error).
+std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale);
+
+}  // namespace kiln::ops
