@@ -17,14 +17,12 @@ namespace kiln::cli {
 
 std::vector<GemmShape> transformer_gemm_shapes(const std::string& config, int64_t batch, int64_t len, int64_t vocab) {
   const models::TransformerConfig c = models::preset_config(config);
-  const int64_t tokens = batch * len, d = c.d_model, ff = c.d_ff, heads = batch * c.heads, dh = c.d_model / c.heads;
+  const int64_t tokens = batch * len, d = c.d_model, ff = c.d_ff;
   return {
       {"x W (q, k, v, out)", 1, tokens, d, d, false, false},
       {"x W1 (ffn up)", 1, tokens, d, ff, false, false},
       {"h W2 (ffn down)", 1, tokens, ff, d, false, false},
       {"h E^T (logits)", 1, tokens, d, vocab, false, true},
-      {"q k^T (scores)", heads, len, dh, len, false, true},
-      {"p v (context)", heads, len, len, dh, false, false},
       {"dy W^T (d x)", 1, tokens, d, d, false, true},
       {"dy W1^T (d x, ffn)", 1, tokens, ff, d, false, true},
       {"dy W2^T (d h, ffn)", 1, tokens, d, ff, false, true},
@@ -33,8 +31,6 @@ std::vector<GemmShape> transformer_gemm_shapes(const std::string& config, int64_
       {"x^T dy (d W1)", 1, d, tokens, ff, true, false},
       {"h^T dy (d W2)", 1, ff, tokens, d, true, false},
       {"dlogits^T h (d E)", 1, vocab, tokens, d, true, false},
-      {"dp v^T... (d p)", heads, len, dh, len, false, true},
-      {"p^T dc (d v)", heads, len, len, dh, true, false},
   };
 }
 

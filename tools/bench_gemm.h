@@ -1,8 +1,9 @@
 #pragma once
 // `kiln bench --op matmul`: the JIT's matmul on every product a Transformer
 // preset's training step computes (forward, both backward products, the tied
-// logits and their gradients, the attention batches), side by side with
-// OpenBLAS's and oneDNN's sgemm in the same run, at 1 thread and at --threads.
+// logits and their gradients), side by side with OpenBLAS's and oneDNN's sgemm
+// in the same run, at 1 thread and at --threads. (The attention products are
+// inside flash_attention's kernels, not matmuls.)
 #include <cstdint>
 #include <string>
 #include <vector>
