@@ -56,16 +56,25 @@ std::vector<void*> JitExecutable::buffer_pointers() {
   return ptrs;
 }
 
+void JitExecutable::time_calls(bool on) {
+  time_calls_ = on;
+  call_ms_.assign(on ? compiled_.program.calls.size() : 0, 0.0);
+}
+
 void JitExecutable::execute() {
   const Program& p = compiled_.program;
   const std::vector<void*> ptrs = buffer_pointers();
   int32_t status = KILN_OK;
   std::vector<void*> args;
-  for (const KernelCall& call : p.calls) {
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const KernelCall& call = p.calls[i];
     args.clear();
     for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
     args.push_back(&status);
+    const auto start = time_calls_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     functions_[call.kernel](args.data());
+    if (time_calls_)
+      call_ms_[i] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (status != KILN_OK) throw_run_error(status);
   }
   // Outputs that are declarations are copies of them; the others were written in place.

@@ -32,6 +32,11 @@ class JitExecutable : public Executable {
   const Target& target() const { return target_; }
   const CompiledGraph& compiled() const { return compiled_; }
 
+  // Per-call timing: while on, each run adds every kernel call's wall time to
+  // call_ms()[i] (i indexes program().calls); turning it on clears the sums.
+  void time_calls(bool on);
+  const std::vector<double>& call_ms() const { return call_ms_; }
+
  protected:
   void execute() override;
 
@@ -45,6 +50,8 @@ class JitExecutable : public Executable {
   CompiledGraph compiled_;
   std::vector<KernelFunction> functions_;  // by kernel
   std::shared_ptr<Workspace> workspace_;
+  bool time_calls_ = false;
+  std::vector<double> call_ms_;
 };
 
 }  // namespace kiln::compiler

@@ -18,6 +18,7 @@
 #include "engine/param_init.h"
 #include "models/transformer/transformer.h"
 #include "tools/bench_peak.h"
+#include "tools/bench_kernels.h"
 #include "tools/bench_timing.h"
 
 namespace kiln::cli {
@@ -186,6 +187,7 @@ void bench_model(const BenchOptions& given) {
   if (r.peak)
     std::printf(" (%.1f%% of the %.1f GFLOP/s FMA peak)", 100 * r.gflops / r.peak->gflops_n, r.peak->gflops_n);
   std::printf("\n  peak resident memory        %.0f MiB\n", r.rss_mib);
+  if (opts.per_kernel) print_kernel_table(exe, opts);
 }
 
 }  // namespace kiln::cli

@@ -47,6 +47,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_flag("--cpu-time", opts.cpu_time,
                "time by the process's CPU time, not wall time: at 1 thread, what a quiet machine would show while "
                "other processes load this one (all threads' time is summed, so not for --threads > 1)");
+  cmd->add_flag("--per-kernel", opts.per_kernel,
+               "--model: also time every kernel call and print the step's time by kernel kind at 1 thread and at "
+               "--threads, with each kind's speed-up");
   cmd->add_option("--model", opts.model, "benchmark a model's training step instead of single ops")
       ->check(CLI::IsMember({"transformer"}));
   cmd->add_option("--config", opts.config, "--model transformer and --op matmul: the preset")
