@@ -30,8 +30,11 @@ void dropout_reference(const KernelArgs& args) {
   const float scale = philox::dropout_scale(rate);
   const Tensor::F32& x = args.in[0]->f32();
   Tensor::F32& y = args.out[0]->f32();
-  for (size_t i = 0; i < x.size(); ++i)
-    y.data()[i] = philox::dropout_keep(key, step, i, threshold) ? x.data()[i] * scale : 0.0f;
+  philox::Counter words{};
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i % 4 == 0) words = philox::dropout_words(key, step, i / 4);
+    y.data()[i] = words[i % 4] >= threshold ? x.data()[i] * scale : 0.0f;
+  }
 }
 
 // The mask depends only on seed, key and element index, so dropout of dy with the

@@ -6,9 +6,9 @@
 //
 // Dropout's mask (used by ops/dropout.cpp; the JIT must reproduce it bit for bit):
 //   key      = (seed & 0xffffffff, seed >> 32)           seed: the op's int attribute
-//   counter  = (i & 0xffffffff, step, i >> 32, 0)         i: flat row-major element index,
-//                                                         step: the i32 key operand as u32
-//   u        = philox4x32_10(counter, key)[0]             the first 32-bit output
+//   q        = i / 4                                      i: flat row-major element index
+//   counter  = (q & 0xffffffff, step, q >> 32, 0)         step: the i32 key operand as u32
+//   u        = philox4x32_10(counter, key)[i % 4]         one Philox call draws 4 elements' words
 //   keep(i)  = u >= threshold, threshold = ceil(rate * 2^32) (a 64-bit integer; rate 0 keeps all)
 //   y[i]     = keep(i) ? x[i] * float(1.0 / (1.0 - rate)) : 0
 #include <array>
@@ -53,9 +53,13 @@ constexpr Key dropout_key(int64_t seed) {
 // ceil(rate * 2^32) for 0 <= rate < 1; the product is exact in double (a power-of-two scale).
 inline uint64_t dropout_threshold(double rate) { return static_cast<uint64_t>(std::ceil(rate * 4294967296.0)); }
 
+// The four 32-bit draws of elements 4q .. 4q+3.
+constexpr Counter dropout_words(const Key& key, int32_t step, uint64_t q) {
+  return philox4x32_10({static_cast<uint32_t>(q), static_cast<uint32_t>(step), static_cast<uint32_t>(q >> 32), 0}, key);
+}
+
 constexpr bool dropout_keep(const Key& key, int32_t step, uint64_t index, uint64_t threshold) {
-  const Counter c = {static_cast<uint32_t>(index), static_cast<uint32_t>(step), static_cast<uint32_t>(index >> 32), 0};
-  return philox4x32_10(c, key)[0] >= threshold;
+  return dropout_words(key, step, index / 4)[index % 4] >= threshold;
 }
 
 inline float dropout_scale(double rate) { return static_cast<float>(1.0 / (1.0 - rate)); }

@@ -35,9 +35,12 @@ TEST_CASE("dropout with rate 0 is the identity") {
   check_equal(dropout(x, 7, 0.0, 3), x);
 }
 
-TEST_CASE("dropout element 0 with seed 0 and key 0 draws Philox's first known answer") {
-  // philox4x32_10(counter 0, key 0)[0] = 0x6627e8d5 = 1713891541, about 0.399 * 2^32:
-  // kept when rate = 0.39 (threshold 1675037246), dropped when rate = 0.4 (threshold 1717986919).
+TEST_CASE("dropout elements 0 to 3 with seed 0 and key 0 draw Philox's first known answer") {
+  // philox4x32_10(counter 0, key 0) = (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8), about
+  // (0.399, 0.881, 0.736, 0.606) * 2^32: with rate 0.6, elements 1, 2 and 3 are kept and 0 is
+  // dropped; element 0 is kept at rate 0.39 (threshold 1675037246) and dropped at 0.4.
+  const float scale = static_cast<float>(1.0 / 0.4);
+  check_equal(dropout(F{1.0f, 2.0f, 3.0f, 4.0f}, 0, 0.6, 0), F{0.0f, 2.0f * scale, 3.0f * scale, 4.0f * scale});
   check_equal(dropout(F{5.0f}, 0, 0.39, 0), F{5.0f * static_cast<float>(1.0 / 0.61)});
   check_equal(dropout(F{5.0f}, 0, 0.4, 0), F{0.0f});
 }

@@ -32,17 +32,20 @@ TEST_CASE("dropout threshold is the ceiling of rate times 2^32") {
   CHECK(dropout_threshold(0.1) == 429496730u);
 }
 
-TEST_CASE("dropout_keep draws element i from the counter of i and the step") {
-  // Counter 0 key 0 gives 0x6627e8d5 first (see the known answers above).
+TEST_CASE("dropout_keep draws element i from word i % 4 of the counter of i / 4 and the step") {
+  // Counter 0 key 0 gives 0x6627e8d5, 0xe169c58d, ... (see the known answers above):
+  // elements 0 and 1.
   CHECK(dropout_keep({0, 0}, 0, 0, 0x6627e8d5u));
   CHECK_FALSE(dropout_keep({0, 0}, 0, 0, 0x6627e8d6u));
-  // The third known answer, seen through the dropout scheme.
+  CHECK(dropout_keep({0, 0}, 0, 1, 0xe169c58du));
+  CHECK_FALSE(dropout_keep({0, 0}, 0, 1, 0xe169c58eu));
+  // The third known answer, seen through the dropout scheme: element 4q + 2.
   const Key k = {0xa4093822, 0x299f31d0};
-  const uint64_t index = (uint64_t{0x13198a2e} << 32) | 0x243f6a88;
+  const uint64_t q = (uint64_t{0x13198a2e} << 32) | 0x243f6a88;
   // Counter word 3 must be 0 in the scheme, so compare against a direct draw.
-  const uint32_t u = philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0}, k)[0];
-  CHECK(dropout_keep(k, static_cast<int32_t>(0x85a308d3u), index, u));
-  CHECK_FALSE(dropout_keep(k, static_cast<int32_t>(0x85a308d3u), index, uint64_t{u} + 1));
+  const uint32_t u = philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0}, k)[2];
+  CHECK(dropout_keep(k, static_cast<int32_t>(0x85a308d3u), 4 * q + 2, u));
+  CHECK_FALSE(dropout_keep(k, static_cast<int32_t>(0x85a308d3u), 4 * q + 2, uint64_t{u} + 1));
   CHECK(dropout_scale(0.5) == 2.0f);
   CHECK(dropout_scale(0.0) == 1.0f);
 }
