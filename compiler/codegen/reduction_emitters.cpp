@@ -6,9 +6,9 @@
 //  * the innermost axis is reduced (row reductions): one task per result element
 //    accumulates W-lane vectors along the row plus a scalar remainder, then
 //    reduces the lanes;
-//  * the innermost axis is kept (column reductions): an elemental loop over the
-//    result whose generator accumulates whole vectors of results over the reduced
-//    axes, so no horizontal step is needed.
+//  * the innermost axis is kept (column reductions): vectors of results, each
+//    accumulated over the reduced axes in four interleaved chains, split across
+//    threads by result vector, so no horizontal step is needed.
 // f32 sums accumulate in f32 (the reference uses double; the tests state the
 // tolerance); i32 sums wrap; mean divides the sum by the element count.
 #include <llvm/IR/Intrinsics.h>
@@ -122,21 +122,57 @@ void emit_row_reduction(const KernelEmitArgs& a, const Reduction& red) {
   });
 }
 
-// Innermost axis kept: an elemental loop over the result, vectors of results.
+// Innermost axis kept: vectors of results, each accumulated over the reduced
+// axes in four interleaved chains (combined in a fixed order), so the adds'
+// latency overlaps. The result's vectors are split across threads (a bias
+// gradient, [1024, 256] -> [256], has only one row of results), the narrower
+// vector at each row's end after them; each result element is computed by one
+// fixed chain, whatever the thread count.
 void emit_column_reduction(const KernelEmitArgs& a, const Reduction& red) {
   LoweringContext& cx = a.cx;
-  const Generator result = [&](const ElementIndex& index) {
-    const int lane_axis = index.lane_axis >= 0 ? static_cast<int>(red.in.size()) - 1 : -1;
-    llvm::Value* acc = cx.for_range(0, red.count, 1, {red.identity(cx, index.width)},
-                                    [&](llvm::Value* r, const LoweringContext::Carried& c) {
-                                      const ElementIndex in{
-                                          red.operand_dims(index.dims, unflatten(cx, r, red.reduced_dims)),
-                                          index.width, lane_axis};
-                                      return LoweringContext::Carried{red.combine(cx, c[0], a.operands[0](in))};
-                                    })[0];
-    return red.finish(cx, acc, index.width);
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  constexpr int kChains = 4;
+  const int64_t chained = red.count >= 4 * kChains ? red.count / kChains * kChains : 0;
+  // The results at `dims` of the kept shape, `width` lanes along its last axis.
+  const auto result = [&](std::vector<llvm::Value*> dims, int width) {
+    const int lane_axis = width > 1 ? static_cast<int>(red.in.size()) - 1 : -1;
+    const auto element = [&](llvm::Value* r) {
+      return a.operands[0](ElementIndex{red.operand_dims(dims, unflatten(cx, r, red.reduced_dims)), width, lane_axis});
+    };
+    LoweringContext::Carried acc(kChains, red.identity(cx, width));
+    acc = cx.for_range(0, chained, kChains, acc, [&](llvm::Value* r, const LoweringContext::Carried& c) {
+      LoweringContext::Carried next;
+      for (int k = 0; k < kChains; ++k)
+        next.push_back(red.combine(cx, c[static_cast<size_t>(k)], element(b.CreateAdd(r, cx.i64c(k)))));
+      return next;
+    });
+    llvm::Value* total = red.combine(cx, red.combine(cx, acc[0], acc[1]), red.combine(cx, acc[2], acc[3]));
+    total = cx.for_range(chained, red.count, 1, {total}, [&](llvm::Value* r, const LoweringContext::Carried& c) {
+      return LoweringContext::Carried{red.combine(cx, c[0], element(r))};
+    })[0];
+    return red.finish(cx, total, width);
   };
-  emit_elemental_loop(cx, cx.unique_name(a.node.op() + ".cols"), red.kept, {{a.node.node.results[0], red.dtype, result}});
+  if (red.kept.empty()) {  // a rank-0 operand: one result
+    cx.store(red.dtype, a.result_ptr(), cx.i64c(0), result({}, 1));
+    return;
+  }
+  const Shape outer(red.kept.begin(), red.kept.end() - 1);
+  const int64_t inner = red.kept.back(), rows = numel(outer), vectors = inner / w, rest = inner % w;
+  const auto store = [&](llvm::Value* row, llvm::Value* column, int width) {
+    std::vector<llvm::Value*> dims = unflatten(cx, row, outer);
+    dims.push_back(column);
+    cx.store(red.dtype, a.result_ptr(), flat_offset(cx, dims, red.kept), result(dims, width));
+  };
+  if (vectors > 0)
+    cx.parallel_for(cx.unique_name(a.node.op() + ".cols"), rows * vectors, LoweringContext::grain_for(red.count * w),
+                    [&](llvm::Value* begin, llvm::Value* end) {
+                      cx.for_range(begin, end, 1, [&](llvm::Value* i) {
+                        store(b.CreateUDiv(i, cx.i64c(vectors)),
+                              b.CreateMul(b.CreateURem(i, cx.i64c(vectors)), cx.i64c(w)), w);
+                      });
+                    });
+  if (rest > 0) cx.for_range(0, rows, 1, [&](llvm::Value* row) { store(row, cx.i64c(vectors * w), static_cast<int>(rest)); });
 }
 
 KernelFn reduction(Kind kind) {
