@@ -9,6 +9,7 @@
 #include "engine/ir/error.h"
 #include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
+#include "models/transformer/decoder_step.h"
 #include "models/transformer/transformer.h"
 
 namespace kiln::cli {
@@ -76,6 +77,7 @@ void export_model(const ExportOptions& opts) {
   graphs.emplace_back("loss.kir", models::build_loss_graph(cfg, b, s, t, false));
   graphs.emplace_back("encoder.kir", models::build_encoder_graph(cfg, b, s));
   graphs.emplace_back("decoder.kir", models::build_decoder_graph(cfg, b, s, t));
+  graphs.emplace_back("decoder_step.kir", models::build_decoder_step_graph(cfg, b, s, t));  // caches of T positions
   std::vector<std::pair<std::filesystem::path, std::string>> files;
   for (const auto& [name, g] : graphs) {
     verify(g);

@@ -27,8 +27,9 @@ struct ExportOptions {
 CLI::App* add_export_command(CLI::App& app, ExportOptions& opts);
 
 // Writes DIR/train_step.kir (forward, backward, Adam), DIR/loss.kir (loss, dropout
-// off), DIR/encoder.kir and DIR/decoder.kir, creating DIR. Every graph is built
-// and verified before the first file is written; each file is written atomically.
+// off), DIR/encoder.kir, DIR/decoder.kir and DIR/decoder_step.kir (its caches of
+// T positions), creating DIR. Every graph is built and verified before the
+// first file is written; each file is written atomically.
 void export_model(const ExportOptions& opts);
 
 }  // namespace kiln::cli

@@ -20,16 +20,11 @@ bool better_score(const Hypothesis& a, const Hypothesis& b) {
   return a.tokens < b.tokens;
 }
 
-// `rows` copies of row 0 of t (shape [1, ...]) stacked along axis 0.
-template <class T>
-xt::xarray<T> repeat_row(const xt::xarray<T>& a, int64_t rows) {
-  std::vector<size_t> shape(a.shape().begin(), a.shape().end());
-  const size_t row = a.size();
-  shape[0] = static_cast<size_t>(rows);
-  xt::xarray<T> out = xt::xarray<T>::from_shape(shape);
-  for (int64_t r = 0; r < rows; ++r) std::copy(a.begin(), a.end(), out.begin() + r * static_cast<ptrdiff_t>(row));
-  return out;
-}
+// A hypothesis one token longer than the live one on decoder row `row`.
+struct Candidate {
+  Hypothesis hyp;
+  int32_t row;
+};
 
 // The `k` most likely tokens of one row of log-probs (ties: lower id first).
 std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k) {
@@ -46,48 +41,45 @@ std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k) {
 
 double length_penalty(int64_t len, double alpha) { return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha); }
 
-std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
-                                    const BeamOptions& opts) {
+std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int64_t max_len,
+                                    const DecodeTokens& tokens, const BeamOptions& opts) {
   if (opts.beam_size < 1) throw Error("beam search: --beam must be at least 1, got " + std::to_string(opts.beam_size));
   if (src.shape().at(0) != 1)
     throw Error("beam search decodes one sentence at a time, got a batch of " + std::to_string(src.shape().at(0)));
+  if (max_len <= 0) return {};
   const int64_t k = opts.beam_size;
-  // The k live hypotheses run as one batch of k rows over the same source.
-  const Tensor src_k(repeat_row(src.i32(), k));
-  const Tensor memory_k(repeat_row(decoder.encode(src).f32(), k));
   const auto score_of = [&](const Hypothesis& h) {
     return h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), opts.length_penalty);
   };
 
-  const int64_t len = decoder.padded_length(max_len);  // one decoder shape per call
+  // The k live hypotheses are k decoder rows over the same source: row r
+  // extends live[r]; rows past live.size() are fillers (results not read).
+  decoder.start(src, k, max_len);
+  std::vector<int32_t> fed(static_cast<size_t>(k), tokens.bos);
   std::vector<Hypothesis> live{Hypothesis{}}, finished;
   for (int64_t t = 0; t < max_len && !live.empty(); ++t) {
-    Tensor::I32 tgt_in = Tensor::I32::from_shape({static_cast<size_t>(k), static_cast<size_t>(len)});
-    tgt_in.fill(decoder.config().pad_id);
-    for (int64_t r = 0; r < k; ++r) {
-      tgt_in(r, 0) = tokens.bos;
-      if (r < static_cast<int64_t>(live.size()))
-        for (size_t i = 0; i < live[r].tokens.size(); ++i) tgt_in(r, i + 1) = live[r].tokens[i];
-    }
-    const Tensor lp = decoder.log_probs(memory_k, src_k, Tensor(std::move(tgt_in)));
-    const int64_t vocab = lp.shape().at(2);
+    const Tensor& lp = decoder.step(fed);
+    const int64_t vocab = lp.shape().at(1);
 
-    std::vector<Hypothesis> candidates;
+    std::vector<Candidate> candidates;
     for (size_t r = 0; r < live.size(); ++r) {
-      const float* row = lp.f32().data() + (static_cast<int64_t>(r) * len + t) * vocab;
+      const float* row = lp.f32().data() + static_cast<int64_t>(r) * vocab;
       for (int32_t id : top_tokens(row, vocab, k)) {
-        Hypothesis h = live[r];
-        h.tokens.push_back(id);
-        h.log_prob += row[id];
-        candidates.push_back(std::move(h));
+        Candidate c{live[r], static_cast<int32_t>(r)};
+        c.hyp.tokens.push_back(id);
+        c.hyp.log_prob += row[id];
+        candidates.push_back(std::move(c));
       }
     }
-    std::sort(candidates.begin(), candidates.end(), more_likely);
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return more_likely(a.hyp, b.hyp); });
     // Among the k best candidates, those ending in eos (or at the length limit)
-    // finish; the k best others stay live.
+    // finish; the k best others stay live, each on its own row, continuing
+    // from its parent's row.
     live.clear();
+    std::vector<int32_t> parents(static_cast<size_t>(k), 0);
     for (size_t i = 0; i < candidates.size(); ++i) {
-      Hypothesis& h = candidates[i];
+      Hypothesis& h = candidates[i].hyp;
       const bool ends = h.tokens.back() == tokens.eos || static_cast<int64_t>(h.tokens.size()) >= max_len;
       if (ends) {
         if (static_cast<int64_t>(i) < k) {
@@ -95,6 +87,7 @@ std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t
           finished.push_back(std::move(h));
         }
       } else if (static_cast<int64_t>(live.size()) < k) {
+        parents[live.size()] = candidates[i].row;
         live.push_back(std::move(h));
       }
     }
@@ -106,6 +99,9 @@ std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t
       const double bound = live.front().log_prob / length_penalty(max_len, opts.length_penalty);
       if (finished[static_cast<size_t>(k - 1)].score >= bound) live.clear();
     }
+    if (live.empty()) break;
+    decoder.reorder(parents);
+    for (size_t r = 0; r < fed.size(); ++r) fed[r] = r < live.size() ? live[r].tokens.back() : tokens.bos;
   }
   if (finished.size() > static_cast<size_t>(k)) finished.resize(static_cast<size_t>(k));
   return finished;

@@ -1,11 +1,13 @@
 #pragma once
 // Beam search for one source sentence, with GNMT's length penalty
 // lp(len) = ((5 + len) / 6)^alpha: a hypothesis scores sum(log p) / lp(len).
+// The live hypotheses are the decoder's rows (step_decoder.h), reordered after
+// each step to the hypotheses that stay live.
 #include <cstdint>
 #include <vector>
 
-#include "models/decode/decoder.h"
 #include "models/decode/greedy.h"
+#include "models/decode/step_decoder.h"
 
 namespace kiln::models {
 
@@ -31,7 +33,7 @@ double length_penalty(int64_t len, double alpha);
 // lp(max_len)). Returns up to beam_size finished hypotheses, best score first.
 // Ties are broken by the token sequences (lexicographically smaller first), so
 // results are deterministic.
-std::vector<Hypothesis> beam_search(Decoder& decoder, const Tensor& src, int64_t max_len, const DecodeTokens& tokens,
-                                    const BeamOptions& opts);
+std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int64_t max_len,
+                                    const DecodeTokens& tokens, const BeamOptions& opts);
 
 }  // namespace kiln::models

@@ -4,14 +4,16 @@
 
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
+#include "models/transformer/decoder_step.h"
 #include "models/transformer/transformer.h"
 
 namespace kiln::models {
 namespace {
 
-// The tensors the inference graphs bind: every param from `params` (checked
-// against the config), and state such as the positional encodings from `params`
-// when present, else its initial value (state of inference graphs is constant).
+// The tensors every inference graph binds: every param from `params` (checked
+// against the config), and the model's state (the positional encodings) from
+// `params` when present, else its initial value (it is constant). The step
+// graph's caches are not among them: they belong to one shape each.
 std::map<std::string, Tensor> inference_tensors(const TransformerConfig& cfg,
                                                 const std::map<std::string, Tensor>& params) {
   std::map<std::string, Tensor> out;
@@ -23,20 +25,33 @@ std::map<std::string, Tensor> inference_tensors(const TransformerConfig& cfg,
                   type_str(type));
     out.emplace(name, it->second);
   }
-  for (const Graph& g : {build_encoder_graph(cfg, 1, 1), build_decoder_graph(cfg, 1, 1, 1)})
-    for (Value v : g.declarations(ValueKind::state)) {
-      const std::string& name = g.name_of(v);
-      if (out.count(name)) continue;
-      auto it = params.find(name);
-      out.emplace(name, it != params.end() ? it->second : initial_value(g.value(v), 0));
-    }
+  const Graph encoder = build_encoder_graph(cfg, 1, 1);
+  for (Value v : encoder.declarations(ValueKind::state)) {
+    const std::string& name = encoder.name_of(v);
+    auto it = params.find(name);
+    out.emplace(name, it != params.end() ? it->second : initial_value(encoder.value(v), 0));
+  }
   return out;
 }
 
-// The encoders and the decoders never run at once: one arena serves them all.
+// The encoders and the steps never run at once: one arena serves them all.
 compiler::BackendOptions with_shared_workspace(compiler::BackendOptions exec) {
   if (!exec.workspace) exec.workspace = std::make_shared<compiler::Workspace>();
   return exec;
+}
+
+// Rows `rows` of t (along its first axis), in that order.
+Tensor take_rows(const Tensor& t, const std::vector<int32_t>& rows) {
+  return t.visit([&](const auto& a) {
+    using Array = std::decay_t<decltype(a)>;
+    std::vector<size_t> shape(a.shape().begin(), a.shape().end());
+    const size_t row = a.size() / shape.at(0);
+    shape[0] = rows.size();
+    Array out = Array::from_shape(shape);
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::copy_n(a.data() + static_cast<size_t>(rows[r]) * row, row, out.data() + r * row);
+    return Tensor(std::move(out));
+  });
 }
 
 }  // namespace
@@ -47,8 +62,8 @@ Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& 
       exec_(with_shared_workspace(std::move(given))),
       encoders_([cfg = config_](const BatchShape& s) { return build_encoder_graph(cfg, s.batch, s.src_len); }, exec_,
                 on_compile),
-      decoders_(
-          [cfg = config_](const BatchShape& s) { return build_decoder_graph(cfg, s.batch, s.src_len, s.tgt_len); },
+      steps_(
+          [cfg = config_](const BatchShape& s) { return build_decoder_step_graph(cfg, s.batch, s.src_len, s.tgt_len); },
           exec_, on_compile) {
   set_params(params);
 }
@@ -56,25 +71,62 @@ Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& 
 void Decoder::set_params(const std::map<std::string, Tensor>& params) {
   auto tensors = inference_tensors(config_, params);
   encoders_.set_persistent(tensors);
-  decoders_.set_persistent(std::move(tensors));
+  steps_.set_persistent(std::move(tensors));
+  step_ = nullptr;
 }
 
-Tensor Decoder::encode(const Tensor& src) {
+void Decoder::start(const Tensor& src, int64_t copies, int64_t steps) {
+  if (copies < 1) throw Error("decoder: each source row needs at least one row, got " + std::to_string(copies));
+  step_ = nullptr;
   const Shape s = src.shape();
-  Executable& exe = encoders_.get({s.at(0), s.at(1), 0});
-  exe.bind("src", src);
-  exe.run();
-  return exe.output("memory");
+  Executable& encoder = encoders_.get({s.at(0), s.at(1), 0});
+  encoder.bind("src", src);
+  encoder.run();
+
+  rows_ = s.at(0) * copies;
+  std::vector<int32_t> source_row(static_cast<size_t>(rows_));
+  for (int64_t r = 0; r < rows_; ++r) source_row[static_cast<size_t>(r)] = static_cast<int32_t>(r / copies);
+  cache_len_ = padded_length(steps);
+  Executable& step = steps_.get({rows_, s.at(1), cache_len_});
+  step.bind("src", take_rows(src, source_row));
+  for (const std::string& name : cross_attention_names(config_))
+    step.bind(name, take_rows(encoder.output(name), source_row));
+  // Zeros on this shape's first batch; later batches start from what the last
+  // one left. Either way positions not written yet are masked, and finite, so
+  // they weigh exactly 0.
+  for (const std::string& name : step_cache_names(config_))
+    if (!step.is_bound(name)) step.bind(name, Tensor::zeros(step.graph().type(*step.graph().find(name))));
+  step_ = &step;
+  position_ = 0;
 }
 
-Tensor Decoder::log_probs(const Tensor& memory, const Tensor& src, const Tensor& tgt_in) {
-  const Shape s = src.shape();
-  Executable& exe = decoders_.get({s.at(0), s.at(1), tgt_in.shape().at(1)});
-  exe.bind("memory", memory);
-  exe.bind("src", src);
-  exe.bind("tgt_in", tgt_in);
-  exe.run();
-  return exe.output("log_probs");
+const Tensor& Decoder::step(const std::vector<int32_t>& tokens) {
+  if (!step_) throw Error("decoder: step() without a batch (start() first)");
+  if (static_cast<int64_t>(tokens.size()) != rows_)
+    throw Error("decoder: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(rows_) + " rows");
+  if (position_ >= cache_len_)
+    throw Error("decoder: position " + std::to_string(position_) + " is past the cache's " +
+                std::to_string(cache_len_) + " (start() with more steps)");
+  Tensor::I32 token = Tensor::I32::from_shape({static_cast<size_t>(rows_), 1});
+  std::copy(tokens.begin(), tokens.end(), token.data());
+  step_->bind(kStepToken, Tensor(std::move(token)));
+  step_->bind(kStepPosition, Tensor(Tensor::I32(static_cast<int32_t>(position_))));
+  step_->run();
+  ++position_;
+  return step_->output("log_probs");
+}
+
+void Decoder::reorder(const std::vector<int32_t>& parents) {
+  if (!step_) throw Error("decoder: reorder() without a batch (start() first)");
+  if (static_cast<int64_t>(parents.size()) != rows_)
+    throw Error("decoder: " + std::to_string(parents.size()) + " parents for " + std::to_string(rows_) + " rows");
+  for (int32_t p : parents)
+    if (p < 0 || p >= rows_) throw Error("decoder: parent row " + std::to_string(p) + " of " + std::to_string(rows_));
+  // The row's source goes with its history (beam search's rows share one).
+  std::vector<std::string> names = step_cache_names(config_);
+  for (const std::string& name : cross_attention_names(config_)) names.push_back(name);
+  names.push_back("src");
+  for (const std::string& name : names) step_->bind(name, take_rows(step_->binding(name), parents));
 }
 
 int64_t Decoder::padded_length(int64_t len) const {

@@ -1,18 +1,23 @@
 #pragma once
-// The inference side of a trained Transformer: its encoder and decoder graphs
-// compiled per shape (models/train/executable_cache.h), all bound to one set of
-// params. Greedy and beam search drive it.
+// The inference side of a trained Transformer, decoding with a key/value cache:
+// per sentence batch, the encoder graph runs once (its memory's
+// cross-attention keys and values), then the decoder step graph
+// (models/transformer/decoder_step.h) once per position, attending to the
+// keys and values its caches hold for earlier positions. Both are compiled per
+// shape (models/train/executable_cache.h), all bound to one set of params; one
+// step graph serves every position of a batch. Greedy and beam search drive it.
 #include <map>
 #include <string>
 
 #include "compiler/backend.h"
 #include "engine/tensor/tensor.h"
+#include "models/decode/step_decoder.h"
 #include "models/train/executable_cache.h"
 #include "models/transformer/config.h"
 
 namespace kiln::models {
 
-class Decoder {
+class Decoder final : public StepDecoder {
  public:
   // `params`: every param of the config (param_types); extra tensors (optimizer
   // state) are ignored, a missing or mistyped param is a kiln::Error naming it.
@@ -21,14 +26,15 @@ class Decoder {
 
   const TransformerConfig& config() const { return config_; }
   // New values of the params (a trainer's latest), same checks; compiled shapes
-  // stay.
+  // stay. Ends the current batch (start() again).
   void set_params(const std::map<std::string, Tensor>& params);
 
-  // Encoder output f32[B,S,D] for src i32[B,S] (padding = config().pad_id).
-  Tensor encode(const Tensor& src);
-  // log_probs f32[B,T,V] of the tied output projection for tgt_in i32[B,T];
-  // row t depends only on tgt_in[:, :t+1] (causal).
-  Tensor log_probs(const Tensor& memory, const Tensor& src, const Tensor& tgt_in);
+  // StepDecoder. The caches hold padded_length(steps) positions; step() past
+  // them, step() before start(), or a wrong number of tokens or parents is a
+  // kiln::Error.
+  void start(const Tensor& src, int64_t copies, int64_t steps) override;
+  const Tensor& step(const std::vector<int32_t>& tokens) override;
+  void reorder(const std::vector<int32_t>& parents) override;
 
   // The length to pad `len` source tokens or decoder positions to: the next
   // power of two, at least 8 and at most config().max_len (or len if longer), so
@@ -37,8 +43,12 @@ class Decoder {
 
  private:
   TransformerConfig config_;
-  compiler::BackendOptions exec_;  // with the workspace the encoders and decoders share
-  ExecutableCache encoders_, decoders_;
+  compiler::BackendOptions exec_;  // with the workspace the encoders and steps share
+  ExecutableCache encoders_, steps_;
+  // The current batch: its step executable (caches bound), rows, positions
+  // done, and the caches' length.
+  Executable* step_ = nullptr;
+  int64_t rows_ = 0, position_ = 0, cache_len_ = 0;
 };
 
 }  // namespace kiln::models

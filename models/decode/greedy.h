@@ -1,12 +1,12 @@
 #pragma once
-// Greedy decoding of a batch: the encoder runs once, then the decoder runs on
-// the growing prefix (padded to a cached length) and each row takes the most
-// likely next token. Rows stop at eos or at their length limit.
+// Greedy decoding of a batch: one decoder step per position (step_decoder.h),
+// each row taking its most likely next token. Rows stop at eos or at their
+// length limit.
 #include <cstdint>
 #include <vector>
 
 #include "engine/tensor/tensor.h"
-#include "models/decode/decoder.h"
+#include "models/decode/step_decoder.h"
 
 namespace kiln::models {
 
@@ -19,7 +19,7 @@ struct DecodeTokens {
 // src i32[B,S]; max_lens[b]: the most tokens row b may produce (its limit).
 // Returns each row's tokens without bos, ending with eos if it produced one.
 // Ties between tokens go to the lowest id.
-std::vector<std::vector<int32_t>> greedy_decode(Decoder& decoder, const Tensor& src,
+std::vector<std::vector<int32_t>> greedy_decode(StepDecoder& decoder, const Tensor& src,
                                                 const std::vector<int64_t>& max_lens, const DecodeTokens& tokens);
 
 }  // namespace kiln::models

@@ -28,14 +28,17 @@ Value merge_heads(Layers& l, Value x) {
   return ops::reshape(b, ops::transpose(b, x, {0, 2, 1, 3}), {s[0] * s[2], s[1] * s[3]});
 }
 
+// -inf where cond (bool), 0 elsewhere.
+Value minus_inf_where(Builder& b, Value cond) {
+  return ops::select(b, cond, ops::fill(b, {}, -std::numeric_limits<double>::infinity()), ops::fill(b, {}, 0.0));
+}
+
 }  // namespace
 
 Value padding_mask(Builder& b, Value tokens, int32_t pad_id) {
   const Shape& s = b.type(tokens).shape;
   const Value is_pad = ops::equal(b, tokens, ops::fill(b, {}, pad_id, DType::i32));
-  const Value mask =
-      ops::select(b, is_pad, ops::fill(b, {}, -std::numeric_limits<double>::infinity()), ops::fill(b, {}, 0.0));
-  return ops::reshape(b, mask, {s.at(0), 1, 1, s.at(1)});
+  return ops::reshape(b, minus_inf_where(b, is_pad), {s.at(0), 1, 1, s.at(1)});
 }
 
 Value causal_padding_mask(Builder& b, Value tokens, int32_t pad_id) {
@@ -43,17 +46,31 @@ Value causal_padding_mask(Builder& b, Value tokens, int32_t pad_id) {
   return ops::add(b, padding_mask(b, tokens, pad_id), ops::causal_mask(b, len));
 }
 
-Value multi_head_attention(Layers& l, Value queries, Value keys_values, Value mask, int64_t batch,
-                           const std::string& prefix) {
+Value position_padding_mask(Builder& b, Value tokens, Value pos, int32_t pad_id) {
+  const int64_t len = b.type(tokens).shape.at(1);
+  const Value future = minus_inf_where(b, ops::greater(b, ops::iota(b, {len}), pos));
+  return ops::add(b, padding_mask(b, tokens, pad_id), future);
+}
+
+Value project_heads(Layers& l, Value rows, int64_t batch, const std::string& prefix, const std::string& which) {
+  return split_heads(l, l.linear(rows, prefix, "w" + which, "b" + which), batch);
+}
+
+Value attend(Layers& l, Value q, Value k, Value v, Value mask, const std::string& prefix) {
   Builder& b = l.builder();
-  const Value q = split_heads(l, l.linear(queries, prefix, "wq", "bq"), batch);
-  const Value k = split_heads(l, l.linear(keys_values, prefix, "wk", "bk"), batch);
-  const Value v = split_heads(l, l.linear(keys_values, prefix, "wv", "bv"), batch);
   const double d_k = static_cast<double>(l.config().d_model / l.config().heads);
   // softmax(q k^T / sqrt(d_k) + mask) v as one op: the scores never reach memory,
   // and the backward recomputes them from the rows' log-sum-exp.
   const Value context = ops::flash_attention(b, q, k, v, mask, 1.0 / std::sqrt(d_k)).first;
   return l.linear(merge_heads(l, context), prefix, "wo", "bo");
+}
+
+Value multi_head_attention(Layers& l, Value queries, Value keys_values, Value mask, int64_t batch,
+                           const std::string& prefix) {
+  const Value q = project_heads(l, queries, batch, prefix, "q");
+  const Value k = project_heads(l, keys_values, batch, prefix, "k");
+  const Value v = project_heads(l, keys_values, batch, prefix, "v");
+  return attend(l, q, k, v, mask, prefix);
 }
 
 }  // namespace kiln::models

@@ -14,10 +14,22 @@ Value padding_mask(Builder& b, Value tokens, int32_t pad_id);
 // diagonal) plus the key-padding mask of tokens i32[B,L].
 Value causal_padding_mask(Builder& b, Value tokens, int32_t pad_id);
 
-// softmax(Q K^T / sqrt(d_k) + mask) V over cfg.heads heads, with Q, K, V and the
-// output projection Linear layers prefix.{wq,bq,wk,bk,wv,bv,wo,bo}.
-// queries: rows f32[B*Lq, D]; keys_values: rows f32[B*Lk, D]; mask broadcasts to
-// [B, H, Lq, Lk]. Returns rows f32[B*Lq, D].
+// The same for one query at position `pos` (i32[], decoding's step) over the
+// tokens so far i32[B,L] (positions after pos hold anything): f32[B,1,1,L], -inf
+// after pos and at pad tokens.
+Value position_padding_mask(Builder& b, Value tokens, Value pos, int32_t pad_id);
+
+// The Linear layer prefix.{w<which>,b<which>} ("q", "k" or "v") of rows
+// f32[B*L, D], split into cfg.heads heads: f32[B, H, L, D/H].
+Value project_heads(Layers& l, Value rows, int64_t batch, const std::string& prefix, const std::string& which);
+
+// softmax(Q K^T / sqrt(d_k) + mask) V of heads q f32[B,H,Lq,D/H] and k, v
+// f32[B,H,Lk,D/H], the heads merged and projected by prefix.{wo,bo}; mask
+// broadcasts to [B,H,Lq,Lk]. Returns rows f32[B*Lq, D].
+Value attend(Layers& l, Value q, Value k, Value v, Value mask, const std::string& prefix);
+
+// attend() over the heads projected from queries: rows f32[B*Lq, D] and
+// keys_values: rows f32[B*Lk, D]. Returns rows f32[B*Lq, D].
 Value multi_head_attention(Layers& l, Value queries, Value keys_values, Value mask, int64_t batch,
                            const std::string& prefix);
 

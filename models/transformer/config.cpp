@@ -113,4 +113,18 @@ void validate(const TransformerConfig& c) {
   require(c.pad_id >= 0 && c.pad_id < c.vocab, "pad_id must be in [0, vocab), got " + std::to_string(c.pad_id));
 }
 
+void validate_shape(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len) {
+  validate(cfg);
+  auto positive = [](int64_t v, const char* what) {
+    if (v <= 0) throw Error(std::string("Transformer: ") + what + " must be positive, got " + std::to_string(v));
+  };
+  positive(batch, "batch");
+  positive(src_len, "source length");
+  positive(tgt_len, "target length");
+  for (int64_t len : {src_len, tgt_len})
+    if (len > cfg.max_len)
+      throw Error("Transformer: sequence length " + std::to_string(len) + " exceeds the config's max_len " +
+                  std::to_string(cfg.max_len));
+}
+
 }  // namespace kiln::models

@@ -37,4 +37,9 @@ bool same_architecture(const TransformerConfig& a, const TransformerConfig& b);
 // 0 <= label_smoothing < 1, 0 <= pad_id < vocab.
 void validate(const TransformerConfig& cfg);
 
+// validate(cfg), then the shape of a graph over batch rows of src_len source
+// and tgt_len target positions: positive, and no longer than cfg.max_len (the
+// positional encodings). Throws kiln::Error naming the bad one.
+void validate_shape(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
+
 }  // namespace kiln::models

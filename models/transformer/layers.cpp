@@ -36,13 +36,30 @@ Value Layers::feed_forward(Value x, const std::string& prefix) {
 }
 
 Value Layers::embed(Value tokens) {
+  const int64_t len = b_.type(tokens).shape.at(1);
+  return embed_with(tokens, ops::slice(b_, params_.pos_enc(), {0}, {0}, {len}));
+}
+
+Value Layers::embed_at(Value tokens, Value pos) {
+  return embed_with(tokens, ops::gather(b_, params_.pos_enc(), ops::reshape(b_, pos, {1})));
+}
+
+Value Layers::embed_with(Value tokens, Value positions) {
   const Shape& shape = b_.type(tokens).shape;  // [B, L]
   const int64_t len = shape.at(1), d = cfg_.d_model;
   const Value rows = ops::gather(b_, param("embed"), ops::reshape(b_, tokens, {shape[0] * len}));  // [B*L, D]
   const Value scaled = ops::mul(b_, rows, scalar(std::sqrt(static_cast<double>(d))));
-  const Value positions = ops::slice(b_, params_.pos_enc(), {0}, {0}, {len});  // [L, D]
   const Value sum = ops::add(b_, ops::reshape(b_, scaled, {shape[0], len, d}), positions);
   return dropout(ops::reshape(b_, sum, {shape[0] * len, d}));
+}
+
+Value Layers::logits(Value x) { return ops::matmul(b_, x, param("embed"), false, true); }
+
+Value Layers::decoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention,
+                            const Sublayer& cross_attention) {
+  x = residual_norm(x, self_attention(x), prefix + ".ln1");
+  x = residual_norm(x, cross_attention(x), prefix + ".ln2");
+  return residual_norm(x, feed_forward(x, prefix + ".ffn"), prefix + ".ln3");
 }
 
 }  // namespace kiln::models

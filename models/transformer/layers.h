@@ -2,6 +2,7 @@
 // The Transformer's building blocks, as builder calls on activations kept as
 // rows f32[B*L, D] (so every Linear is one plain matmul); only attention
 // reshapes them to [B, H, L, D/H].
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,13 +33,31 @@ class Layers {
   // Position-wise FFN: relu(x W1 + b1) W2 + b2.
   Value feed_forward(Value x, const std::string& prefix);
   // Token embeddings times sqrt(d_model) plus the positional encodings, then
-  // dropout: tokens i32[B, L] -> rows f32[B*L, D]. L <= max_len (the graph builders check).
+  // dropout: tokens i32[B, L] at positions 0..L-1 -> rows f32[B*L, D]. L <=
+  // max_len (the graph builders check).
   Value embed(Value tokens);
+  // The same for tokens i32[B, 1] at position `pos` (i32[], known only at run
+  // time: decoding's step) -> rows f32[B, D].
+  Value embed_at(Value tokens, Value pos);
+  // The tied pre-softmax projection x @ embed^T: rows f32[N, D] -> logits f32[N, V].
+  Value logits(Value x);
+
+  // A sublayer as a function of its input rows.
+  using Sublayer = std::function<Value(Value)>;
+  // One decoder layer `prefix` (dec.L) around its two attentions, each
+  // residual_norm'ed: ln1 after self_attention, ln2 after cross_attention, ln3
+  // after the FFN. The attentions are passed in because they differ: the full
+  // decoder attends over the whole target, decoding's step over its caches.
+  Value decoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention,
+                      const Sublayer& cross_attention);
 
   // A scalar f32 constant.
   Value scalar(double v);
 
  private:
+  // embed's sum for tokens i32[B, L] with their positional encodings f32[L, D].
+  Value embed_with(Value tokens, Value positions);
+
   Builder& b_;
   const TransformerConfig& cfg_;
   const ModelParams& params_;

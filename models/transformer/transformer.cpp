@@ -1,11 +1,10 @@
 #include "models/transformer/transformer.h"
 
-#include "engine/ir/error.h"
 #include "models/transformer/attention.h"
+#include "models/transformer/decoder_step.h"
 #include "models/transformer/layers.h"
 #include "models/transformer/params.h"
 #include "ops/loss.h"
-#include "ops/matmul.h"
 #include "ops/normalization.h"
 #include "ops/shape_ops.h"
 
@@ -13,20 +12,6 @@ namespace kiln::models {
 namespace {
 
 TensorType tokens_type(int64_t batch, int64_t len) { return {DType::i32, {batch, len}}; }
-
-void check_shape(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len) {
-  validate(cfg);
-  auto positive = [](int64_t v, const char* what) {
-    if (v <= 0) throw Error(std::string("Transformer: ") + what + " must be positive, got " + std::to_string(v));
-  };
-  positive(batch, "batch");
-  positive(src_len, "source length");
-  positive(tgt_len, "target length");
-  for (int64_t len : {src_len, tgt_len})
-    if (len > cfg.max_len)
-      throw Error("Transformer: sequence length " + std::to_string(len) + " exceeds the config's max_len " +
-                  std::to_string(cfg.max_len));
-}
 
 // Encoder stack: src i32[B,S] -> memory rows f32[B*S, D].
 Value encode(Layers& l, Value src, Value src_mask, int64_t batch) {
@@ -41,23 +26,22 @@ Value encode(Layers& l, Value src, Value src_mask, int64_t batch) {
 
 // Decoder stack and the tied pre-softmax projection: logits rows f32[B*T, V].
 Value decode_logits(Layers& l, Value memory, Value src_mask, Value tgt_in, int64_t batch) {
-  Builder& b = l.builder();
-  const Value self_mask = causal_padding_mask(b, tgt_in, l.config().pad_id);
+  const Value self_mask = causal_padding_mask(l.builder(), tgt_in, l.config().pad_id);
   Value x = l.embed(tgt_in);
   for (int64_t i = 0; i < l.config().dec_layers; ++i) {
     const std::string p = "dec." + std::to_string(i);
-    x = l.residual_norm(x, multi_head_attention(l, x, x, self_mask, batch, p + ".self_attn"), p + ".ln1");
-    x = l.residual_norm(x, multi_head_attention(l, x, memory, src_mask, batch, p + ".cross_attn"), p + ".ln2");
-    x = l.residual_norm(x, l.feed_forward(x, p + ".ffn"), p + ".ln3");
+    x = l.decoder_layer(
+        x, p, [&](Value rows) { return multi_head_attention(l, rows, rows, self_mask, batch, p + ".self_attn"); },
+        [&](Value rows) { return multi_head_attention(l, rows, memory, src_mask, batch, p + ".cross_attn"); });
   }
-  return ops::matmul(b, x, l.param("embed"), false, true);
+  return l.logits(x);
 }
 
 // Declares inputs, params and (when training) %step, and emits the label-smoothed
 // loss, named "loss"; returns it.
 Value emit_loss(Builder& b, const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
                 bool training) {
-  check_shape(cfg, batch, src_len, tgt_len);
+  validate_shape(cfg, batch, src_len, tgt_len);
   const Value src = b.input("src", tokens_type(batch, src_len));
   const Value tgt_in = b.input("tgt_in", tokens_type(batch, tgt_len));
   const Value tgt_out = b.input("tgt_out", tokens_type(batch, tgt_len));
@@ -93,7 +77,7 @@ Graph build_loss_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_
 }
 
 Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len) {
-  check_shape(cfg, batch, src_len, 1);
+  validate_shape(cfg, batch, src_len, 1);
   Graph g("transformer_encoder");
   Builder b(g);
   const Value src = b.input("src", tokens_type(batch, src_len));
@@ -103,11 +87,12 @@ Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t s
   const Value memory = ops::reshape(b, rows, {batch, src_len, cfg.d_model});
   g.rename(memory, "memory");
   b.output(memory);
+  output_cross_attention(l, rows, batch);
   return g;
 }
 
 Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len) {
-  check_shape(cfg, batch, src_len, tgt_len);
+  validate_shape(cfg, batch, src_len, tgt_len);
   Graph g("transformer_decoder");
   Builder b(g);
   const Value memory = b.input("memory", {DType::f32, {batch, src_len, cfg.d_model}});

@@ -34,15 +34,17 @@ Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src
 // finite differences.
 Graph build_loss_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len, bool training);
 
-// Inference, dropout off. Encoder: input %src i32[B,S] -> output "memory"
-// f32[B,S,D].
+// Inference, dropout off. Encoder: input %src i32[B,S] -> outputs "memory"
+// f32[B,S,D] (the full decoder's input), then every decoder layer's
+// cross-attention keys and values f32[B,H,S,D/H] (the decoder step graph's
+// inputs, models/transformer/decoder_step.h).
 Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len);
 
-// Decoder: inputs %memory f32[B,S,D], %src i32[B,S] (its padding mask), %tgt_in
-// i32[B,T]
-// -> output "log_probs" f32[B,T,V] (log_softmax of the tied pre-softmax
-// projection). Causal, so position t's row depends only on tgt_in[:, :t+1]:
-// decoders run it with a growing prefix padded to T and read row t.
+// Decoder over a whole target: inputs %memory f32[B,S,D], %src i32[B,S] (its
+// padding mask), %tgt_in i32[B,T] -> output "log_probs" f32[B,T,V]
+// (log_softmax of the tied pre-softmax projection). Causal, so position t's row
+// depends only on tgt_in[:, :t+1]. Decoding runs the step graph
+// (decoder_step.h) instead, one position at a time; tests check it against this.
 Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
 
 // The names and types of every param (for checkpoints: they must match).

@@ -12,6 +12,7 @@
 #include "models/decode/decode_all.h"
 #include "models/decode/greedy.h"
 #include "models/transformer/transformer.h"
+#include "sequence_log_prob.h"
 
 using namespace kiln;
 using namespace kiln::models;
@@ -54,17 +55,6 @@ Tensor row(const std::vector<int32_t>& ids, int64_t len) {
 const std::vector<std::vector<int32_t>> kSources = {
     {4, 5, 6, 7, 8}, {9, 10, 11, 4, 5}, {2, 6, 2, 6, 2}, {11, 10, 9, 8, 7}};
 
-// The sum of log-probs the decoder gives `tokens` after bos, one sentence alone.
-double sequence_log_prob(Decoder& decoder, const Tensor& src, const std::vector<int32_t>& tokens) {
-  const int64_t len = decoder.padded_length(static_cast<int64_t>(tokens.size()));
-  std::vector<int32_t> prefix{kBos};
-  prefix.insert(prefix.end(), tokens.begin(), tokens.end() - 1);
-  const Tensor lp = decoder.log_probs(decoder.encode(src), src, row(prefix, len));
-  double sum = 0;
-  for (size_t t = 0; t < tokens.size(); ++t) sum += lp.f32()(0, t, tokens[t]);
-  return sum;
-}
-
 }  // namespace
 
 TEST_CASE("beam search of size 1 is greedy decoding") {
@@ -91,8 +81,9 @@ TEST_CASE("beam hypotheses come best first and score their log-prob over the len
       const bool finished_by_eos = h.tokens.back() == kEos;
       CHECK((finished_by_eos || h.tokens.size() == 9));
       CHECK(h.score == doctest::Approx(h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), 0.6)));
-      // Recomputed with the sentence alone (batch 1, not the beam's batch of 4).
-      CHECK(sequence_log_prob(decoder, s, h.tokens) == doctest::Approx(h.log_prob).epsilon(1e-4));
+      // Recomputed with the sentence alone (batch 1, not the beam's batch of 4
+      // with its caches reordered).
+      CHECK(test::sequence_log_prob(decoder, s, h.tokens, kBos) == doctest::Approx(h.log_prob).epsilon(1e-4));
     }
   }
 }

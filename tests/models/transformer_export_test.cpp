@@ -9,6 +9,7 @@
 #include "engine/interpreter.h"
 #include "engine/ir/printer.h"
 #include "engine/npy.h"
+#include "models/transformer/decoder_step.h"
 #include "models/transformer/transformer.h"
 #include "transformer_test_inputs.h"
 
@@ -35,7 +36,7 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
 
 }  // namespace
 
-TEST_CASE("kiln export writes the four graphs, which kiln check prints back unchanged") {
+TEST_CASE("kiln export writes the five graphs, which kiln check prints back unchanged") {
   TempDir dir;
   const std::string out = dir.file("tiny");
   const KilnResult r = run_kiln(with(kTinyFlags, {"-o", out}));
@@ -47,7 +48,8 @@ TEST_CASE("kiln export writes the four graphs, which kiln check prints back unch
   const std::map<std::string, Graph> expected = {{"train_step.kir", models::build_train_graph(cfg, 2, 5, 5, adam)},
                                                  {"loss.kir", models::build_loss_graph(cfg, 2, 5, 5, false)},
                                                  {"encoder.kir", models::build_encoder_graph(cfg, 2, 5)},
-                                                 {"decoder.kir", models::build_decoder_graph(cfg, 2, 5, 5)}};
+                                                 {"decoder.kir", models::build_decoder_graph(cfg, 2, 5, 5)},
+                                                 {"decoder_step.kir", models::build_decoder_step_graph(cfg, 2, 5, 5)}};
   for (const auto& [name, g] : expected) {
     INFO(name);
     const std::string text = read_file(fs::path(out) / name);

@@ -9,6 +9,7 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
+#include "models/transformer/decoder_step.h"
 #include "models/transformer/transformer.h"
 #include "transformer_test_inputs.h"
 
@@ -122,9 +123,9 @@ TEST_CASE("tiny declares the tied embedding and every layer's params with their 
 
 TEST_CASE("every graph verifies, declares the same params and round-trips through the text form") {
   const TransformerConfig cfg = tiny_config(16, 0.1);
-  const std::vector<Graph> graphs = {build_train_graph(cfg, 2, 5, 4, {}), build_loss_graph(cfg, 2, 5, 4, false),
+  const std::vector<Graph> graphs = {build_train_graph(cfg, 2, 5, 4, {}),  build_loss_graph(cfg, 2, 5, 4, false),
                                      build_loss_graph(cfg, 2, 5, 4, true), build_encoder_graph(cfg, 2, 5),
-                                     build_decoder_graph(cfg, 2, 5, 4)};
+                                     build_decoder_graph(cfg, 2, 5, 4),    build_decoder_step_graph(cfg, 2, 5, 4)};
   const auto expected = param_types(cfg);
   for (const Graph& g : graphs) {
     INFO("graph @", g.name());
@@ -143,13 +144,27 @@ TEST_CASE("every graph verifies, declares the same params and round-trips throug
   using Outputs = std::vector<std::pair<std::string, TensorType>>;
   CHECK(output_types(graphs[0]) == Outputs{{"loss", f32({})}, {"lr", f32({})}});
   CHECK(output_types(graphs[1]) == Outputs{{"loss", f32({})}});
-  CHECK(output_types(graphs[3]) == Outputs{{"memory", f32({2, 5, 128})}});
+  // The encoder's memory, then the cross-attention keys and values of each
+  // decoder layer's 4 heads, which the step graph reads.
+  CHECK(output_types(graphs[3]) == Outputs{{"memory", f32({2, 5, 128})},
+                                           {"dec.0.cross_attn.keys", f32({2, 4, 5, 32})},
+                                           {"dec.0.cross_attn.values", f32({2, 4, 5, 32})},
+                                           {"dec.1.cross_attn.keys", f32({2, 4, 5, 32})},
+                                           {"dec.1.cross_attn.values", f32({2, 4, 5, 32})}});
   CHECK(output_types(graphs[4]) == Outputs{{"log_probs", f32({2, 4, 16})}});
+  CHECK(output_types(graphs[5]) == Outputs{{"log_probs", f32({2, 16})}});
+  for (const std::string& name : cross_attention_names(cfg))
+    CHECK(graphs[5].type(*graphs[5].find(name)) == f32({2, 4, 5, 32}));
+  // The step graph's caches hold 4 positions of each row.
+  const std::vector<std::string> caches = step_cache_names(cfg);
+  CHECK(caches.size() == 1 + 2 * 2);
+  CHECK(graphs[5].type(*graphs[5].find(caches[0])) == TensorType{DType::i32, {2, 4}});
+  for (size_t i = 1; i < caches.size(); ++i) CHECK(graphs[5].type(*graphs[5].find(caches[i])) == f32({2, 4, 4, 32}));
   // Training declares the step counter (dropout's key); inference graphs have no dropout.
   CHECK(graphs[0].find("step"));
   CHECK(graphs[2].find("step"));
   CHECK_FALSE(graphs[1].find("step"));
-  for (size_t i : {1, 3, 4})
+  for (size_t i : {1, 3, 4, 5})
     for (const Node& n : graphs[i].nodes()) CHECK(n.op() != "dropout");
   // Each dropout node draws its own mask.
   std::vector<int64_t> seeds;
