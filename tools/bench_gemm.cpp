@@ -1,6 +1,8 @@
 #include "tools/bench_gemm.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -129,6 +131,9 @@ void bench_gemm(const BenchOptions& opts) {
                     x.c.data() + i * s.m * s.n);
         };
         const double gflops = flops / (time_calls(run, opts).median_ms * 1e6);
+        // OpenBLAS's and OpenMP's idle workers spin for a while after a parallel
+        // call; let them go to sleep before the next library is timed.
+        if (t > 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
         best = std::max(best, gflops);
         if (print) std::printf(" %9.1f", gflops);
       }
