@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages kiln builds with, if any is missing (needs root
 # then). Every dependency is a Debian package; nothing is downloaded otherwise.
+# Usage: tools/install_deps.sh [--bench]
 set -euo pipefail
 
 packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
           nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en)
+# --bench: also what the comparisons with other libraries need (tools/bench/ and
+# `kiln bench --op matmul`): PyTorch on OpenBLAS, and oneDNN.
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch libopenblas0-pthread libdnnl-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
