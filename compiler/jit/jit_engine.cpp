@@ -113,7 +113,10 @@ std::string perf_label(const Kernel& k) {
   label += " ";
   label += std::to_string(k.graph->nodes().size());
   label += " ops";
-  if (!k.graph->outputs().empty()) label += " " + type_str(k.graph->type(k.graph->outputs().front()));
+  if (!k.graph->outputs().empty()) {
+    label += " ";
+    label += type_str(k.graph->type(k.graph->outputs().front()));
+  }
   return label + "]";
 }
 
