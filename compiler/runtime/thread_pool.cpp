@@ -40,12 +40,12 @@ class ThreadPool {
       std::unique_lock<std::mutex> lock(mutex_);
       wait_until([&] { return active_.load() == 0; });
       job_ = Job{n, chunks, body, ctx};
-      next_chunk_.store(0);
+      for (int64_t c = 0; c < chunks; ++c) taken_[static_cast<size_t>(c)].store(false);
       done_chunks_.store(0);
       generation_.fetch_add(1);
     }
     wake_.notify_all();
-    run_chunks();
+    run_chunks(0);
     wait_until([&] { return done_chunks_.load() == job_.chunks && active_.load() == 0; });
   }
 
@@ -80,7 +80,10 @@ class ThreadPool {
 
   void start(int threads) {
     quit_ = false;
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker(); });
+    // Every chunk taken: a new worker finds no work in the last job.
+    taken_ = std::vector<std::atomic<bool>>(static_cast<size_t>(threads));
+    for (std::atomic<bool>& t : taken_) t.store(true);
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i, seen = generation_.load()] { worker(i, seen); });
   }
 
   void stop() {
@@ -93,8 +96,8 @@ class ThreadPool {
     workers_.clear();
   }
 
-  void worker() {
-    uint64_t seen = 0;
+  // `seen`: the last job published before this worker started.
+  void worker(int self, uint64_t seen) {
     for (;;) {
       const auto until = std::chrono::steady_clock::now() + kSpin;
       while (generation_.load() == seen && !quit_.load() && std::chrono::steady_clock::now() < until) pause();
@@ -105,18 +108,23 @@ class ThreadPool {
         seen = generation_.load();
         active_.fetch_add(1);
       }
-      run_chunks();
+      run_chunks(self);
       active_.fetch_sub(1);
     }
   }
 
-  // Chunk c covers [c*n/chunks, (c+1)*n/chunks).
-  void run_chunks() {
+  // Chunk c covers [c*n/chunks, (c+1)*n/chunks). Thread `self` (the caller is 0)
+  // runs chunk `self` first, so that consecutive loops split alike give a thread
+  // the same rows (which are in its core's cache), then any chunk not yet taken.
+  void run_chunks(int self) {
     int64_t done = 0;
-    for (int64_t c; (c = next_chunk_.fetch_add(1)) < job_.chunks; ++done) {
-      const int64_t begin = c * job_.n / job_.chunks, end = (c + 1) * job_.n / job_.chunks;
-      job_.body(job_.ctx, begin, end);
-    }
+    const auto run = [&](int64_t c) {
+      if (c >= job_.chunks || taken_[static_cast<size_t>(c)].exchange(true)) return;
+      job_.body(job_.ctx, c * job_.n / job_.chunks, (c + 1) * job_.n / job_.chunks);
+      ++done;
+    };
+    run(self);
+    for (int64_t c = 0; c < job_.chunks; ++c) run(c);
     if (done > 0) done_chunks_.fetch_add(done);
   }
 
@@ -125,7 +133,8 @@ class ThreadPool {
   std::mutex mutex_;      // guards publishing a job (job_, the counters' reset) and sleeping
   std::condition_variable wake_;
   Job job_;
-  std::atomic<int64_t> next_chunk_{0}, done_chunks_{0};
+  std::vector<std::atomic<bool>> taken_;  // per chunk of the current job
+  std::atomic<int64_t> done_chunks_{0};
   std::atomic<int> active_{0};  // workers that joined the current job and have not left it
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> quit_{false};
