@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "engine/ir/error.h"
 
@@ -26,11 +25,14 @@ struct Candidate {
   int32_t row;
 };
 
-// The `k` most likely tokens of one row of log-probs (ties: lower id first).
-std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k) {
-  std::vector<int32_t> ids(static_cast<size_t>(vocab));
-  std::iota(ids.begin(), ids.end(), 0);
-  const auto count = static_cast<ptrdiff_t>(std::min(k, vocab));
+// The `k` most likely tokens of one row of log-probs that the decoder may
+// produce (ties: lower id first).
+std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k, const DecodeTokens& tokens) {
+  std::vector<int32_t> ids;
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab); ++id)
+    if (tokens.may_produce(id)) ids.push_back(id);
+  const int64_t allowed = static_cast<int64_t>(ids.size());
+  const auto count = static_cast<ptrdiff_t>(std::min(k, allowed));
   std::partial_sort(ids.begin(), ids.begin() + count, ids.end(),
                     [row](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
   ids.resize(static_cast<size_t>(count));
@@ -64,7 +66,7 @@ std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int
     std::vector<Candidate> candidates;
     for (size_t r = 0; r < live.size(); ++r) {
       const float* row = lp.f32().data() + static_cast<int64_t>(r) * vocab;
-      for (int32_t id : top_tokens(row, vocab, k)) {
+      for (int32_t id : top_tokens(row, vocab, k, tokens)) {
         Candidate c{live[r], static_cast<int32_t>(r)};
         c.hyp.tokens.push_back(id);
         c.hyp.log_prob += row[id];

@@ -28,9 +28,10 @@ std::vector<std::vector<int32_t>> greedy_decode(StepDecoder& decoder, const Tens
     const int64_t vocab = lp.shape().at(1);
     for (int64_t b = 0; b < rows; ++b) {
       if (done[b]) continue;
-      int32_t best = 0;
-      for (int64_t v = 1; v < vocab; ++v)
-        if (probs(b, v) > probs(b, best)) best = static_cast<int32_t>(v);
+      int32_t best = -1;
+      for (int32_t v = 0; v < static_cast<int32_t>(vocab); ++v)
+        if (tokens.may_produce(v) && (best < 0 || probs(b, v) > probs(b, best))) best = v;
+      if (best < 0) throw Error("greedy_decode: every token of the vocabulary is excluded");
       out[b].push_back(best);
       done[b] = best == tokens.eos || static_cast<int64_t>(out[b].size()) >= max_lens[b];
       fed[b] = done[b] ? tokens.bos : best;

@@ -1,7 +1,9 @@
 #pragma once
 // Greedy decoding of a batch: one decoder step per position (step_decoder.h),
-// each row taking its most likely next token. Rows stop at eos or at their
+// each row taking its most likely next token among those it may produce
+// (DecodeTokens::never: padding, unknown, bos). Rows stop at eos or at their
 // length limit.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -13,7 +15,10 @@ namespace kiln::models {
 // What decoding needs to know about the vocabulary (models/tasks/task.h).
 struct DecodeTokens {
   int32_t bos = 1;
-  int32_t eos = -1;  // -1: no end token, every row runs to its limit
+  int32_t eos = -1;            // -1: no end token, every row runs to its limit
+  std::vector<int32_t> never{};  // ids never produced (masked out of every step's log-probs)
+
+  bool may_produce(int32_t id) const { return std::find(never.begin(), never.end(), id) == never.end(); }
 };
 
 // src i32[B,S]; max_lens[b]: the most tokens row b may produce (its limit).

@@ -48,6 +48,8 @@ class CopyTask final : public Task {
   int32_t pad_id() const override { return kPad; }
   int32_t bos_id() const override { return kStart; }
   int32_t eos_id() const override { return -1; }
+  // The start token 1 is also a token to copy.
+  std::vector<int32_t> never_generated() const override { return {kPad}; }
   int64_t max_output_len(const Example& example) const override { return static_cast<int64_t>(example.src.size()) - 1; }
 
   const std::vector<Example>& examples(Split split) const override {

@@ -76,6 +76,7 @@ class DeEnTask final : public Task {
   int32_t pad_id() const override { return kSubwordPad; }
   int32_t bos_id() const override { return kSubwordBos; }
   int32_t eos_id() const override { return kSubwordEos; }
+  std::vector<int32_t> never_generated() const override { return {kSubwordPad, kSubwordUnk, kSubwordBos}; }
   // English runs longer than German in subwords now and then: room for twice the source.
   int64_t max_output_len(const Example& example) const override {
     return std::min<int64_t>(options_.max_len, 2 * static_cast<int64_t>(example.src.size()) + 8);

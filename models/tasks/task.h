@@ -56,6 +56,9 @@ class Task {
   virtual int32_t pad_id() const = 0;
   virtual int32_t bos_id() const = 0;
   virtual int32_t eos_id() const = 0;  // -1: fixed-length outputs (copy)
+  // Ids that are never part of a target (padding, unknown, a bos that is not
+  // also a content token): decoders never produce them.
+  virtual std::vector<int32_t> never_generated() const = 0;
   // Most tokens a decoder generates after bos for this example (see above).
   virtual int64_t max_output_len(const Example& example) const = 0;
   // The examples of a split. dev/test are fixed; copy's train set is generated per

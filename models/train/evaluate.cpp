@@ -6,7 +6,7 @@
 
 namespace kiln::models {
 
-DecodeTokens decode_tokens(const Task& task) { return {task.bos_id(), task.eos_id()}; }
+DecodeTokens decode_tokens(const Task& task) { return {task.bos_id(), task.eos_id(), task.never_generated()}; }
 
 DecodeScores evaluate_decoding(const Task& task, Decoder& decoder, Split split, int64_t limit,
                                const DecodeOptions& opts) {

@@ -3,6 +3,7 @@
 // they run on.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/ir/error.h"
@@ -10,6 +11,7 @@
 #include "engine/param_init.h"
 #include "models/decode/beam.h"
 #include "models/decode/decode_all.h"
+#include "models/decode/decoder.h"
 #include "models/decode/greedy.h"
 #include "models/transformer/transformer.h"
 #include "sequence_log_prob.h"
@@ -169,4 +171,50 @@ TEST_CASE("the executable cache compiles each shape once and hands the state on"
   Executable& exe = cache.get({5, 1, 0});
   exe.run();
   CHECK(exe.output("out").f32()() == 0);
+}
+
+namespace {
+
+// Log-probs that rank padding (0), unknown (1) and bos (2) above every other
+// token, then token 5, then eos (3): what an untrained model may well do.
+class SpecialsFirst final : public StepDecoder {
+ public:
+  void start(const Tensor& src, int64_t copies, int64_t) override {
+    rows_ = src.shape().at(0) * copies;
+    Tensor::F32 lp = Tensor::F32::from_shape({static_cast<size_t>(rows_), 12});
+    lp.fill(-10.0f);
+    for (size_t r = 0; r < static_cast<size_t>(rows_); ++r) {
+      lp(r, 0) = -0.1f, lp(r, 1) = -0.2f, lp(r, 2) = -0.3f, lp(r, 5) = -1.0f, lp(r, 3) = -2.0f;
+    }
+    log_probs_ = Tensor(std::move(lp));
+  }
+  const Tensor& step(const std::vector<int32_t>&) override { return log_probs_; }
+  void reorder(const std::vector<int32_t>&) override {}
+
+ private:
+  int64_t rows_ = 0;
+  Tensor log_probs_;
+};
+
+bool any_special(const std::vector<int32_t>& ids) {
+  return std::any_of(ids.begin(), ids.end(), [](int32_t id) { return id == 0 || id == 1 || id == 2; });
+}
+
+}  // namespace
+
+TEST_CASE("greedy and beam search never produce padding, unknown or bos, even where they are most likely") {
+  const DecodeTokens tokens{kBos, kEos, {0, 1, 2}};
+  SpecialsFirst stub;
+  for (const auto& out : greedy_decode(stub, row({4, 5}, 2), {4}, tokens)) CHECK(out == std::vector<int32_t>{5, 5, 5, 5});
+  for (const Hypothesis& h : beam_search(stub, row({4, 5}, 2), 4, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));
+  // An untrained model: nothing it decodes holds an excluded id.
+  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
+  for (const auto& src : kSources) {
+    for (const auto& out : greedy_decode(decoder, row(src, 5), {10}, tokens)) CHECK(!any_special(out));
+    for (const Hypothesis& h : beam_search(decoder, row(src, 5), 10, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));
+  }
+  // Excluding every token is an error, not a silent pick.
+  DecodeTokens none = tokens;
+  for (int32_t id = 0; id < 12; ++id) none.never.push_back(id);
+  CHECK_THROWS_AS(greedy_decode(stub, row({4}, 1), {1}, none), Error);
 }

@@ -19,6 +19,7 @@ TEST_CASE("copy task: ids and held-out sets") {
   CHECK(task->pad_id() == 0);
   CHECK(task->bos_id() == 1);
   CHECK(task->eos_id() == -1);
+  CHECK(task->never_generated() == std::vector<int32_t>{0});  // 1 starts sequences and is copied too
   CHECK(task->examples(Split::train).empty());
   REQUIRE(task->examples(Split::dev).size() == 200);
   REQUIRE(task->examples(Split::test).size() == 500);

@@ -81,6 +81,7 @@ TEST_CASE("de-en: splits by German text and encodes every pair") {
   CHECK(task->pad_id() == 0);
   CHECK(task->bos_id() == 2);
   CHECK(task->eos_id() == 3);
+  CHECK(task->never_generated() == std::vector<int32_t>{0, 1, 2});  // pad, unk, bos
   CHECK(task->vocab_size() <= 50);
   std::map<std::string, Split> split_of_german;
   std::size_t total = 0;
