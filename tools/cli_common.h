@@ -123,9 +123,10 @@ void translate(const TranslateOptions& opts);
 struct EvalOptions {
   std::string checkpoint_dir;
   std::string split = "test";
-  int beam = 1;
+  int beam = 4;  // as the paper evaluates: beam 4, length penalty 0.6
   double length_penalty = 0.6;
   int64_t limit = 0;  // the first N sentences; 0: all
+  std::string output_dir;  // also write src.txt, hyp.txt, ref.txt here
   std::string data_dir = "/usr/share/trans/de-en";
   compiler::BackendOptions exec;
   std::string dump_ids;  // write the split's subword ids here instead of decoding

@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
@@ -25,6 +27,9 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
   cmd->add_option("--dump-ids", opts.dump_ids,
                   "write each sentence's source subword ids, a tab and the reference's ids to this file (one "
                   "sentence per line) instead of decoding: the input of tools/bench/torch_transformer.py translate");
+  cmd->add_option("--output", opts.output_dir,
+                  "also write what was scored to this directory, one sentence a line: src.txt, hyp.txt, ref.txt "
+                  "(all three or none)");
   add_decoding_flags(*cmd, opts.beam, opts.length_penalty, opts.data_dir, opts.exec);
   return cmd;
 }
@@ -49,6 +54,40 @@ void dump_ids(const models::Task& task, const EvalOptions& opts) {
   std::cout << "wrote the ids of " << count << " " << opts.split << " sentences to " << opts.dump_ids << '\n';
 }
 
+std::string lines(const std::vector<std::string>& texts) {
+  std::string out;
+  for (const std::string& t : texts) {
+    out += t;
+    out += '\n';
+  }
+  return out;
+}
+
+// src.txt, hyp.txt and ref.txt in `dir`, all three or none: each is first
+// written (atomically) beside its final name, then the three are renamed.
+void write_scored(const std::string& dir, const std::vector<std::string>& sources, const models::DecodeScores& s) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("--output: cannot create " + dir + ": " + ec.message());
+  const std::pair<const char*, std::string> files[] = {
+      {"src.txt", lines(sources)}, {"hyp.txt", lines(s.hypotheses)}, {"ref.txt", lines(s.references)}};
+  std::vector<std::string> staged;
+  try {
+    for (const auto& [name, text] : files) {
+      staged.push_back((fs::path(dir) / (std::string(".") + name + ".new")).string());
+      write_file_atomically(staged.back(), text);
+    }
+  } catch (...) {
+    for (const std::string& p : staged) fs::remove(p, ec);
+    throw;
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    fs::rename(staged[i], fs::path(dir) / files[i].first, ec);
+    if (ec) throw Error("--output: cannot write " + (fs::path(dir) / files[i].first).string() + ": " + ec.message());
+  }
+}
+
 }  // namespace
 
 void eval(const EvalOptions& opts) {
@@ -64,11 +103,21 @@ void eval(const EvalOptions& opts) {
                 static_cast<long long>(std::llround(s.exact_match * static_cast<double>(count))),
                 static_cast<long long>(count));
   std::snprintf(took, sizeof took, "decoding took %.2f s (JIT compiles included)\n", seconds.count());
+  if (!opts.output_dir.empty()) {
+    std::vector<std::string> sources;
+    for (const models::Example& e : m.task->examples(models::parse_split(opts.split)))
+      if (static_cast<int64_t>(sources.size()) < count) sources.push_back(e.src_text);
+    write_scored(opts.output_dir, sources, s);
+  }
+  char decoding[64];
+  std::snprintf(decoding, sizeof decoding, "beam %d, length penalty %.2g", opts.beam, opts.length_penalty);
   std::cout << m.task->name() << ' ' << opts.split << ", " << count << " sentences, "
-            << (opts.beam > 1 ? "beam " + std::to_string(opts.beam) : std::string("greedy")) << '\n'
+            << (opts.beam > 1 ? std::string(decoding) : std::string("greedy")) << '\n'
             << models::bleu_str(s.bleu) << '\n'
+            << "BLEU signature " << models::bleu_signature() << '\n'
             << "exact match " << exact << '\n'
             << took;
+  if (!opts.output_dir.empty()) std::cout << "wrote src.txt, hyp.txt and ref.txt to " << opts.output_dir << '\n';
 }
 
 }  // namespace kiln::cli

@@ -225,4 +225,6 @@ std::string bleu_str(const Bleu& b) {
   return s;
 }
 
+std::string bleu_signature() { return "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:kiln"; }
+
 }  // namespace kiln::models

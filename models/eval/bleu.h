@@ -30,4 +30,9 @@ Bleu corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::st
 // ref_len = 9270)"
 std::string bleu_str(const Bleu& b);
 
+// The settings corpus_bleu uses, in sacreBLEU's signature format (its defaults:
+// one reference, mixed case, no effective order, 13a, exp smoothing), so a
+// score can be compared with sacreBLEU's; the version field names kiln.
+std::string bleu_signature();
+
 }  // namespace kiln::models

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/run_kiln.h"
+#include "engine/atomic_file.h"
 #include "read_file.h"
 
 namespace fs = std::filesystem;
@@ -162,12 +163,35 @@ TEST_CASE("kiln translate reports an empty line and still translates the others"
 }
 
 TEST_CASE("kiln eval prints corpus BLEU and exact match") {
-  const KilnResult r = run_kiln(
-      {"eval", "--checkpoint", trained_checkpoint(), "--split", "test", "--limit", "16", "--backend", "interp"});
+  const KilnResult r = run_kiln({"eval", "--checkpoint", trained_checkpoint(), "--split", "test", "--limit", "16",
+                                 "--beam", "1", "--backend", "interp"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.out.find("copy test, 16 sentences, greedy") != std::string::npos);
   CHECK(r.out.find("BLEU = ") != std::string::npos);
+  CHECK(r.out.find("BLEU signature nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:kiln") != std::string::npos);
   CHECK(r.out.find("exact match ") != std::string::npos);
+}
+
+TEST_CASE("kiln eval decodes as the paper by default (beam 4, length penalty 0.6) and --output writes what it scored") {
+  TempDir dir;
+  const std::string out = dir.file("scored");
+  const KilnResult r = run_kiln({"eval", "--checkpoint", trained_checkpoint(), "--split", "test", "--limit", "6",
+                                 "--output", out});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("copy test, 6 sentences, beam 4, length penalty 0.6") != std::string::npos);
+  for (const char* name : {"src.txt", "hyp.txt", "ref.txt"}) {
+    const std::string text = read_file(out + "/" + name);
+    CHECK_MESSAGE(std::count(text.begin(), text.end(), '\n') == 6, name);
+  }
+  // The copy task's references are its sources; a trained model copies them.
+  CHECK(read_file(out + "/src.txt") == read_file(out + "/ref.txt"));
+  // An --output that is a file: a clear error, and the file stays as it was.
+  const std::string file = dir.file("taken");
+  kiln::write_file_atomically(file, "mine\n");
+  const KilnResult bad = run_kiln({"eval", "--checkpoint", trained_checkpoint(), "--limit", "2", "--output", file});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--output") != std::string::npos);
+  CHECK(read_file(file) == "mine\n");
 }
 
 TEST_CASE("corrupt and truncated checkpoints fail clearly and stay as they were") {
