@@ -51,6 +51,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: only at the end)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--keep-snapshots", opts.keep_snapshots,
+                  "also keep each of the last N saves in DIR/snapshots/, for `kiln average --last N`")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--eval-sentences", opts.eval_sentences, "dev sentences decoded for BLEU and exact match")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

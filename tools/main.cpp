@@ -9,6 +9,7 @@
 #include "engine/ir/error.h"
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
+#include "tools/cmd_average.h"
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
 #include "tools/pass_flags.h"
@@ -161,6 +162,8 @@ int main(int argc, char** argv) {
   auto* translate = kiln::cli::add_translate_command(app, translate_opts);
   kiln::cli::EvalOptions eval_opts;
   auto* eval = kiln::cli::add_eval_command(app, eval_opts);
+  kiln::cli::AverageOptions average_opts;
+  auto* average = kiln::cli::add_average_command(app, average_opts);
 
   // The Transformer's graphs as .kir files (cmd_export.cpp).
   kiln::cli::ExportOptions export_opts;
@@ -188,6 +191,7 @@ int main(int argc, char** argv) {
     if (*model_train) kiln::cli::train(model_train_opts);
     if (*translate) kiln::cli::translate(translate_opts);
     if (*eval) kiln::cli::eval(eval_opts);
+    if (*average) kiln::cli::average(average_opts);
     if (*export_cmd) kiln::cli::export_model(export_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."

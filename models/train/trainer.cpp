@@ -12,6 +12,7 @@
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
 #include "models/checkpoint.h"
+#include "models/checkpoint_average.h"
 #include "models/decode/decoder.h"
 #include "models/train/evaluate.h"
 #include "models/train/executable_cache.h"
@@ -34,9 +35,10 @@ void check_options(const TrainOptions& o) {
   if ((o.minutes > 0) == (o.steps > 0)) throw Error("give exactly one of --minutes and --steps");
   if (o.minutes < 0 || o.steps < 0) throw Error("--minutes and --steps must be positive");
   if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.save_every < 0 ||
-      o.max_train_len < 0)
+      o.max_train_len < 0 || o.keep_snapshots < 0)
     throw Error(
-        "--batch-tokens, --warmup, --lr-factor, --eval-every, --save-every and --max-train-len must not be negative");
+        "--batch-tokens, --warmup, --lr-factor, --eval-every, --save-every, --max-train-len and --keep-snapshots must "
+        "not be negative");
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
 }
 
@@ -296,7 +298,12 @@ void Trainer::evaluate() {
 
 void Trainer::save() {
   const std::string& dir = opts_.checkpoint_dir;
-  save_checkpoint(dir, {task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)});
+  const Checkpoint ckpt{task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)};
+  save_checkpoint(dir, ckpt);
+  if (opts_.keep_snapshots > 0) {
+    save_checkpoint(snapshot_dir(dir, state_.step), ckpt);
+    prune_snapshots(dir, opts_.keep_snapshots);
+  }
   std::vector<CurveSeries> curves(2);
   curves[0].label = "train";
   for (const EvalPoint& p : state_.train_losses) curves[0].points.emplace_back(p.step, p.loss);

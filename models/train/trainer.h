@@ -34,6 +34,7 @@ struct TrainOptions {
   double lr_factor = 0;                             // the schedule's factor; 0: the task's default
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
   int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
+  int64_t keep_snapshots = 0;  // also keep the last N saves as snapshots (checkpoint_average.h); 0: none
   int64_t eval_sentences = 200;                     // dev sentences decoded for BLEU and exact match
   std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en dictionary
   int64_t log_every = 100;                          // steps between progress lines when the log is not a terminal

@@ -218,3 +218,41 @@ TEST_CASE("corrupt and truncated checkpoints fail clearly and stay as they were"
     }
   }
 }
+
+TEST_CASE("kiln average: the last snapshots of a run average into a checkpoint that evaluates and translates") {
+  TempDir dir;
+  const std::string run = dir.file("run"), out = dir.file("averaged");
+  // 3 steps, a save at each: snapshots of steps 2 and 3 are kept.
+  KilnResult r = run_kiln(train_args(run, {"--save-every", "1", "--keep-snapshots", "2"}));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(std::filesystem::exists(run + "/snapshots/step-00000002"));
+  CHECK(std::filesystem::exists(run + "/snapshots/step-00000003"));
+  CHECK_FALSE(std::filesystem::exists(run + "/snapshots/step-00000001"));
+  r = run_kiln({"average", "--checkpoint", run, "--last", "2", "-o", out});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("averaged 2 checkpoints") != std::string::npos);
+  r = run_kiln({"eval", "--checkpoint", out, "--limit", "4", "--beam", "1", "--backend", "interp"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  r = run_kiln({"translate", "--checkpoint", out, "--backend", "interp", "1 2 3 4 5 6 7 8 9 10"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  // Explicit directories average too.
+  r = run_kiln({"average", run + "/snapshots/step-00000002", run, "-o", dir.file("pair")});
+  CHECK_MESSAGE(r.status == 0, r.err);
+}
+
+TEST_CASE("kiln average refuses what it cannot average, naming why") {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  REQUIRE(run_kiln(train_args(run, {"--save-every", "1", "--keep-snapshots", "2"})).status == 0);
+  const auto fails = [](const std::vector<std::string>& args, const std::string& part) {
+    const KilnResult r = run_kiln(args);
+    CHECK(r.status != 0);
+    CHECK_MESSAGE(r.err.find(part) != std::string::npos, r.err);
+  };
+  fails({"average", "--checkpoint", run, "--last", "5", "-o", dir.file("o")}, "has 2 snapshots");
+  fails({"average", "--checkpoint", run, "-o", dir.file("o")}, "needs --last N");
+  fails({"average", run, "--last", "2", "-o", dir.file("o")}, "--last needs --checkpoint");
+  fails({"average", run, "-o", run}, "is one of the inputs");
+  fails({"average", dir.file("missing"), "-o", dir.file("o")}, "missing");
+  fails({"average", run}, "--output");
+}

@@ -1,0 +1,29 @@
+#pragma once
+// Checkpoint averaging as in the paper (the last N checkpoints, saved at
+// intervals, averaged param by param), and the snapshots it averages: a trainer
+// that keeps snapshots writes each save also to DIR/snapshots/step-NNNNNNNN/
+// and removes all but the latest `keep`.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/checkpoint.h"
+
+namespace kiln::models {
+
+// Every param of the checkpoints (the tensors of param_types(config)) is the
+// element-wise mean of theirs, accumulated in double; everything else (the
+// optimizer state, the step, the trainer state) is the last checkpoint's.
+// kiln::Error unless they share the task and the architecture.
+Checkpoint average_checkpoints(const std::vector<Checkpoint>& checkpoints);
+
+// DIR/snapshots/step-NNNNNNNN (the step zero-padded to 8 digits).
+std::string snapshot_dir(const std::string& dir, int64_t step);
+
+// The snapshot directories of DIR, oldest first (by step).
+std::vector<std::string> snapshots(const std::string& dir);
+
+// Removes all but the latest `keep` snapshots of DIR.
+void prune_snapshots(const std::string& dir, int64_t keep);
+
+}  // namespace kiln::models

@@ -1,0 +1,83 @@
+// Checkpoint averaging: params are the element-wise mean, the rest is the last
+// checkpoint's; checkpoints of different models are refused; snapshots sort by
+// step and are pruned to the latest N.
+#include "models/checkpoint_average.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "check_error.h"
+#include "cli/temp_dir.h"
+#include "models/transformer/transformer.h"
+
+using namespace kiln;
+using namespace kiln::models;
+
+namespace {
+
+TransformerConfig config(int64_t d_model = 8) {
+  TransformerConfig c;
+  c.vocab = 11;
+  c.d_model = d_model;
+  c.heads = 2;
+  c.d_ff = 16;
+  c.enc_layers = 1;
+  c.dec_layers = 1;
+  c.max_len = 16;
+  return c;
+}
+
+// Every param filled with `value` + its element index / 1000, an optimizer
+// moment, and a trainer state naming `tag`.
+Checkpoint filled(const TransformerConfig& cfg, float value, const std::string& tag) {
+  Checkpoint c{"copy", cfg, {}, "{\"tag\":\"" + tag + "\"}"};
+  for (const auto& [name, type] : param_types(cfg)) {
+    Tensor t = Tensor::zeros(type);
+    float i = 0;
+    for (float& x : t.f32()) x = value + (i++) / 1000;
+    c.tensors.emplace(name, t);
+    c.tensors.emplace(name + ".adam_m", Tensor::zeros(type));
+    c.tensors.at(name + ".adam_m").f32().fill(value);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the average of two checkpoints is their element-wise mean; the rest is the last one's") {
+  const Checkpoint a = filled(config(), 1.0f, "a"), b = filled(config(), 4.0f, "b");
+  const Checkpoint avg = average_checkpoints({a, b});
+  CHECK(avg.trainer_state == b.trainer_state);
+  for (const auto& [name, type] : param_types(config())) {
+    const auto &x = a.tensors.at(name).f32(), &y = b.tensors.at(name).f32(), &m = avg.tensors.at(name).f32();
+    for (size_t i = 0; i < m.size(); ++i) CHECK(m.data()[i] == (x.data()[i] + y.data()[i]) / 2);
+    CHECK(avg.tensors.at(name + ".adam_m").f32().data()[0] == 4.0f);  // the last one's moments
+  }
+  // One checkpoint averages to itself.
+  const Checkpoint one = average_checkpoints({a});
+  for (const auto& [name, t] : a.tensors) CHECK(one.tensors.at(name).f32() == t.f32());
+}
+
+TEST_CASE("checkpoints of another task or architecture are refused") {
+  Checkpoint other_task = filled(config(), 1.0f, "x");
+  other_task.task = "de-en";
+  check_error([&] { average_checkpoints({filled(config(), 1.0f, "a"), other_task}); }, {"tasks copy and de-en"});
+  check_error([&] { average_checkpoints({filled(config(8), 1.0f, "a"), filled(config(16), 1.0f, "b")}); },
+              {"average: checkpoints of configs"});
+  check_error([&] { average_checkpoints({}); }, {"no checkpoints"});
+}
+
+TEST_CASE("snapshots sort by step and are pruned to the latest") {
+  TempDir dir;
+  for (int64_t step : {900, 1000, 80, 12000}) std::filesystem::create_directories(snapshot_dir(dir.path().string(), step));
+  std::vector<std::string> all = snapshots(dir.path().string());
+  REQUIRE(all.size() == 4);
+  CHECK(all.front().find("step-00000080") != std::string::npos);
+  CHECK(all.back().find("step-00012000") != std::string::npos);
+  prune_snapshots(dir.path().string(), 2);
+  all = snapshots(dir.path().string());
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].find("step-00001000") != std::string::npos);
+  CHECK(snapshots(dir.file("missing")).empty());
+}
