@@ -9,8 +9,9 @@
 namespace kiln::models {
 namespace {
 
-// Rows `ids` of `sources` as src i32[rows, S] padded with pad_id, S a cached
-// length; rows past ids.size() repeat the first (filler, never read).
+// Rows `ids` of `sources` as src i32[rows, S] padded with pad_id, S one of the
+// decoder's padded lengths; rows past ids.size() repeat the first (filler,
+// never read).
 Tensor source_batch(const Decoder& decoder, const std::vector<std::vector<int32_t>>& sources,
                     const std::vector<size_t>& ids, int64_t rows) {
   size_t longest = 1;

@@ -17,7 +17,7 @@ struct DecodeOptions {
 
 // Decodes each source (token ids without bos/eos) with at most max_lens[i]
 // generated tokens. Sources are grouped by length and padded to the decoder's
-// cached lengths, so few shapes get compiled. Returns the tokens without bos
+// padded lengths, so few shapes get compiled. Returns the tokens without bos
 // and without the final eos, in the order of `sources`.
 std::vector<std::vector<int32_t>> decode_all(Decoder& decoder, const std::vector<std::vector<int32_t>>& sources,
                                              const std::vector<int64_t>& max_lens, const DecodeTokens& tokens,
