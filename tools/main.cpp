@@ -10,6 +10,7 @@
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
 #include "tools/cmd_average.h"
+#include "tools/cmd_batches.h"
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
 #include "tools/pass_flags.h"
@@ -164,6 +165,8 @@ int main(int argc, char** argv) {
   auto* eval = kiln::cli::add_eval_command(app, eval_opts);
   kiln::cli::AverageOptions average_opts;
   auto* average = kiln::cli::add_average_command(app, average_opts);
+  kiln::cli::BatchesOptions batches_opts;
+  auto* batches = kiln::cli::add_batches_command(app, batches_opts);
 
   // The Transformer's graphs as .kir files (cmd_export.cpp).
   kiln::cli::ExportOptions export_opts;
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
     if (*translate) kiln::cli::translate(translate_opts);
     if (*eval) kiln::cli::eval(eval_opts);
     if (*average) kiln::cli::average(average_opts);
+    if (*batches) kiln::cli::write_batches(batches_opts);
     if (*export_cmd) kiln::cli::export_model(export_opts);
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."

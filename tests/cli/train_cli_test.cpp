@@ -256,3 +256,16 @@ TEST_CASE("kiln average refuses what it cannot average, naming why") {
   fails({"average", dir.file("missing"), "-o", dir.file("o")}, "missing");
   fails({"average", run}, "--output");
 }
+
+TEST_CASE("kiln batches writes a run's batches as subword ids, one JSON line per batch") {
+  TempDir dir;
+  KilnResult r = run_kiln({"batches", "--task", "copy", "--checkpoint", dir.file("run"), "--split", "dev", "-o",
+                           dir.file("dev.jsonl")});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string text = read_file(dir.file("dev.jsonl"));
+  CHECK(text.rfind("{\"src\":[[1,", 0) == 0);
+  CHECK(r.out.find("copy dev batches") != std::string::npos);
+  r = run_kiln({"batches", "--task", "copy", "--checkpoint", dir.file("run"), "--split", "valid", "-o", dir.file("x")});
+  CHECK(r.status != 0);
+  CHECK(r.err.find("--split") != std::string::npos);
+}
