@@ -53,7 +53,18 @@ def parse_args():
     tr.add_argument("--bos", type=int, default=2)
     tr.add_argument("--eos", type=int, default=3)
     tr.add_argument("--output", help="write each hypothesis's ids (eos dropped) to this file")
-    for sp in (bench, tr):
+    tt = sub.add_parser("train", help="train on kiln's batch files (kiln batches), reporting the dev loss over time")
+    tt.add_argument("--config", choices=("tiny", "small", "base"), default="small")
+    tt.add_argument("--vocab", type=int, required=True, help="the task's vocabulary (de-en: its spm.model's size)")
+    tt.add_argument("--batches", required=True, nargs="+",
+                    help="`kiln batches --split train` files, one per epoch, trained on in order (then again)")
+    tt.add_argument("--dev-batches", required=True, help="`kiln batches --split dev` file: the dev loss's data")
+    tt.add_argument("--minutes", type=float, required=True, help="wall-clock training budget")
+    tt.add_argument("--eval-minutes", type=float, default=5, help="minutes between dev losses")
+    tt.add_argument("--warmup", type=int, default=400, help="the schedule's warm-up steps (kiln de-en: 400)")
+    tt.add_argument("--lr-factor", type=float, default=1.0, help="the schedule's factor (kiln de-en: 1)")
+    tt.add_argument("--dropout", type=float, help="dropout rate (default: the preset's)")
+    for sp in (bench, tr, tt):
         sp.add_argument("--threads", type=int, default=os.cpu_count(), help="intra-op threads (default: all cores)")
         sp.add_argument("--glibc-malloc-defaults", action="store_true",
                         help="leave glibc malloc's mmap and trim thresholds alone")
@@ -189,6 +200,70 @@ def bench(args, torch, tm):
     }
 
 
+def read_batches(torch, path):
+    """kiln's batch file (models/tasks/batch_file.h): (src, tgt_in, tgt_out) long tensors per line."""
+    out = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            try:
+                b = json.loads(line)
+                out.append(tuple(torch.tensor(b[k], dtype=torch.long) for k in ("src", "tgt_in", "tgt_out")))
+            except (ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"{path}:{number}: not a kiln batch: {e}") from e
+    if not out:
+        raise ValueError(f"{path}: no batches")
+    return out
+
+
+def dev_loss(torch, model, batches, pad_id):
+    """The loss per target token over the dev batches (dropout off), as kiln's trainer reports it."""
+    model.eval()
+    total = tokens = 0.0
+    with torch.no_grad():
+        for src, tgt_in, tgt_out in batches:
+            n = float((tgt_out != pad_id).sum())
+            total += model.loss(src, tgt_in, tgt_out).item() * n
+            tokens += n
+    model.train()
+    return total / tokens
+
+
+def train(args, torch, tm):
+    """Trains on kiln's batches for --minutes; prints a JSON line per dev evaluation."""
+    c = tm.preset(args.config, args.vocab)
+    if args.dropout is not None:
+        c["dropout"] = args.dropout
+    torch.manual_seed(0)
+    model = tm.Transformer(c).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, paper_schedule(c["d_model"], args.warmup, args.lr_factor))
+    dev = read_batches(torch, args.dev_batches)
+    start = time.perf_counter()
+    minutes = lambda: (time.perf_counter() - start) / 60
+    step, next_eval, tokens = 0, args.eval_minutes, 0
+    while minutes() < args.minutes:
+        for path in args.batches:
+            for src, tgt_in, tgt_out in read_batches(torch, path):
+                opt.zero_grad(set_to_none=True)
+                loss = model.loss(src, tgt_in, tgt_out)
+                loss.backward()
+                opt.step()
+                sched.step()
+                step += 1
+                tokens += int((tgt_out != c["pad_id"]).sum())
+                if minutes() >= min(next_eval, args.minutes):
+                    print(json.dumps({"minutes": round(minutes(), 2), "step": step, "train_loss": round(loss.item(), 4),
+                                      "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4)}), flush=True)
+                    next_eval += args.eval_minutes
+                if minutes() >= args.minutes:
+                    break
+            if minutes() >= args.minutes:
+                break
+    return {"framework": "torch", "config": args.config, "steps": step, "minutes": round(minutes(), 2),
+            "target_tokens_per_s": round(tokens / (minutes() * 60), 1),
+            "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4), **environment_report(torch)}
+
+
 def read_ids(path):
     sources, references = [], []
     with open(path) as f:
@@ -274,7 +349,7 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch_model as tm
     try:
-        result = bench(args, torch, tm) if args.mode == "bench" else translate(args, torch, tm)
+        result = {"bench": bench, "translate": translate, "train": train}[args.mode](args, torch, tm)
     except (OSError, ValueError, KeyError, IndexError) as e:  # a missing or foreign checkpoint, bad ids
         sys.exit(f"torch_transformer.py: error: {e}")
     print(json.dumps(result), flush=True)
