@@ -16,29 +16,18 @@ struct KindTime {
   double ms[2] = {0, 0};  // per step: at 1 thread, at N
 };
 
-// 2 M N K per matmul node of a kernel (its FLOPs; 0 for kernels without one).
-double kernel_flops(const compiler::Kernel& k) {
-  double flops = 0;
-  for (const Node& n : k.graph->nodes()) {
+}  // namespace
+
+int64_t matmul_flops(const Graph& g) {
+  int64_t flops = 0;
+  for (const Node& n : g.nodes()) {
     if (n.op() != "matmul") continue;
-    const Shape& a = k.graph->type(n.operands[0]).shape;
-    const Shape& out = k.graph->type(n.results[0]).shape;
-    const int64_t depth = n.attrs.get_bool("transpose_a") ? a[a.size() - 2] : a.back();
-    flops += 2.0 * static_cast<double>(numel(out)) * static_cast<double>(depth);
+    const Shape& lhs = g.type(n.operands[0]).shape;
+    const int64_t k = lhs[lhs.size() - (n.attrs.get_bool("transpose_a") ? 2 : 1)];
+    flops += 2 * g.type(n.results[0]).numel() * k;
   }
   return flops;
 }
-
-// "matmul 2 ops f32[1024,256]": a kernel's kind, size and first result.
-std::string describe(const compiler::Kernel& k) {
-  std::string d = k.kind;
-  d += " ";
-  d += std::to_string(k.graph->nodes().size());
-  d += " ops ";
-  return d + type_str(k.graph->type(k.graph->outputs().front()));
-}
-
-}  // namespace
 
 void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) {
   const int threads = kiln_num_threads();
@@ -57,10 +46,10 @@ void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) 
       const double ms = exe.call_ms()[i] / opts.repeats;
       const compiler::Kernel& k = p.kernels[static_cast<size_t>(p.calls[i].kernel)];
       kinds[k.kind].ms[c] += ms;
-      KindTime& same = kernels[describe(k)];
+      KindTime& same = kernels[compiler::describe(k)];
       same.ms[c] += ms;
       same.calls += c == 0 ? 1 : 0;
-      if (c == 0) flops[describe(k)] += kernel_flops(k);
+      if (c == 0) flops[compiler::describe(k)] += static_cast<double>(matmul_flops(*k.graph));
       total[c] += ms;
     }
     exe.time_calls(false);

@@ -47,19 +47,6 @@ Tensor random_tokens(const TensorType& t, int64_t vocab, std::mt19937& rng) {
   return out;
 }
 
-// 2 M N K per matmul node, batch dims included. After autodiff the graph holds
-// the backward's matmuls too, so this is the whole step's matmul work.
-int64_t matmul_flops(const Graph& g) {
-  int64_t flops = 0;
-  for (const Node& n : g.nodes()) {
-    if (n.op() != "matmul") continue;
-    const Shape& lhs = g.type(n.operands[0]).shape;
-    const int64_t k = lhs[lhs.size() - (n.attrs.get_bool("transpose_a") ? 2 : 1)];
-    flops += 2 * g.type(n.results[0]).numel() * k;
-  }
-  return flops;
-}
-
 // The warm-cache compile, in a fresh process of this same binary.
 double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) {
   char exe[4096];
@@ -151,7 +138,7 @@ void bench_model(const BenchOptions& given) {
   r.step = time_runs(exe, opts);
   r.cold_s = cold_s;
   r.warm_s = warm_s;
-  r.flops = matmul_flops(g);
+  r.flops = matmul_flops(g);  // after autodiff the backward's matmuls are in g too
   r.gflops = static_cast<double>(r.flops) / r.step.median_ms / 1e6;
   r.tokens = opts.batch * (opts.src_len + opts.tgt_len);
   r.tokens_per_s = static_cast<double>(r.tokens) / r.step.median_ms * 1000;

@@ -106,17 +106,10 @@ std::string symbol_of(const std::string& key) {
   return name;
 }
 
-// "[attention 6 ops f32[32,4,32,32]]": a kernel's kind, size and first result.
+// "[attention 6 ops f32[32,4,32,32]]": the kernel's description, bracketed.
 std::string perf_label(const Kernel& k) {
   std::string label = "[";
-  label += k.kind;
-  label += " ";
-  label += std::to_string(k.graph->nodes().size());
-  label += " ops";
-  if (!k.graph->outputs().empty()) {
-    label += " ";
-    label += type_str(k.graph->type(k.graph->outputs().front()));
-  }
+  label += describe(k);
   return label + "]";
 }
 

@@ -8,6 +8,18 @@
 
 namespace kiln::compiler {
 
+std::string describe(const Kernel& k) {
+  std::string d = k.kind;
+  d += " ";
+  d += std::to_string(k.graph->nodes().size());
+  d += " ops";
+  if (!k.graph->outputs().empty()) {
+    d += " ";
+    d += type_str(k.graph->type(k.graph->outputs().front()));
+  }
+  return d;
+}
+
 std::string numbered(const char* prefix, size_t n) {
   // Appended, not "i" + to_string(n): GCC 12 warns -Wrestrict on that, wrongly.
   std::string name = prefix;

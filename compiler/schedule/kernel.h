@@ -32,6 +32,10 @@ Kernel make_kernel(const Graph& g, const Node& node);
 // `g` with canonical names: graph @k, inputs %i0.., node results %t0.. in order.
 Graph canonical_copy(const Graph& g);
 
+// "attention 6 ops f32[32,4,32,32]": a kernel's kind, node count and first
+// result, how profiles and perf's map name it.
+std::string describe(const Kernel& k);
+
 // "i0", "t12": a prefix and a number (canonical and generated value names).
 std::string numbered(const char* prefix, size_t n);
 
