@@ -81,6 +81,11 @@ class Lanes {
   int64_t in_vector(int64_t j, int64_t n) const { return std::min<int64_t>(w_, n - j * w_); }
 
   llvm::Value* splat(float x) const { return cx_.f32c(x, w_); }
+  // The float at ptr[index] (i64) in every lane.
+  llvm::Value* broadcast(llvm::Value* ptr, llvm::Value* index) const {
+    auto& b = cx_.b();
+    return cx_.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), ptr, index)), w_);
+  }
   llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) const {
     return cx_.b().CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec()}, {a, b, c});
   }
@@ -115,11 +120,9 @@ void zero(LoweringContext& cx, llvm::Value* ptr, int64_t floats) {
 // vector j at once (one accumulator each), with row and rows_t f32 pointers.
 std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a,
                                                llvm::Value* row, llvm::Value* rows_t, int64_t depth) {
-  auto& b = cx.b();
   LoweringContext::Carried init(static_cast<size_t>(a.key_vectors), lanes.splat(0.0f));
   return cx.for_range(0, depth, 1, init, [&](llvm::Value* c, const LoweringContext::Carried& acc) {
-    llvm::Value* x = cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), row, c)),
-                              cx.vector_width());
+    llvm::Value* x = lanes.broadcast(row, c);
     LoweringContext::Carried next;
     for (int64_t j = 0; j < a.key_vectors; ++j)
       next.push_back(lanes.fma(x, lanes.load(rows_t, offset(cx, c, a.sp, j * cx.vector_width()), cx.vector_width()),
@@ -163,17 +166,15 @@ struct Batch {
   llvm::Value *q, *k, *v;
 };
 
-Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
-  auto& b = cx.b();
-  const auto at = [&](llvm::Value* base, int64_t size) {
-    return b.CreateInBoundsGEP(b.getFloatTy(), base, offset(cx, bh, size));
-  };
-  return {unflatten(cx, bh, a.batch_shape), at(args.operand_ptr(0), a.t * a.d), at(args.operand_ptr(1), a.s * a.d),
-          at(args.operand_ptr(2), a.s * a.dv)};
-}
-
+// The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
+// batch's matrix, or a batch's whole matrix (its `cols` the matrix's size).
 llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols) {
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
+}
+
+Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
+  return {unflatten(cx, bh, a.batch_shape), row_ptr(cx, args.operand_ptr(0), bh, a.t * a.d),
+          row_ptr(cx, args.operand_ptr(1), bh, a.s * a.d), row_ptr(cx, args.operand_ptr(2), bh, a.s * a.dv)};
 }
 
 void emit_forward(const KernelEmitArgs& args) {
@@ -190,8 +191,8 @@ void emit_forward(const KernelEmitArgs& args) {
     zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
-      llvm::Value* o = b.CreateInBoundsGEP(b.getFloatTy(), args.result_ptr(0), offset(cx, bh, a.t * a.dv));
-      llvm::Value* lse = b.CreateInBoundsGEP(b.getFloatTy(), args.result_ptr(1), offset(cx, bh, a.t));
+      llvm::Value* o = row_ptr(cx, args.result_ptr(0), bh, a.t * a.dv);
+      llvm::Value* lse = row_ptr(cx, args.result_ptr(1), bh, a.t);
       transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
         const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, row_ptr(cx, x.q, i, a.d), k_t, i);
@@ -215,7 +216,7 @@ void emit_forward(const KernelEmitArgs& args) {
         LoweringContext::Carried init(static_cast<size_t>(value_vectors), lanes.splat(0.0f));
         const LoweringContext::Carried acc =
             cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
-              llvm::Value* wj = cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), weights, j)), w);
+              llvm::Value* wj = lanes.broadcast(weights, j);
               LoweringContext::Carried next;
               for (int64_t c = 0; c < value_vectors; ++c)
                 next.push_back(lanes.fma(wj, lanes.load(x.v, offset(cx, j, a.dv, c * w), lanes.in_vector(c, a.dv)),
@@ -247,15 +248,12 @@ void emit_backward(const KernelEmitArgs& args) {
     zero(cx, v_t, a.dv * a.sp);
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
-      const auto at = [&](llvm::Value* base, int64_t size) {
-        return b.CreateInBoundsGEP(b.getFloatTy(), base, offset(cx, bh, size));
-      };
-      llvm::Value* o = at(args.operand_ptr(4), a.t * a.dv);
-      llvm::Value* lse = at(args.operand_ptr(5), a.t);
-      llvm::Value* d_o = at(args.operand_ptr(6), a.t * a.dv);
-      llvm::Value* dq = at(args.result_ptr(0), a.t * a.d);
-      llvm::Value* dk = at(args.result_ptr(1), a.s * a.d);
-      llvm::Value* dv = at(args.result_ptr(2), a.s * a.dv);
+      llvm::Value* o = row_ptr(cx, args.operand_ptr(4), bh, a.t * a.dv);
+      llvm::Value* lse = row_ptr(cx, args.operand_ptr(5), bh, a.t);
+      llvm::Value* d_o = row_ptr(cx, args.operand_ptr(6), bh, a.t * a.dv);
+      llvm::Value* dq = row_ptr(cx, args.result_ptr(0), bh, a.t * a.d);
+      llvm::Value* dk = row_ptr(cx, args.result_ptr(1), bh, a.s * a.d);
+      llvm::Value* dv = row_ptr(cx, args.result_ptr(2), bh, a.s * a.dv);
       zero(cx, dk, a.s * a.d);
       zero(cx, dv, a.s * a.dv);
       transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
@@ -292,11 +290,8 @@ void emit_backward(const KernelEmitArgs& args) {
         LoweringContext::Carried init(static_cast<size_t>(q_vectors), lanes.splat(0.0f));
         const LoweringContext::Carried dq_acc =
             cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
-              const auto scalar_at = [&](llvm::Value* row) {
-                return cx.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), row, j)), w);
-              };
-              llvm::Value* ds = scalar_at(d_scores);
-              llvm::Value* p = scalar_at(weights);
+              llvm::Value* ds = lanes.broadcast(d_scores, j);
+              llvm::Value* p = lanes.broadcast(weights, j);
               LoweringContext::Carried next;
               for (int64_t c = 0; c < q_vectors; ++c) {
                 const int64_t n = lanes.in_vector(c, a.d);
