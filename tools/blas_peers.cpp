@@ -23,37 +23,34 @@ using SetThreads = void (*)(int);
 
 }  // namespace
 
-std::optional<BlasPeer> BlasPeer::openblas(std::string& why) {
-  // The environment may pin OpenBLAS to an older core's kernels (OPENBLAS_CORETYPE
-  // is read when the library loads); let it pick this CPU's.
-  unsetenv("OPENBLAS_CORETYPE");
-  void* lib = open_library("libopenblas.so.0", why);
+std::optional<BlasPeer> BlasPeer::load(Api api, const char* name, const char* file, const char* gemm,
+                                       const char* set_threads, std::string& why) {
+  void* lib = open_library(file, why);
   if (!lib) return std::nullopt;
   BlasPeer p;
-  p.name_ = "OpenBLAS";
-  p.gemm_ = dlsym(lib, "cblas_sgemm");
-  p.threads_ = dlsym(lib, "openblas_set_num_threads");
+  p.api_ = api;
+  p.name_ = name;
+  p.gemm_ = dlsym(lib, gemm);
+  // The thread setter may live in a library loaded with this one (OpenMP).
+  p.threads_ = dlsym(lib, set_threads);
+  if (!p.threads_) p.threads_ = dlsym(RTLD_DEFAULT, set_threads);
   if (!p.gemm_ || !p.threads_) {
-    why = "libopenblas.so.0 lacks cblas_sgemm";
+    why = std::string(file) + " lacks " + gemm + " or " + set_threads;
     return std::nullopt;
   }
   return p;
 }
 
+std::optional<BlasPeer> BlasPeer::openblas(std::string& why) {
+  // The environment may pin OpenBLAS to an older core's kernels (OPENBLAS_CORETYPE
+  // is read when the library loads); let it pick this CPU's.
+  unsetenv("OPENBLAS_CORETYPE");
+  return load(Api::cblas, "OpenBLAS", "libopenblas.so.0", "cblas_sgemm", "openblas_set_num_threads", why);
+}
+
 std::optional<BlasPeer> BlasPeer::onednn(std::string& why) {
-  void* lib = open_library("libdnnl.so.2", why);
-  if (!lib) return std::nullopt;
-  BlasPeer p;
-  p.name_ = "oneDNN";
-  p.gemm_ = dlsym(lib, "dnnl_sgemm");
-  // Debian's oneDNN runs on OpenMP, which it loaded with itself.
-  p.threads_ = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-  if (!p.threads_) p.threads_ = dlsym(lib, "omp_set_num_threads");
-  if (!p.gemm_ || !p.threads_) {
-    why = "libdnnl.so.2 lacks dnnl_sgemm or OpenMP";
-    return std::nullopt;
-  }
-  return p;
+  // Debian's oneDNN runs on OpenMP, which it loads with itself.
+  return load(Api::dnnl, "oneDNN", "libdnnl.so.2", "dnnl_sgemm", "omp_set_num_threads", why);
 }
 
 void BlasPeer::set_threads(int threads) const { reinterpret_cast<SetThreads>(threads_)(threads); }
@@ -61,7 +58,7 @@ void BlasPeer::set_threads(int threads) const { reinterpret_cast<SetThreads>(thr
 void BlasPeer::sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
                      float* c) const {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if (name_ == "OpenBLAS")
+  if (api_ == Api::cblas)
     reinterpret_cast<CblasSgemm>(gemm_)(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans,
                                         static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
                                         static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,

@@ -20,6 +20,11 @@ class BlasPeer {
   void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) const;
 
  private:
+  enum class Api { cblas, dnnl };  // the row-major sgemm's calling convention
+  static std::optional<BlasPeer> load(Api api, const char* name, const char* file, const char* gemm,
+                                      const char* set_threads, std::string& why);
+
+  Api api_ = Api::cblas;
   std::string name_;
   void* gemm_ = nullptr;     // cblas_sgemm or dnnl_sgemm
   void* threads_ = nullptr;  // openblas_set_num_threads or omp_set_num_threads
