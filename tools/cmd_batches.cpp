@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "models/tasks/batch_file.h"
+#include "models/train/recipe.h"
 #include "models/train/task_setup.h"
 
 namespace kiln::cli {
@@ -22,7 +23,9 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
       ->capture_default_str();
   cmd->add_option("--epoch", opts.epoch, "train: the epoch (its shuffle)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--seed", opts.seed, "train: the run's seed")->capture_default_str();
-  cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the task's)")
+  cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the recipe's for --minutes)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--minutes", opts.minutes, "the training budget whose recipe gives the default batch size (see `kiln train --help`)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
   cmd->add_option("-o,--output", opts.output_path, "the file to write")->required();
@@ -31,7 +34,7 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
 
 void write_batches(const BatchesOptions& opts) {
   const auto task = models::make_task(opts.task, opts.checkpoint_dir, opts.data_dir, /*may_learn_subwords=*/true);
-  const int64_t tokens = opts.batch_tokens > 0 ? opts.batch_tokens : models::task_defaults(opts.task).batch_tokens;
+  const int64_t tokens = opts.batch_tokens > 0 ? opts.batch_tokens : models::default_recipe(opts.task, opts.minutes).batch_tokens;
   std::vector<models::Batch> batches;
   if (opts.split == "train") {
     batches = task->train_batches(opts.seed, opts.epoch, tokens);

@@ -15,7 +15,8 @@ struct BatchesOptions {
   std::string split = "train";
   int64_t epoch = 0;
   uint64_t seed = 0;
-  int64_t batch_tokens = 0;  // 0: the task's default
+  int64_t batch_tokens = 0;  // 0: the recipe's for `minutes`
+  double minutes = 0;        // the training budget whose recipe to use (0: a step budget)
   std::string data_dir = "/usr/share/trans/de-en";
   std::string output_path;
 };

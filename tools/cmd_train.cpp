@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "models/train/recipe.h"
 #include "tools/cli_common.h"
 #include "tools/pass_flags.h"
 
@@ -17,7 +18,7 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       ->required()
       ->check(CLI::IsMember({"copy", "de-en"}));
   cmd->add_option("--config", opts.config,
-                  "model preset: tiny, small or base (default: tiny, or the "
+                  "model preset: tiny, small or base (default: the recipe's, or the "
                   "checkpoint's)")
       ->check(CLI::IsMember({"tiny", "small", "base"}));
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->required();
@@ -36,16 +37,16 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--threads", opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
       ->check(CLI::PositiveNumber);
   add_compiler_flags(cmd, opts.exec.pipeline, &opts.exec.kernels);
-  cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the task's)")
+  cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the recipe's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-train-len", opts.max_train_len,
                   "train, and measure the dev loss, only on bucket shapes with source and target lengths <= N "
                   "(each shape costs a JIT compile of the training step; default: all)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the task's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the recipe's)")->check(CLI::PositiveNumber);
   cmd->add_option("--lr-factor", opts.lr_factor,
                   "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "
-                  "step * warmup^-1.5) (default: the task's)")
+                  "step * warmup^-1.5) (default: the recipe's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--eval-every", opts.eval_every, "steps between dev evaluations (default: only at the end)")
       ->check(CLI::PositiveNumber);
@@ -60,13 +61,16 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--log-every", opts.log_every, "steps between progress lines when stderr is not a terminal")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--dropout", opts.dropout, "dropout rate (default: the preset's)")->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--dropout", opts.dropout, "dropout rate (default: the recipe's)")->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--label-smoothing", opts.label_smoothing, "label smoothing of the loss (default: the recipe's)")
+      ->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--d-model", opts.d_model, "override the preset's d_model")->check(CLI::PositiveNumber);
   cmd->add_option("--heads", opts.heads, "override the preset's attention heads")->check(CLI::PositiveNumber);
   cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(CLI::PositiveNumber);
   cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
+  cmd->footer([] { return models::recipes_help(); });  // before the passes footer
   // Exactly one budget: CLI11 names the flags in its message (exit 2).
   cmd->callback([minutes, steps] {
     if (minutes->count() == 0 && steps->count() == 0) throw CLI::RequiredError("--minutes or --steps");

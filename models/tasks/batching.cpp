@@ -49,10 +49,7 @@ Batch make_batch(std::span<const Example* const> rows, int64_t batch_size, Bucke
 std::vector<int64_t> bucket_lengths(int64_t max_len) {
   if (max_len < 1) throw Error("max length must be positive, got " + std::to_string(max_len));
   std::vector<int64_t> lengths;
-  for (int64_t len : {8, 16, 24}) {
-    if (len < max_len) lengths.push_back(len);
-  }
-  for (int64_t pow = 32; pow < max_len; pow *= 2) {
+  for (int64_t pow = 4; pow < max_len; pow *= 2) {
     lengths.push_back(pow);
     if (pow + pow / 2 < max_len) lengths.push_back(pow + pow / 2);
   }

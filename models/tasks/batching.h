@@ -33,8 +33,9 @@ int64_t rows_per_batch(int64_t tokens_per_batch, BucketShape shape);
 // One batch of `batch_size` rows: the examples first, filler rows after.
 Batch make_batch(std::span<const Example* const> rows, int64_t batch_size, BucketShape shape, const TokenIds& ids);
 
-// Bucket lengths 8, 16, 24, 32, 48, 64, 96, 128, 192, ... below max_len, then max_len:
-// few shapes (each costs a JIT compile), little padding for the many short pairs.
+// Bucket lengths 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, ... below max_len, then max_len:
+// few shapes (each costs a JIT compile), little padding for the many short pairs
+// (de-en's train targets: 82% of the cells are tokens, against 62% with buckets from 8).
 std::vector<int64_t> bucket_lengths(int64_t max_len);
 
 class Bucketing {

@@ -20,11 +20,4 @@ std::unique_ptr<Task> make_task(const std::string& name, const std::string& chec
   throw Error("unknown task '" + name + "' (choices: copy, de-en)");
 }
 
-// copy: the Annotated Transformer's settings (warm-up 400, factor 1) scaled to
-// short runs; de-en: warm-up short enough to finish early in a 30-minute run.
-TaskDefaults task_defaults(const std::string& name) {
-  if (name == "copy") return {640, 200, 1.0};
-  return {2048, 400, 1.0};
-}
-
 }  // namespace kiln::models

@@ -1,6 +1,6 @@
 #pragma once
-// The tasks the trainer knows by name, where each keeps its files, and the
-// training settings that suit each.
+// The tasks the trainer knows by name, and where each keeps its files (the
+// settings that suit each are in recipe.h).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,12 +15,5 @@ namespace kiln::models {
 // kiln::Error naming the choices for another name.
 std::unique_ptr<Task> make_task(const std::string& name, const std::string& checkpoint_dir,
                                 const std::string& data_path, bool may_learn_subwords);
-
-struct TaskDefaults {
-  int64_t batch_tokens;  // target tokens per training batch
-  int64_t warmup;        // Adam warm-up steps
-  double lr_factor;      // the schedule's factor
-};
-TaskDefaults task_defaults(const std::string& name);
 
 }  // namespace kiln::models

@@ -18,6 +18,7 @@
 #include "models/train/executable_cache.h"
 #include "models/train/loss_curve_svg.h"
 #include "models/train/progress.h"
+#include "models/train/recipe.h"
 #include "models/train/task_setup.h"
 #include "models/train/trainer_state.h"
 #include "models/transformer/transformer.h"
@@ -40,10 +41,18 @@ void check_options(const TrainOptions& o) {
         "--batch-tokens, --warmup, --lr-factor, --eval-every, --save-every, --max-train-len and --keep-snapshots must "
         "not be negative");
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
+  if (o.label_smoothing >= 1) throw Error("--label-smoothing must be below 1");
 }
 
-// The preset (or on resume the checkpoint's config) with the options' overrides.
-TransformerConfig model_config(const TrainOptions& o, TransformerConfig c, const Task& task) {
+// The given preset, else the checkpoint's config on resume, else the recipe's
+// preset and regularization; then the options' overrides.
+TransformerConfig model_config(const TrainOptions& o, const std::optional<Checkpoint>& ckpt, const Task& task) {
+  const Recipe recipe = default_recipe(o.task, o.minutes);
+  TransformerConfig c = !o.config.empty() ? preset_config(o.config) : ckpt ? ckpt->config : preset_config(recipe.config);
+  if (!ckpt) {
+    c.dropout = recipe.dropout;
+    c.label_smoothing = recipe.label_smoothing;
+  }
   const bool custom = o.d_model > 0 || o.heads > 0 || o.d_ff > 0 || o.layers > 0;
   if (o.d_model > 0) c.d_model = o.d_model;
   if (o.heads > 0) c.heads = o.heads;
@@ -51,6 +60,7 @@ TransformerConfig model_config(const TrainOptions& o, TransformerConfig c, const
   if (o.layers > 0) c.enc_layers = c.dec_layers = o.layers;
   if (custom && c.name.find('+') == std::string::npos) c.name += "+custom";
   if (o.dropout >= 0) c.dropout = o.dropout;
+  if (o.label_smoothing >= 0) c.label_smoothing = o.label_smoothing;
   c.vocab = task.vocab_size();
   c.pad_id = task.pad_id();
   validate(c);
@@ -66,7 +76,7 @@ void keep_setting(const char* flag, T given, T stored, bool is_given) {
 }
 
 TrainerState initial_state(const TrainOptions& o, const std::optional<Checkpoint>& ckpt) {
-  const TaskDefaults d = task_defaults(o.task);
+  const Recipe d = default_recipe(o.task, o.minutes);
   if (!ckpt) {
     TrainerState s;
     s.seed = o.seed.value_or(0);
@@ -177,11 +187,7 @@ Trainer::Trainer(const TrainOptions& o)
   fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
   if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
   task_ = make_task(o.task, dir, o.data_dir, !o.resume);
-  config_ = model_config(o,
-                         !o.config.empty() ? preset_config(o.config)
-                         : ckpt            ? ckpt->config
-                                           : preset_config("tiny"),
-                         *task_);
+  config_ = model_config(o, ckpt, *task_);
   if (ckpt) check_matches(*ckpt, config_);
   state_ = initial_state(o, ckpt);
 

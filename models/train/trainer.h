@@ -14,11 +14,13 @@ namespace kiln::models {
 
 struct TrainOptions {
   std::string task = "copy";
-  // A preset of models/transformer/config.h; empty: tiny, or the checkpoint's on resume.
+  // A preset of models/transformer/config.h; empty: the recipe's (recipe.h), or the checkpoint's on resume.
+  // Settings left 0 (or -1) take the task's recipe for the budget, or the checkpoint's on resume.
   std::string config;
   // Override the preset's sizes when > 0 (layers: encoder and decoder each).
   int64_t d_model = 0, heads = 0, d_ff = 0, layers = 0;
-  double dropout = -1;  // overrides the preset's dropout when >= 0
+  double dropout = -1;          // the recipe's (or the checkpoint's) when < 0
+  double label_smoothing = -1;  // the recipe's (or the checkpoint's) when < 0
   std::string checkpoint_dir;
   double minutes = 0;   // time budget; exactly one of minutes and steps is > 0
   int64_t steps = 0;    // step budget (steps of this call, resumed or not)
@@ -26,12 +28,12 @@ struct TrainOptions {
   // Param init, dropout and batch order; unset: 0, or the checkpoint's on resume.
   std::optional<uint64_t> seed;
   compiler::BackendOptions exec;
-  int64_t batch_tokens = 0;  // target tokens per batch; 0: the task's default
+  int64_t batch_tokens = 0;  // target tokens per batch; 0: the recipe's
   // Train (and measure the dev loss) only on bucket shapes with S and T at most
   // this; 0: all. Each bucket shape costs a JIT compile of the training step.
   int64_t max_train_len = 0;
-  int64_t warmup = 0;                               // Adam warm-up steps; 0: the task's default
-  double lr_factor = 0;                             // the schedule's factor; 0: the task's default
+  int64_t warmup = 0;                               // Adam warm-up steps; 0: the recipe's
+  double lr_factor = 0;                             // the schedule's factor; 0: the recipe's
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
   int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
   int64_t keep_snapshots = 0;  // also keep the last N saves as snapshots (checkpoint_average.h); 0: none

@@ -58,10 +58,11 @@ void check_row(const Batch& batch, std::size_t r, const Example& ex) {
 }  // namespace
 
 TEST_CASE("batching: bucket lengths and rows per batch") {
-  CHECK(bucket_lengths(64) == std::vector<int64_t>{8, 16, 24, 32, 48, 64});
-  CHECK(bucket_lengths(10) == std::vector<int64_t>{8, 10});
-  CHECK(bucket_lengths(5) == std::vector<int64_t>{5});
-  CHECK(bucket_lengths(200) == std::vector<int64_t>{8, 16, 24, 32, 48, 64, 96, 128, 192, 200});
+  CHECK(bucket_lengths(64) == std::vector<int64_t>{4, 6, 8, 12, 16, 24, 32, 48, 64});
+  CHECK(bucket_lengths(10) == std::vector<int64_t>{4, 6, 8, 10});
+  CHECK(bucket_lengths(5) == std::vector<int64_t>{4, 5});
+  CHECK(bucket_lengths(3) == std::vector<int64_t>{3});
+  CHECK(bucket_lengths(200) == std::vector<int64_t>{4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 200});
   CHECK_THROWS_AS(bucket_lengths(0), Error);
   CHECK(rows_per_batch(1000, {16, 16}) == 32);
   CHECK(rows_per_batch(1024, {16, 8}) == 64);

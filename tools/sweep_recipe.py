@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Sweep de-en training recipes at a fixed wall-clock budget per point.
+
+Each point is `kiln train --task de-en --minutes M` with the baseline's settings
+changed in one or two places; all points share one subword model and the kernel
+cache. It prints and writes a Markdown table: steps, target tokens/s, dev loss and
+dev BLEU (greedy, on --eval-sentences dev sentences) of each point.
+
+  tools/sweep_recipe.py --minutes 4 --out sweep.md                  # every point
+  tools/sweep_recipe.py --minutes 2 --points baseline,lr-0.5        # a few
+  tools/sweep_recipe.py --extra 'mine=--lr-factor 0.7 --dropout 0'  # one of yours
+
+Short points favour what learns fast (high rates, small models, no dropout):
+read the table as a ranking for budgets a few times the point's, not beyond.
+Dev losses of points with different label smoothing are not comparable (the loss
+is the smoothed one); compare their BLEU.
+"""
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+BASELINE = ("--config small --batch-tokens 2048 --warmup 400 --lr-factor 1 "
+            "--dropout 0.1 --label-smoothing 0.1")
+
+# name -> flags that replace the baseline's
+POINTS = {
+    "baseline": "",
+    "lr-0.5": "--lr-factor 0.5",
+    "lr-2": "--lr-factor 2",
+    "warmup-1000": "--warmup 1000",
+    "batch-4096": "--batch-tokens 4096",
+    "batch-1024": "--batch-tokens 1024",
+    "dropout-0": "--dropout 0",
+    "dropout-0.3": "--dropout 0.3",
+    "smoothing-0": "--label-smoothing 0",
+    "tiny": "--config tiny",
+    "base": "--config base",
+    "max-len-16": "--max-train-len 16",
+}
+
+RESULT = re.compile(r"trained steps (\d+)\.\.(\d+): (\d+) target tokens/s; dev loss (\S+) BLEU (\S+)")
+
+
+def merged_flags(change):
+    """The baseline's flags with those of `change` replacing the same names."""
+    flags = dict(zip(*[iter(shlex.split(BASELINE))] * 2))
+    words = shlex.split(change)
+    i = 0
+    while i < len(words):
+        flags[words[i]] = words[i + 1]
+        i += 2
+    return [w for kv in flags.items() for w in kv]
+
+
+def run_point(args, name, change, spm):
+    ckpt = os.path.join(args.work, name)
+    shutil.rmtree(ckpt, ignore_errors=True)
+    os.makedirs(ckpt)
+    shutil.copy(spm, os.path.join(ckpt, "spm.model"))
+    cmd = [args.kiln, "train", "--task", "de-en", "--checkpoint", ckpt, "--minutes", str(args.minutes),
+           "--eval-sentences", str(args.eval_sentences), "--data-dir", args.data_dir] + merged_flags(change)
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
+    start = time.time()
+    with open(os.path.join(args.work, name + ".log"), "w") as log:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+    match = RESULT.search(proc.stdout)
+    if proc.returncode != 0 or not match:
+        return {"name": name, "change": change, "error": f"exit {proc.returncode}, see {log.name}"}
+    return {"name": name, "change": change or "(baseline)", "steps": int(match.group(2)),
+            "tokens_per_s": int(match.group(3)), "dev_loss": float(match.group(4)),
+            "dev_bleu": float(match.group(5)), "seconds": time.time() - start}
+
+
+def table(rows, args):
+    lines = [f"Sweep: {args.minutes:g} min per point on {os.cpu_count()} cores; baseline `{BASELINE}`; "
+             f"dev BLEU greedy on {args.eval_sentences} dev sentences.", "",
+             "| point | change | steps | tokens/s | dev loss | dev BLEU |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['name']} | `{r['change']}` | failed: {r['error']} | | | |")
+        else:
+            lines.append(f"| {r['name']} | `{r['change']}` | {r['steps']} | {r['tokens_per_s']} | "
+                         f"{r['dev_loss']:.3f} | {r['dev_bleu']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kiln", default=os.path.join(here, "..", "build", "kiln"))
+    p.add_argument("--minutes", type=float, default=4, help="training budget of each point")
+    p.add_argument("--points", default=",".join(POINTS), help="comma-separated names of: " + ", ".join(POINTS))
+    p.add_argument("--extra", action="append", default=[], help="NAME=FLAGS: one more point")
+    p.add_argument("--eval-sentences", type=int, default=500)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--data-dir", default="/usr/share/trans/de-en")
+    p.add_argument("--work", default="/tmp/kiln-sweep", help="checkpoints and logs of the points")
+    p.add_argument("--out", help="also write the table to this Markdown file")
+    args = p.parse_args()
+
+    points = []
+    for name in args.points.split(","):
+        if name not in POINTS:
+            p.error(f"unknown point '{name}' (choices: {', '.join(POINTS)})")
+        points.append((name, POINTS[name]))
+    for extra in args.extra:
+        name, sep, flags = extra.partition("=")
+        if not sep or not name:
+            p.error(f"--extra wants NAME=FLAGS, got '{extra}'")
+        points.append((name, flags))
+
+    os.makedirs(args.work, exist_ok=True)
+    spm_dir = os.path.join(args.work, "subwords")
+    spm = os.path.join(spm_dir, "spm.model")
+    if not os.path.exists(spm):  # learned once, shared by every point
+        subprocess.run([args.kiln, "batches", "--task", "de-en", "--checkpoint", spm_dir, "--split", "dev",
+                        "--data-dir", args.data_dir, "-o", os.path.join(spm_dir, "dev.jsonl")],
+                       check=True, stdout=subprocess.DEVNULL)
+
+    rows = []
+    for i, (name, change) in enumerate(points):
+        print(f"[{i + 1}/{len(points)}] {name}: {change or '(baseline)'}", file=sys.stderr, flush=True)
+        rows.append(run_point(args, name, change, spm))
+        print(table(rows[-1:], args).splitlines()[-1], file=sys.stderr, flush=True)
+    text = table(rows, args)
+    print(text, end="")
+    if args.out:
+        with open(args.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.out + ".tmp", args.out)
+
+
+if __name__ == "__main__":
+    main()
