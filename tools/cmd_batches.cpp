@@ -4,8 +4,10 @@
 #include "tools/cmd_batches.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
+#include "engine/ir/error.h"
 #include "models/tasks/batch_file.h"
 #include "models/train/recipe.h"
 #include "models/train/task_setup.h"
@@ -33,6 +35,9 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
 }
 
 void write_batches(const BatchesOptions& opts) {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.checkpoint_dir, ec);  // de-en learns its spm.model there
+  if (ec) throw Error("--checkpoint " + opts.checkpoint_dir + ": " + ec.message());
   const auto task = models::make_task(opts.task, opts.checkpoint_dir, opts.data_dir, /*may_learn_subwords=*/true);
   const int64_t tokens = opts.batch_tokens > 0 ? opts.batch_tokens : models::default_recipe(opts.task, opts.minutes).batch_tokens;
   std::vector<models::Batch> batches;
