@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <iomanip>
 #include <iostream>
 
 #include "models/train/recipe.h"
@@ -22,8 +23,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "checkpoint's)")
       ->check(CLI::IsMember({"tiny", "small", "base"}));
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->required();
-  auto* minutes =
-      cmd->add_option("--minutes", opts.minutes, "train for this long (wall clock)")->check(CLI::PositiveNumber);
+  auto* minutes = cmd->add_option("--minutes", opts.minutes,
+                                  "train for this long: wall clock with compiles, without dev evaluations and saves")
+                      ->check(CLI::PositiveNumber);
   auto* steps = cmd->add_option("--steps", opts.steps, "train for this many steps")->check(CLI::PositiveNumber);
   minutes->excludes(steps);
   cmd->add_flag("--resume", opts.resume, "continue the checkpoint in --checkpoint on the same trajectory");
@@ -49,6 +51,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "step * warmup^-1.5) (default: the recipe's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--eval-every", opts.eval_every, "steps between dev evaluations (default: only at the end)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--eval-minutes", opts.eval_minutes,
+                  "minutes of training between dev evaluations, each followed by a save (counted over resumes)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: only at the end)")
       ->check(CLI::PositiveNumber);
@@ -80,7 +85,8 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
 
 void train(const models::TrainOptions& opts) {
   const models::TrainResult r = models::train(opts);
-  std::cout << "trained steps " << r.first_step << ".." << r.last_step << ": "
+  std::cout << "trained steps " << r.first_step << ".." << r.last_step << " (" << std::fixed << std::setprecision(1)
+            << r.train_minutes << " min in all): " << std::defaultfloat << std::setprecision(6)
             << static_cast<int64_t>(r.tokens_per_second) << " target tokens/s; dev";
   if (!r.dev_losses.empty()) std::cout << " loss " << r.dev_losses.back().loss;
   std::cout << " BLEU " << r.bleu << " exact match " << 100 * r.exact_match << "%; checkpoint in "

@@ -35,11 +35,11 @@ void check_options(const TrainOptions& o) {
   if (o.checkpoint_dir.empty()) throw Error("--checkpoint: a directory is required");
   if ((o.minutes > 0) == (o.steps > 0)) throw Error("give exactly one of --minutes and --steps");
   if (o.minutes < 0 || o.steps < 0) throw Error("--minutes and --steps must be positive");
-  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.save_every < 0 ||
-      o.max_train_len < 0 || o.keep_snapshots < 0)
+  if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.eval_minutes < 0 ||
+      o.save_every < 0 || o.max_train_len < 0 || o.keep_snapshots < 0)
     throw Error(
-        "--batch-tokens, --warmup, --lr-factor, --eval-every, --save-every, --max-train-len and --keep-snapshots must "
-        "not be negative");
+        "--batch-tokens, --warmup, --lr-factor, --eval-every, --eval-minutes, --save-every, --max-train-len and "
+        "--keep-snapshots must not be negative");
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
   if (o.label_smoothing >= 1) throw Error("--label-smoothing must be below 1");
 }
@@ -137,11 +137,15 @@ class Trainer {
   TrainResult run();
 
  private:
-  bool budget_left(double elapsed) const;
-  double eta(double elapsed) const;
+  // Wall-clock seconds of this call spent training (compiles included; dev
+  // evaluations and checkpoint writes are not).
+  double training_seconds() const { return seconds_since(start_) - paused_seconds_; }
+  bool budget_left() const;
+  double eta() const;
+  bool eval_minutes_reached() const;
   const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
   void step(const Batch& batch);
-  void evaluate();
+  void evaluate();  // pauses the training clock
   // Logs each compile: the first batch of a new shape waits for the JIT.
   ExecutableCache::CompileObserver compile_logger() {
     return [this](const std::string& graph, const BatchShape& shape, double seconds) {
@@ -150,7 +154,7 @@ class Trainer {
       progress_.message("compiled @" + graph + " for " + shape.str() + " in " + text);
     };
   }
-  void save();
+  void save();  // pauses the training clock
 
   const TrainOptions& opts_;
   std::ostream& log_;
@@ -163,6 +167,9 @@ class Trainer {
   TrainResult result_;
   std::vector<Batch> batches_;  // the current epoch's
   Clock::time_point start_;
+  double paused_seconds_ = 0;    // this call's evaluations and saves
+  double resumed_seconds_ = 0;   // the checkpoint's training seconds before this call
+  int64_t minute_evals_ = 0;     // --eval-minutes evaluations so far, the checkpoint's included
   int64_t steps_done_ = 0, tokens_ = 0, window_tokens_ = 0;  // window: since the last logged line
   double step_seconds_ = 0, window_seconds_ = 0;             // time in the training step itself
 };
@@ -204,16 +211,18 @@ Trainer::Trainer(const TrainOptions& o)
   steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
+  resumed_seconds_ = state_.train_seconds;
+  if (o.eval_minutes > 0) minute_evals_ = static_cast<int64_t>(resumed_seconds_ / 60 / o.eval_minutes);
 }
 
-bool Trainer::budget_left(double elapsed) const {
-  return opts_.steps > 0 ? steps_done_ < opts_.steps : elapsed < opts_.minutes * 60;
+bool Trainer::budget_left() const {
+  return opts_.steps > 0 ? steps_done_ < opts_.steps : training_seconds() < opts_.minutes * 60;
 }
 
 // For --minutes what is left of the budget; for --steps the remaining steps at
 // the mean time of a step so far (compiles and evaluations not included).
-double Trainer::eta(double elapsed) const {
-  if (opts_.minutes > 0) return opts_.minutes * 60 - elapsed;
+double Trainer::eta() const {
+  if (opts_.minutes > 0) return opts_.minutes * 60 - training_seconds();
   return step_seconds_ / static_cast<double>(steps_done_) * static_cast<double>(opts_.steps - steps_done_);
 }
 
@@ -257,7 +266,7 @@ void Trainer::step(const Batch& batch) {
   window_tokens_ += batch.tgt_tokens;
   window_seconds_ += seconds;
   progress_.update({state_.step, loss, static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9),
-                    exe.output("lr").f32()(), eta(seconds_since(start_))});
+                    exe.output("lr").f32()(), eta()});
   if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) window_tokens_ = 0, window_seconds_ = 0;
 }
 
@@ -268,11 +277,12 @@ TrainResult Trainer::run() {
   batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
   result_.first_step = state_.step + 1;
   bool evaluated_last = false;
-  while (budget_left(seconds_since(start_))) {
+  while (budget_left()) {
     step(next_batch());
-    evaluated_last = opts_.eval_every > 0 && state_.step % opts_.eval_every == 0;
+    const bool minutes_point = eval_minutes_reached();
+    evaluated_last = minutes_point || (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0);
     if (evaluated_last) evaluate();
-    if (opts_.save_every > 0 && state_.step % opts_.save_every == 0) save();
+    if (minutes_point || (opts_.save_every > 0 && state_.step % opts_.save_every == 0)) save();
   }
   if (!evaluated_last) evaluate();
   save();
@@ -280,10 +290,20 @@ TrainResult Trainer::run() {
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
   result_.tokens_per_second = static_cast<double>(tokens_) / std::max(step_seconds_, 1e-9);
+  result_.train_minutes = state_.train_seconds / 60;
   return result_;
 }
 
+// Every --eval-minutes of training time, counted over the whole run (resumes included).
+bool Trainer::eval_minutes_reached() const {
+  if (opts_.eval_minutes <= 0) return false;
+  const double minutes = (resumed_seconds_ + training_seconds()) / 60;
+  return minutes >= static_cast<double>(minute_evals_ + 1) * opts_.eval_minutes;
+}
+
 void Trainer::evaluate() {
+  const Clock::time_point start = Clock::now();
+  if (eval_minutes_reached()) ++minute_evals_;
   const auto& params = steps_->persistent();
   losses_->set_persistent(params);
   const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens, state_.max_train_len);
@@ -297,12 +317,17 @@ void Trainer::evaluate() {
   result_.exact_match = scores.exact_match;
   char loss_text[32];
   std::snprintf(loss_text, sizeof loss_text, "%.4f", loss);
-  progress_.message("dev at step " + std::to_string(state_.step) + ": loss " + loss_text + ", greedy on " +
-                    std::to_string(scores.hypotheses.size()) + " sentences: " + bleu_str(scores.bleu) +
-                    ", exact match " + percent(scores.exact_match));
+  char minutes_text[48];
+  std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", (resumed_seconds_ + training_seconds()) / 60);
+  progress_.message("dev at step " + std::to_string(state_.step) + minutes_text + ": loss " + loss_text +
+                    ", greedy on " + std::to_string(scores.hypotheses.size()) + " sentences: " +
+                    bleu_str(scores.bleu) + ", exact match " + percent(scores.exact_match));
+  paused_seconds_ += seconds_since(start);
 }
 
 void Trainer::save() {
+  const Clock::time_point start = Clock::now();
+  state_.train_seconds = resumed_seconds_ + training_seconds();
   const std::string& dir = opts_.checkpoint_dir;
   const Checkpoint ckpt{task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)};
   save_checkpoint(dir, ckpt);
@@ -318,6 +343,7 @@ void Trainer::save() {
   write_file_atomically((fs::path(dir) / "loss_curve.svg").string(),
                         loss_curve_svg(task_->name() + " " + config_.name + ": loss per target token", curves));
   progress_.message("saved " + checkpoint_file(dir) + " at step " + std::to_string(state_.step));
+  paused_seconds_ += seconds_since(start);
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ struct TrainOptions {
   double dropout = -1;          // the recipe's (or the checkpoint's) when < 0
   double label_smoothing = -1;  // the recipe's (or the checkpoint's) when < 0
   std::string checkpoint_dir;
-  double minutes = 0;   // time budget; exactly one of minutes and steps is > 0
+  // Budget: training wall time (compiles included; dev evaluations and checkpoint
+  // writes not). Exactly one of minutes and steps is > 0.
+  double minutes = 0;
   int64_t steps = 0;    // step budget (steps of this call, resumed or not)
   bool resume = false;  // continue checkpoint_dir's checkpoint
   // Param init, dropout and batch order; unset: 0, or the checkpoint's on resume.
@@ -35,6 +37,7 @@ struct TrainOptions {
   int64_t warmup = 0;                               // Adam warm-up steps; 0: the recipe's
   double lr_factor = 0;                             // the schedule's factor; 0: the recipe's
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
+  double eval_minutes = 0;  // minutes of training time between dev evaluations and saves; 0: none
   int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
   int64_t keep_snapshots = 0;  // also keep the last N saves as snapshots (checkpoint_average.h); 0: none
   int64_t eval_sentences = 200;                     // dev sentences decoded for BLEU and exact match
@@ -56,6 +59,7 @@ struct TrainResult {
   double exact_match = -1;              // last dev exact match (copy), -1 if not measured
   double bleu = -1;                     // last dev BLEU, -1 if not measured
   double tokens_per_second = 0;         // target tokens of this call's steps / their time
+  double train_minutes = 0;             // training time of the whole run (resumes included)
 };
 
 // On --resume the checkpoint's seed, batch size, warm-up and learning-rate

@@ -55,6 +55,7 @@ std::string trainer_state_to_json(const TrainerState& s) {
   j["warmup"] = s.warmup;
   j["max_train_len"] = s.max_train_len;
   j["lr_factor"] = s.lr_factor;
+  j["train_seconds"] = s.train_seconds;
   j["train_loss"] = points_to_json(s.train_losses);
   j["dev_loss"] = points_to_json(s.dev_losses);
   return j.dump();
@@ -77,14 +78,15 @@ TrainerState trainer_state_from_json(const std::string& text) {
   s.warmup = typed_field<int64_t>(j, "warmup");
   s.max_train_len = typed_field<int64_t>(j, "max_train_len");
   s.lr_factor = typed_field<double>(j, "lr_factor");
+  if (j.contains("train_seconds")) s.train_seconds = typed_field<double>(j, "train_seconds");  // since issue 10
   s.train_losses = points_from_json(j, "train_loss");
   s.dev_losses = points_from_json(j, "dev_loss");
   if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.max_train_len < 0 || s.batch_tokens <= 0 || s.warmup <= 0 ||
-      !(s.lr_factor > 0))
+      !(s.lr_factor > 0) || !(s.train_seconds >= 0))
     throw Error(
         "checkpoint trainer state: step, epoch and position must be >= "
         "0 and the batch size, warm-up and "
-        "learning-rate factor positive");
+        "learning-rate factor positive, the training time not negative");
   return s;
 }
 

@@ -18,6 +18,7 @@ struct TrainerState {
   uint64_t seed = 0;     // param init, dropout and batch order
   int64_t batch_tokens = 0, warmup = 0, max_train_len = 0;
   double lr_factor = 0;
+  double train_seconds = 0;  // training wall time so far (Trainer::training_seconds, over resumes)
   std::vector<EvalPoint> train_losses, dev_losses;
 };
 

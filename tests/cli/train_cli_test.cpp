@@ -12,6 +12,7 @@
 
 #include "cli/run_kiln.h"
 #include "engine/atomic_file.h"
+#include "models/train/recipe.h"
 #include "read_file.h"
 
 namespace fs = std::filesystem;
@@ -268,4 +269,21 @@ TEST_CASE("kiln batches writes a run's batches as subword ids, one JSON line per
   r = run_kiln({"batches", "--task", "copy", "--checkpoint", dir.file("run"), "--split", "valid", "-o", dir.file("x")});
   CHECK(r.status != 0);
   CHECK(r.err.find("--split") != std::string::npos);
+}
+
+TEST_CASE("kiln train --help prints every task's default recipe for each budget") {
+  const KilnResult r = run_kiln({"train", "--help"});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Default recipes") != std::string::npos);
+  for (const char* task : {"copy", "de-en"}) {
+    for (const kiln::models::BudgetRecipe& row : kiln::models::task_recipes(task)) {
+      const kiln::models::Recipe& c = row.recipe;
+      const std::string settings = "--config " + c.config + " --batch-tokens " + std::to_string(c.batch_tokens) +
+                                   " --warmup " + std::to_string(c.warmup);
+      CAPTURE(settings);
+      CHECK(r.out.find(std::string(task) + ", ") != std::string::npos);
+      CHECK(r.out.find(settings) != std::string::npos);
+    }
+  }
+  CHECK(r.out.find("Passes:") != std::string::npos);  // the recipes come before, not instead of, the passes
 }

@@ -11,6 +11,8 @@ environment setup first (thread counts are read at import).
 """
 import json
 import math
+import os
+import shutil
 import struct
 
 import torch
@@ -254,6 +256,43 @@ def load_kiln_params(model, tensors, where):
             param.copy_(value)
         if "pos_enc" in tensors:
             model.pos_enc.copy_(torch.as_tensor(tensors["pos_enc"]))
+
+
+def write_safetensors(path, tensors, metadata):
+    """The inverse of read_safetensors; the header is padded to 8 bytes, as safetensors does."""
+    names = {torch.float32: "F32", torch.int32: "I32", torch.bool: "BOOL"}
+    header, blobs, offset = {"__metadata__": metadata}, [], 0
+    for name, value in tensors.items():
+        data = value.detach().contiguous().cpu().numpy().tobytes()
+        header[name] = {"dtype": names[value.dtype], "shape": list(value.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path + ".tmp", "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for blob in blobs:
+            f.write(blob)
+    os.replace(path + ".tmp", path)
+
+
+def save_kiln_checkpoint(model, template, directory):
+    """A kiln checkpoint directory holding the model's params: the template checkpoint
+    (same task and config: its metadata, subword model and any other tensors) with
+    every param replaced, so that `kiln eval` and `kiln translate` can score it."""
+    tensors, meta = read_safetensors(f"{template}/checkpoint.safetensors")
+    if json.loads(meta["config"])["d_model"] != model.c["d_model"]:
+        raise ValueError(f"{template}: a checkpoint of another config")
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            target, transposed = kiln_name(name)
+            if target not in tensors or tensors[target].shape != (param.t() if transposed else param).shape:
+                raise ValueError(f"{template}: no param {target} of the model's shape")
+            tensors[target] = (param.t() if transposed else param).clone()
+    os.makedirs(directory, exist_ok=True)
+    shutil.copy(f"{template}/spm.model", f"{directory}/spm.model")
+    write_safetensors(f"{directory}/checkpoint.safetensors", tensors, meta)
 
 
 def load_kiln_checkpoint(directory):

@@ -64,6 +64,9 @@ def parse_args():
     tt.add_argument("--warmup", type=int, default=400, help="the schedule's warm-up steps (kiln de-en: 400)")
     tt.add_argument("--lr-factor", type=float, default=1.0, help="the schedule's factor (kiln de-en: 1)")
     tt.add_argument("--dropout", type=float, help="dropout rate (default: the preset's)")
+    tt.add_argument("--label-smoothing", type=float, help="label smoothing (default: the preset's)")
+    tt.add_argument("--save", help="write a kiln checkpoint to SAVE/minutes-N at each dev evaluation")
+    tt.add_argument("--template", help="with --save: the kiln checkpoint of the same config whose metadata to use")
     for sp in (bench, tr, tt):
         sp.add_argument("--threads", type=int, default=os.cpu_count(), help="intra-op threads (default: all cores)")
         sp.add_argument("--glibc-malloc-defaults", action="store_true",
@@ -229,21 +232,41 @@ def dev_loss(torch, model, batches, pad_id):
 
 
 def train(args, torch, tm):
-    """Trains on kiln's batches for --minutes; prints a JSON line per dev evaluation."""
+    """Trains on kiln's batches for --minutes of training time (dev evaluations and
+    saves not counted, as kiln's trainer counts them); prints a JSON line per dev
+    evaluation and, with --save, writes a kiln checkpoint there at each."""
     c = tm.preset(args.config, args.vocab)
     if args.dropout is not None:
         c["dropout"] = args.dropout
+    if args.label_smoothing is not None:
+        c["label_smoothing"] = args.label_smoothing
     torch.manual_seed(0)
     model = tm.Transformer(c).train()
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, paper_schedule(c["d_model"], args.warmup, args.lr_factor))
     dev = read_batches(torch, args.dev_batches)
-    start = time.perf_counter()
-    minutes = lambda: (time.perf_counter() - start) / 60
-    step, next_eval, tokens = 0, args.eval_minutes, 0
+    epochs = [read_batches(torch, path) for path in args.batches]  # read before the clock starts
+    start, paused = time.perf_counter(), 0.0
+    minutes = lambda: (time.perf_counter() - start - paused) / 60
+    step, tokens, evals = 0, 0, 0
+
+    def evaluate(window):
+        nonlocal paused, evals
+        began = time.perf_counter()
+        evals += 1
+        point = {"minutes": round(minutes(), 2), "step": step, "train_loss": round(sum(window) / len(window), 4),
+                 "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4)}
+        if args.save:
+            point["checkpoint"] = f"{args.save}/minutes-{round(minutes())}"
+            tm.save_kiln_checkpoint(model, args.template, point["checkpoint"])
+        print(json.dumps(point), flush=True)
+        paused += time.perf_counter() - began
+        return point
+
+    last, window = None, []  # window: the train losses since the last evaluation
     while minutes() < args.minutes:
-        for path in args.batches:
-            for src, tgt_in, tgt_out in read_batches(torch, path):
+        for batches in epochs:
+            for src, tgt_in, tgt_out in batches:
                 opt.zero_grad(set_to_none=True)
                 loss = model.loss(src, tgt_in, tgt_out)
                 loss.backward()
@@ -251,17 +274,16 @@ def train(args, torch, tm):
                 sched.step()
                 step += 1
                 tokens += int((tgt_out != c["pad_id"]).sum())
-                if minutes() >= min(next_eval, args.minutes):
-                    print(json.dumps({"minutes": round(minutes(), 2), "step": step, "train_loss": round(loss.item(), 4),
-                                      "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4)}), flush=True)
-                    next_eval += args.eval_minutes
+                window.append(loss.item())
+                if minutes() >= min((evals + 1) * args.eval_minutes, args.minutes):
+                    last, window = evaluate(window), []
                 if minutes() >= args.minutes:
                     break
             if minutes() >= args.minutes:
                 break
-    return {"framework": "torch", "config": args.config, "steps": step, "minutes": round(minutes(), 2),
-            "target_tokens_per_s": round(tokens / (minutes() * 60), 1),
-            "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4), **environment_report(torch)}
+    return {"framework": "torch", "config": args.config, "steps": step, "minutes": last["minutes"],
+            "target_tokens_per_s": round(tokens / (last["minutes"] * 60), 1), "dev_loss": last["dev_loss"],
+            **environment_report(torch)}
 
 
 def read_ids(path):

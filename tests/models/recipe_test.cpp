@@ -1,0 +1,132 @@
+// The default recipes: which row a budget takes, that a run given no settings
+// trains with its recipe's, and that --eval-minutes counts training time over
+// resumes (evaluations and saves not included).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "cli/temp_dir.h"
+#include "engine/ir/error.h"
+#include "models/checkpoint.h"
+#include "models/train/recipe.h"
+#include "models/train/trainer.h"
+#include "models/train/trainer_state.h"
+#include "models/transformer/config.h"
+
+using namespace kiln;
+using namespace kiln::models;
+
+namespace {
+
+bool same(const Recipe& a, const Recipe& b) {
+  return a.config == b.config && a.batch_tokens == b.batch_tokens && a.warmup == b.warmup &&
+         a.lr_factor == b.lr_factor && a.dropout == b.dropout && a.label_smoothing == b.label_smoothing;
+}
+
+// A copy run small enough for the interpreter, leaving every recipe setting unset.
+TrainOptions bare_run(const std::string& dir, std::ostream& log) {
+  TrainOptions o;
+  o.task = "copy";
+  o.checkpoint_dir = dir;
+  o.steps = 2;
+  o.d_model = 32, o.heads = 2, o.d_ff = 64, o.layers = 1;
+  o.exec.backend = "interp";
+  o.eval_sentences = 5;
+  o.log = &log;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("each task's recipes cover every budget, shortest first, and a budget takes the first row covering it") {
+  for (const char* task : {"copy", "de-en"}) {
+    CAPTURE(task);
+    const std::vector<BudgetRecipe>& rows = task_recipes(task);
+    REQUIRE(!rows.empty());
+    CHECK(std::isinf(rows.back().up_to_minutes));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Recipe& r = rows[i].recipe;
+      CHECK_NOTHROW(preset_config(r.config));
+      CHECK((r.batch_tokens > 0 && r.warmup > 0 && r.lr_factor > 0));
+      CHECK((r.dropout >= 0 && r.dropout < 1 && r.label_smoothing >= 0 && r.label_smoothing < 1));
+      if (i > 0) CHECK(rows[i - 1].up_to_minutes < rows[i].up_to_minutes);
+      // The row's own budget, and one just past the previous row's, take this row.
+      CHECK(same(default_recipe(task, rows[i].up_to_minutes == INFINITY ? 1e9 : rows[i].up_to_minutes), r));
+      if (i > 0) CHECK(same(default_recipe(task, rows[i - 1].up_to_minutes + 0.01), r));
+    }
+    CHECK(same(default_recipe(task, 0), rows.front().recipe));  // a step budget
+  }
+  CHECK_THROWS_WITH_AS(task_recipes("reverse"), doctest::Contains("copy, de-en"), Error);
+}
+
+TEST_CASE("a run given no settings trains with its recipe's, and the given ones win") {
+  TempDir dir;
+  std::ostringstream log;
+  const Recipe recipe = default_recipe("copy", 0);
+  train(bare_run(dir.file("recipe"), log));
+  Checkpoint c = load_checkpoint(dir.file("recipe"));
+  TrainerState s = trainer_state_from_json(c.trainer_state);
+  CHECK(c.config.name == recipe.config + "+custom");  // the preset's name; sizes overridden
+  CHECK(c.config.dropout == recipe.dropout);
+  CHECK(c.config.label_smoothing == recipe.label_smoothing);
+  CHECK(s.batch_tokens == recipe.batch_tokens);
+  CHECK(s.warmup == recipe.warmup);
+  CHECK(s.lr_factor == recipe.lr_factor);
+
+  TrainOptions given = bare_run(dir.file("given"), log);
+  given.dropout = 0.25, given.label_smoothing = 0.05, given.batch_tokens = 320, given.warmup = 9,
+  given.lr_factor = 0.5;
+  train(given);
+  c = load_checkpoint(dir.file("given"));
+  s = trainer_state_from_json(c.trainer_state);
+  CHECK(c.config.dropout == 0.25);
+  CHECK(c.config.label_smoothing == 0.05);
+  CHECK((s.batch_tokens == 320 && s.warmup == 9 && s.lr_factor == 0.5));
+
+  // On resume the checkpoint's regularization carries on.
+  TrainOptions resumed = bare_run(dir.file("given"), log);
+  resumed.resume = true;
+  train(resumed);
+  c = load_checkpoint(dir.file("given"));
+  CHECK(c.config.dropout == 0.25);
+  CHECK(c.config.label_smoothing == 0.05);
+}
+
+TEST_CASE("--eval-minutes evaluates and saves by training time, which carries over a resume") {
+  TempDir dir;
+  std::ostringstream log;
+  TrainOptions o = bare_run(dir.file("ckpt"), log);
+  o.steps = 3;
+  o.eval_minutes = 1e-6;  // every step of the interpreter takes longer than this
+  const TrainResult first = train(o);
+  CAPTURE(log.str());
+  CHECK(first.dev_losses.size() == 3);  // one per step; none added at the end
+  CHECK(log.str().find("min): loss") != std::string::npos);
+  const double minutes = first.train_minutes;
+  CHECK(minutes > 0);
+  CHECK(trainer_state_from_json(load_checkpoint(o.checkpoint_dir).trainer_state).train_seconds ==
+        doctest::Approx(minutes * 60));
+
+  o.resume = true;
+  o.steps = 2;
+  const TrainResult second = train(o);
+  CHECK(second.dev_losses.size() == 5);
+  CHECK(second.train_minutes > minutes);
+
+  o.eval_minutes = -1;
+  CHECK_THROWS_WITH_AS(train(o), doctest::Contains("--eval-minutes"), Error);
+}
+
+TEST_CASE("a trainer state without the training time (before it was kept) loads with none") {
+  TrainerState s;
+  s.batch_tokens = 10, s.warmup = 4, s.lr_factor = 1, s.train_seconds = 12.5;
+  std::string json = trainer_state_to_json(s);
+  CHECK(trainer_state_from_json(json).train_seconds == 12.5);
+  const size_t at = json.find(",\"train_seconds\":12.5");
+  REQUIRE(at != std::string::npos);
+  json.erase(at, std::string(",\"train_seconds\":12.5").size());
+  CHECK(trainer_state_from_json(json).train_seconds == 0);
+  s.train_seconds = -1;
+  CHECK_THROWS_AS(trainer_state_from_json(trainer_state_to_json(s)), Error);
+}
