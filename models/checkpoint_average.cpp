@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/transformer/transformer.h"
 
@@ -49,6 +52,21 @@ std::vector<std::string> snapshots(const std::string& dir) {
     if (e.is_directory() && e.path().filename().string().rfind("step-", 0) == 0) out.push_back(e.path().string());
   std::sort(out.begin(), out.end());  // zero-padded steps sort by step
   return out;
+}
+
+void copy_task_files(const std::string& from, const std::string& to) {
+  const fs::path skipped[] = {fs::path(checkpoint_file(from)).filename(), "loss_curve.svg"};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(from, ec)) {
+    if (!e.is_regular_file() || std::find(std::begin(skipped), std::end(skipped), e.path().filename()) !=
+                                    std::end(skipped))
+      continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream bytes;
+    if (!in || !(bytes << in.rdbuf())) throw Error("cannot read " + e.path().string());
+    write_file_atomically((fs::path(to) / e.path().filename()).string(), bytes.str());
+  }
+  if (ec) throw Error("cannot list " + from + ": " + ec.message());
 }
 
 void prune_snapshots(const std::string& dir, int64_t keep) {

@@ -50,9 +50,7 @@ void average(const AverageOptions& opts) {
   models::save_checkpoint(opts.output_dir, averaged);
   // The task's own files beside the run's checkpoint (a snapshot's run directory is two levels up).
   const fs::path source = opts.run_dir.empty() ? fs::path(inputs.front()) : fs::path(opts.run_dir);
-  for (const auto& e : fs::directory_iterator(source, ec))
-    if (e.is_regular_file() && e.path().filename() != fs::path(models::checkpoint_file(".")).filename())
-      fs::copy_file(e.path(), fs::path(opts.output_dir) / e.path().filename(), fs::copy_options::overwrite_existing);
+  models::copy_task_files(source.string(), opts.output_dir);
   std::cout << "averaged " << inputs.size() << " checkpoints into " << models::checkpoint_file(opts.output_dir) << '\n';
 }
 

@@ -333,6 +333,7 @@ void Trainer::save() {
   save_checkpoint(dir, ckpt);
   if (opts_.keep_snapshots > 0) {
     save_checkpoint(snapshot_dir(dir, state_.step), ckpt);
+    copy_task_files(dir, snapshot_dir(dir, state_.step));
     prune_snapshots(dir, opts_.keep_snapshots);
   }
   std::vector<CurveSeries> curves(2);

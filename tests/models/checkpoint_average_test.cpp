@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "check_error.h"
 #include "cli/temp_dir.h"
@@ -80,4 +82,21 @@ TEST_CASE("snapshots sort by step and are pruned to the latest") {
   REQUIRE(all.size() == 2);
   CHECK(all[0].find("step-00001000") != std::string::npos);
   CHECK(snapshots(dir.file("missing")).empty());
+}
+
+TEST_CASE("a snapshot gets the run's task files (not its checkpoint or curve), so it evaluates by itself") {
+  TempDir dir;
+  const std::string run = dir.file("run"), snap = snapshot_dir(run, 7);
+  std::filesystem::create_directories(snap);
+  const auto write = [](const std::string& path, const std::string& bytes) { std::ofstream(path) << bytes; };
+  write(run + "/spm.model", std::string("sub\0words", 9));
+  write(run + "/checkpoint.safetensors", "params");
+  write(run + "/loss_curve.svg", "<svg/>");
+  copy_task_files(run, snap);
+  std::vector<std::string> copied;
+  for (const auto& e : std::filesystem::directory_iterator(snap)) copied.push_back(e.path().filename().string());
+  CHECK(copied == std::vector<std::string>{"spm.model"});
+  std::ifstream in(snap + "/spm.model", std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == std::string("sub\0words", 9));
+  CHECK_THROWS_AS(copy_task_files(dir.file("missing"), snap), Error);
 }
