@@ -46,8 +46,8 @@ void check_options(const TrainOptions& o) {
 
 // The given preset, else the checkpoint's config on resume, else the recipe's
 // preset and regularization; then the options' overrides.
-TransformerConfig model_config(const TrainOptions& o, const std::optional<Checkpoint>& ckpt, const Task& task) {
-  const Recipe recipe = default_recipe(o.task, o.minutes);
+TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, const std::optional<Checkpoint>& ckpt,
+                               const Task& task) {
   TransformerConfig c = !o.config.empty() ? preset_config(o.config) : ckpt ? ckpt->config : preset_config(recipe.config);
   if (!ckpt) {
     c.dropout = recipe.dropout;
@@ -75,8 +75,7 @@ void keep_setting(const char* flag, T given, T stored, bool is_given) {
                 std::to_string(stored) + " (leave it out to continue the run)");
 }
 
-TrainerState initial_state(const TrainOptions& o, const std::optional<Checkpoint>& ckpt) {
-  const Recipe d = default_recipe(o.task, o.minutes);
+TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::optional<Checkpoint>& ckpt) {
   if (!ckpt) {
     TrainerState s;
     s.seed = o.seed.value_or(0);
@@ -140,9 +139,14 @@ class Trainer {
   // Wall-clock seconds of this call spent training (compiles included; dev
   // evaluations and checkpoint writes are not).
   double training_seconds() const { return seconds_since(start_) - paused_seconds_; }
+  // The training time of the whole run: the checkpoint's and this call's.
+  double run_seconds() const { return resumed_seconds_ + training_seconds(); }
+  // Whole --eval-minutes periods in `seconds` of training (0 without --eval-minutes).
+  double eval_periods(double seconds) const {
+    return opts_.eval_minutes > 0 ? std::floor(seconds / 60 / opts_.eval_minutes) : 0;
+  }
   bool budget_left() const;
   double eta() const;
-  bool eval_minutes_reached() const;
   const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
   void step(const Batch& batch);
   void evaluate();  // pauses the training clock
@@ -169,7 +173,7 @@ class Trainer {
   Clock::time_point start_;
   double paused_seconds_ = 0;    // this call's evaluations and saves
   double resumed_seconds_ = 0;   // the checkpoint's training seconds before this call
-  int64_t minute_evals_ = 0;     // --eval-minutes evaluations so far, the checkpoint's included
+  double evaluated_periods_ = 0;  // eval_periods() at the last --eval-minutes evaluation, or at the resume
   int64_t steps_done_ = 0, tokens_ = 0, window_tokens_ = 0;  // window: since the last logged line
   double step_seconds_ = 0, window_seconds_ = 0;             // time in the training step itself
 };
@@ -194,9 +198,10 @@ Trainer::Trainer(const TrainOptions& o)
   fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
   if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
   task_ = make_task(o.task, dir, o.data_dir, !o.resume);
-  config_ = model_config(o, ckpt, *task_);
+  const Recipe recipe = default_recipe(o.task, o.minutes);
+  config_ = model_config(o, recipe, ckpt, *task_);
   if (ckpt) check_matches(*ckpt, config_);
-  state_ = initial_state(o, ckpt);
+  state_ = initial_state(o, recipe, ckpt);
 
   AdamOptions adam;
   adam.factor = state_.lr_factor;
@@ -212,7 +217,7 @@ Trainer::Trainer(const TrainOptions& o)
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
   resumed_seconds_ = state_.train_seconds;
-  if (o.eval_minutes > 0) minute_evals_ = static_cast<int64_t>(resumed_seconds_ / 60 / o.eval_minutes);
+  evaluated_periods_ = eval_periods(resumed_seconds_);
 }
 
 bool Trainer::budget_left() const {
@@ -279,7 +284,10 @@ TrainResult Trainer::run() {
   bool evaluated_last = false;
   while (budget_left()) {
     step(next_batch());
-    const bool minutes_point = eval_minutes_reached();
+    // Every --eval-minutes of training time, counted over the whole run (resumes included).
+    const double periods = eval_periods(run_seconds());
+    const bool minutes_point = periods > evaluated_periods_;
+    evaluated_periods_ = periods;
     evaluated_last = minutes_point || (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0);
     if (evaluated_last) evaluate();
     if (minutes_point || (opts_.save_every > 0 && state_.step % opts_.save_every == 0)) save();
@@ -294,16 +302,8 @@ TrainResult Trainer::run() {
   return result_;
 }
 
-// Every --eval-minutes of training time, counted over the whole run (resumes included).
-bool Trainer::eval_minutes_reached() const {
-  if (opts_.eval_minutes <= 0) return false;
-  const double minutes = (resumed_seconds_ + training_seconds()) / 60;
-  return minutes >= static_cast<double>(minute_evals_ + 1) * opts_.eval_minutes;
-}
-
 void Trainer::evaluate() {
   const Clock::time_point start = Clock::now();
-  if (eval_minutes_reached()) ++minute_evals_;
   const auto& params = steps_->persistent();
   losses_->set_persistent(params);
   const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens, state_.max_train_len);
@@ -318,7 +318,7 @@ void Trainer::evaluate() {
   char loss_text[32];
   std::snprintf(loss_text, sizeof loss_text, "%.4f", loss);
   char minutes_text[48];
-  std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", (resumed_seconds_ + training_seconds()) / 60);
+  std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", run_seconds() / 60);
   progress_.message("dev at step " + std::to_string(state_.step) + minutes_text + ": loss " + loss_text +
                     ", greedy on " + std::to_string(scores.hypotheses.size()) + " sentences: " +
                     bleu_str(scores.bleu) + ", exact match " + percent(scores.exact_match));
@@ -327,7 +327,7 @@ void Trainer::evaluate() {
 
 void Trainer::save() {
   const Clock::time_point start = Clock::now();
-  state_.train_seconds = resumed_seconds_ + training_seconds();
+  state_.train_seconds = run_seconds();
   const std::string& dir = opts_.checkpoint_dir;
   const Checkpoint ckpt{task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)};
   save_checkpoint(dir, ckpt);
