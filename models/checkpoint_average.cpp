@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
@@ -61,10 +59,7 @@ void copy_task_files(const std::string& from, const std::string& to) {
     if (!e.is_regular_file() || std::find(std::begin(skipped), std::end(skipped), e.path().filename()) !=
                                     std::end(skipped))
       continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::ostringstream bytes;
-    if (!in || !(bytes << in.rdbuf())) throw Error("cannot read " + e.path().string());
-    write_file_atomically((fs::path(to) / e.path().filename()).string(), bytes.str());
+    write_file_atomically((fs::path(to) / e.path().filename()).string(), read_file(e.path().string()));
   }
   if (ec) throw Error("cannot list " + from + ": " + ec.message());
 }

@@ -2,10 +2,8 @@
 // encoded with a joint sentencepiece vocabulary learned on the train split.
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
@@ -22,13 +20,6 @@ namespace {
 // many texts (both sides): on the full dictionary (every 8th pair) that costs about
 // 17 s of CPU time on 2 threads, against about 37 s on 1 thread for twice the sample.
 constexpr std::size_t kSubwordSampleTexts = 100000;
-
-std::string read_binary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf())) throw Error("cannot read subword model " + path);
-  return bytes.str();
-}
 
 // Both sides of an evenly spaced sample of the pairs.
 std::vector<std::string> subword_sample(const std::vector<TextPair>& pairs) {
@@ -115,7 +106,7 @@ class DeEnTask final : public Task {
   // Otherwise a model learned from the train split, saved if a path is given.
   Subwords load_or_learn_subwords() {
     const std::string& path = options_.spm_model_path;
-    if (!path.empty() && std::filesystem::exists(path)) return Subwords(read_binary(path), path);
+    if (!path.empty() && std::filesystem::exists(path)) return Subwords(read_file(path), path);
     pairs_ = read_split_pairs(options_);
     const std::string model =
         Subwords::learn(subword_sample((*pairs_)[static_cast<int>(Split::train)]), options_.vocab_size);
