@@ -12,23 +12,13 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "models/transformer/transformer.h"
+#include "transformer_test_inputs.h"
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::checkpoint_config;
 
 namespace {
-
-TransformerConfig config(int64_t d_model = 8) {
-  TransformerConfig c;
-  c.vocab = 11;
-  c.d_model = d_model;
-  c.heads = 2;
-  c.d_ff = 16;
-  c.enc_layers = 1;
-  c.dec_layers = 1;
-  c.max_len = 16;
-  return c;
-}
 
 // Every param filled with `value` + its element index / 1000, an optimizer
 // moment, and a trainer state naming `tag`.
@@ -48,10 +38,10 @@ Checkpoint filled(const TransformerConfig& cfg, float value, const std::string& 
 }  // namespace
 
 TEST_CASE("the average of two checkpoints is their element-wise mean; the rest is the last one's") {
-  const Checkpoint a = filled(config(), 1.0f, "a"), b = filled(config(), 4.0f, "b");
+  const Checkpoint a = filled(checkpoint_config(), 1.0f, "a"), b = filled(checkpoint_config(), 4.0f, "b");
   const Checkpoint avg = average_checkpoints({a, b});
   CHECK(avg.trainer_state == b.trainer_state);
-  for (const auto& [name, type] : param_types(config())) {
+  for (const auto& [name, type] : param_types(checkpoint_config())) {
     const auto &x = a.tensors.at(name).f32(), &y = b.tensors.at(name).f32(), &m = avg.tensors.at(name).f32();
     for (size_t i = 0; i < m.size(); ++i) CHECK(m.data()[i] == (x.data()[i] + y.data()[i]) / 2);
     CHECK(avg.tensors.at(name + ".adam_m").f32().data()[0] == 4.0f);  // the last one's moments
@@ -62,11 +52,13 @@ TEST_CASE("the average of two checkpoints is their element-wise mean; the rest i
 }
 
 TEST_CASE("checkpoints of another task or architecture are refused") {
-  Checkpoint other_task = filled(config(), 1.0f, "x");
+  Checkpoint other_task = filled(checkpoint_config(), 1.0f, "x");
   other_task.task = "de-en";
-  check_error([&] { average_checkpoints({filled(config(), 1.0f, "a"), other_task}); }, {"tasks copy and de-en"});
-  check_error([&] { average_checkpoints({filled(config(8), 1.0f, "a"), filled(config(16), 1.0f, "b")}); },
-              {"average: checkpoints of configs"});
+  check_error([&] { average_checkpoints({filled(checkpoint_config(), 1.0f, "a"), other_task}); },
+              {"tasks copy and de-en"});
+  check_error(
+      [&] { average_checkpoints({filled(checkpoint_config(8), 1.0f, "a"), filled(checkpoint_config(16), 1.0f, "b")}); },
+      {"average: checkpoints of configs"});
   check_error([&] { average_checkpoints({}); }, {"no checkpoints"});
 }
 

@@ -14,27 +14,15 @@
 #include "engine/safetensors.h"
 #include "models/optimizer.h"
 #include "models/transformer/transformer.h"
+#include "transformer_test_inputs.h"
 #include "read_file.h"
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::checkpoint_config;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A small architecture, so checkpoints are a few kilobytes.
-TransformerConfig small_config(int64_t d_model = 8) {
-  TransformerConfig c;
-  c.name = "test-" + std::to_string(d_model);
-  c.vocab = 11;
-  c.d_model = d_model;
-  c.heads = 2;
-  c.d_ff = 16;
-  c.enc_layers = 1;
-  c.dec_layers = 1;
-  c.max_len = 16;
-  return c;
-}
 
 // Every param with distinct values, each with its Adam moments, and the step counter.
 Checkpoint sample_checkpoint(const TransformerConfig& cfg) {
@@ -63,7 +51,7 @@ bool same(const Tensor& a, const Tensor& b) {
 TEST_CASE("save_checkpoint then load_checkpoint gives back task config trainer state and every tensor") {
   TempDir tmp;
   const std::string dir = tmp.file("run/ckpt");  // nested: created
-  const Checkpoint saved = sample_checkpoint(small_config());
+  const Checkpoint saved = sample_checkpoint(checkpoint_config());
   save_checkpoint(dir, saved);
   CHECK(fs::exists(checkpoint_file(dir)));
   CHECK_FALSE(fs::exists(checkpoint_file(dir) + ".tmp"));
@@ -90,7 +78,7 @@ TEST_CASE("save_checkpoint then load_checkpoint gives back task config trainer s
 TEST_CASE("a diverged run never replaces the good checkpoint") {
   TempDir tmp;
   const std::string dir = tmp.file("ckpt");
-  const Checkpoint good = sample_checkpoint(small_config());
+  const Checkpoint good = sample_checkpoint(checkpoint_config());
   save_checkpoint(dir, good);
   const std::string before = read_file(checkpoint_file(dir));
 
@@ -123,7 +111,7 @@ TEST_CASE("loading a missing or damaged checkpoint is an error naming it") {
   check_error([&] { load_checkpoint(tmp.file("empty")); }, {tmp.file("empty"), "no checkpoint.safetensors"});
 
   const std::string dir = tmp.file("ckpt");
-  save_checkpoint(dir, sample_checkpoint(small_config()));
+  save_checkpoint(dir, sample_checkpoint(checkpoint_config()));
   const std::string good = read_file(checkpoint_file(dir));
   const auto rewrite = [&](const std::string& bytes) {
     std::ofstream(checkpoint_file(dir), std::ios::binary) << bytes;
@@ -144,7 +132,7 @@ TEST_CASE("loading checks the format marker the metadata and the params against 
   TempDir tmp;
   const std::string dir = tmp.file("ckpt");
   fs::create_directory(dir);
-  const Checkpoint c = sample_checkpoint(small_config());
+  const Checkpoint c = sample_checkpoint(checkpoint_config());
   const std::map<std::string, std::string> metadata = {
       {"format", "kiln-checkpoint-1"}, {"task", "copy"}, {"config", config_to_json(c.config)}, {"trainer", "{}"}};
   const auto write = [&](const std::map<std::string, Tensor>& tensors, std::map<std::string, std::string> m) {
@@ -181,18 +169,18 @@ TEST_CASE("loading checks the format marker the metadata and the params against 
 }
 
 TEST_CASE("check_matches names the first param whose shape differs under another config") {
-  const Checkpoint c = sample_checkpoint(small_config(8));
-  check_matches(c, small_config(8));
+  const Checkpoint c = sample_checkpoint(checkpoint_config(8));
+  check_matches(c, checkpoint_config(8));
 
-  TransformerConfig other_dropout = small_config(8);
+  TransformerConfig other_dropout = checkpoint_config(8);
   other_dropout.dropout = 0.3;  // does not change any param
   check_matches(c, other_dropout);
 
-  check_error([&] { check_matches(c, small_config(16)); },
+  check_error([&] { check_matches(c, checkpoint_config(16)); },
               {"trained with config 'test-8'", "d_model 8", "not 'test-16'", "d_model 16", "param 'embed' is f32[11,8]",
                "expected f32[11,16]"});
 
-  TransformerConfig deeper = small_config(8);
+  TransformerConfig deeper = checkpoint_config(8);
   deeper.enc_layers = 2;
   check_error([&] { check_matches(c, deeper); }, {"1+1 layers", "2+1 layers", "it has no param 'enc.1."});
 }

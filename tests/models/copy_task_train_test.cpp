@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/temp_dir.h"
+#include "interpreter_run.h"
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
 #include "models/train/evaluate.h"
@@ -17,23 +18,7 @@
 
 using namespace kiln;
 using namespace kiln::models;
-
-namespace {
-
-// A model small enough for the interpreter: the trainer's bookkeeping, not its speed.
-TrainOptions interpreter_run(const std::string& dir, int64_t steps, std::ostream& log) {
-  TrainOptions o;
-  o.task = "copy";
-  o.checkpoint_dir = dir;
-  o.steps = steps;
-  o.d_model = 32, o.heads = 2, o.d_ff = 64, o.layers = 1;
-  o.exec.backend = "interp";
-  o.eval_sentences = 10;
-  o.log = &log;
-  return o;
-}
-
-}  // namespace
+using kiln::test::interpreter_run;
 
 TEST_CASE("the copy task trains to 95 percent exact match on held-out sequences") {
   TempDir dir;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/temp_dir.h"
+#include "interpreter_run.h"
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
 #include "models/train/recipe.h"
@@ -16,25 +17,13 @@
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::interpreter_run;
 
 namespace {
 
 bool same(const Recipe& a, const Recipe& b) {
   return a.config == b.config && a.batch_tokens == b.batch_tokens && a.warmup == b.warmup &&
          a.lr_factor == b.lr_factor && a.dropout == b.dropout && a.label_smoothing == b.label_smoothing;
-}
-
-// A copy run small enough for the interpreter, leaving every recipe setting unset.
-TrainOptions bare_run(const std::string& dir, std::ostream& log) {
-  TrainOptions o;
-  o.task = "copy";
-  o.checkpoint_dir = dir;
-  o.steps = 2;
-  o.d_model = 32, o.heads = 2, o.d_ff = 64, o.layers = 1;
-  o.exec.backend = "interp";
-  o.eval_sentences = 5;
-  o.log = &log;
-  return o;
 }
 
 }  // namespace
@@ -64,7 +53,7 @@ TEST_CASE("a run given no settings trains with its recipe's, and the given ones 
   TempDir dir;
   std::ostringstream log;
   const Recipe recipe = default_recipe("copy", 0);
-  train(bare_run(dir.file("recipe"), log));
+  train(interpreter_run(dir.file("recipe"), 2, log));
   Checkpoint c = load_checkpoint(dir.file("recipe"));
   TrainerState s = trainer_state_from_json(c.trainer_state);
   CHECK(c.config.name == recipe.config + "+custom");  // the preset's name; sizes overridden
@@ -74,7 +63,7 @@ TEST_CASE("a run given no settings trains with its recipe's, and the given ones 
   CHECK(s.warmup == recipe.warmup);
   CHECK(s.lr_factor == recipe.lr_factor);
 
-  TrainOptions given = bare_run(dir.file("given"), log);
+  TrainOptions given = interpreter_run(dir.file("given"), 2, log);
   given.dropout = 0.25, given.label_smoothing = 0.05, given.batch_tokens = 320, given.warmup = 9,
   given.lr_factor = 0.5;
   train(given);
@@ -85,7 +74,7 @@ TEST_CASE("a run given no settings trains with its recipe's, and the given ones 
   CHECK((s.batch_tokens == 320 && s.warmup == 9 && s.lr_factor == 0.5));
 
   // On resume the checkpoint's regularization carries on.
-  TrainOptions resumed = bare_run(dir.file("given"), log);
+  TrainOptions resumed = interpreter_run(dir.file("given"), 2, log);
   resumed.resume = true;
   train(resumed);
   c = load_checkpoint(dir.file("given"));
@@ -96,7 +85,7 @@ TEST_CASE("a run given no settings trains with its recipe's, and the given ones 
 TEST_CASE("--eval-minutes evaluates and saves by training time, which carries over a resume") {
   TempDir dir;
   std::ostringstream log;
-  TrainOptions o = bare_run(dir.file("ckpt"), log);
+  TrainOptions o = interpreter_run(dir.file("ckpt"), 2, log);
   o.steps = 3;
   o.eval_minutes = 1e-6;  // every step of the interpreter takes longer than this
   const TrainResult first = train(o);

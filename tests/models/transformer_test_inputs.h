@@ -1,5 +1,5 @@
 #pragma once
-// Small Transformer configs and token batches shared by the transformer_*_test suites.
+// Small Transformer configs and token batches shared by the models tests.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,6 +18,21 @@ inline models::TransformerConfig tiny_config(int64_t vocab, double dropout) {
   cfg.vocab = vocab;
   cfg.dropout = dropout;
   return cfg;
+}
+
+// A small architecture (vocabulary 11, one layer each side), so checkpoints are a
+// few kilobytes; named after its d_model.
+inline models::TransformerConfig checkpoint_config(int64_t d_model = 8) {
+  models::TransformerConfig c;
+  c.name = "test-" + std::to_string(d_model);
+  c.vocab = 11;
+  c.d_model = d_model;
+  c.heads = 2;
+  c.d_ff = 16;
+  c.enc_layers = 1;
+  c.dec_layers = 1;
+  c.max_len = 16;
+  return c;
 }
 
 // An i32 token tensor [rows, len] from its rows (all of length len).
