@@ -1,6 +1,8 @@
 // Normalizations: softmax, log_softmax {axis=-1}, layer_norm {eps=1e-5}.
 #include "ops/normalization.h"
 
+#include <limits>
+
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
@@ -44,20 +46,28 @@ xt::xarray<T> mean_along(const xt::xarray<T>& x, std::size_t axis) {
   return xt::xarray<T>(xt::mean(x, {axis}, xt::keep_dims));
 }
 
-// x minus its max along `axis`: every entry <= 0, so exp cannot overflow.
-xt::xarray<float> shifted_by_max(const xt::xarray<float>& x, std::size_t axis) { return x - max_along(x, axis); }
+// x minus its max along `axis`: every entry <= 0, so exp cannot overflow. A line
+// of -inf (a fully masked attention row) is shifted by 0 instead, so it stays -inf
+// rather than becoming -inf - -inf = nan.
+xt::xarray<float> shifted_by_max(const xt::xarray<float>& x, std::size_t axis) {
+  const xt::xarray<float> max = max_along(x, axis);
+  return x - xt::where(xt::equal(max, -std::numeric_limits<float>::infinity()), 0.0f, max);
+}
 
+// A fully masked line has nothing to weigh: its softmax is 0 (its exps sum to 0,
+// and 0 / 0 would be nan), its log_softmax -inf.
 void softmax_kernel(const KernelArgs& k) {
   const std::size_t axis = softmax_axis(k);
   const xt::xarray<float> e = xt::exp(shifted_by_max(k.in[0]->f32(), axis));
-  store(*k.out[0], e / sum_along(e, axis));
+  const xt::xarray<float> total = sum_along(e, axis);
+  store(*k.out[0], e / xt::where(xt::equal(total, 0.0f), 1.0f, total));
 }
 
 void log_softmax_kernel(const KernelArgs& k) {
   const std::size_t axis = softmax_axis(k);
   const xt::xarray<float> s = shifted_by_max(k.in[0]->f32(), axis);
-  const xt::xarray<float> e = xt::exp(s);
-  store(*k.out[0], s - xt::log(sum_along(e, axis)));
+  const xt::xarray<float> total = sum_along(xt::xarray<float>(xt::exp(s)), axis);
+  store(*k.out[0], s - xt::log(xt::where(xt::equal(total, 0.0f), 1.0f, total)));
 }
 
 std::vector<TensorType> infer_layer_norm(const std::vector<TensorType>& in, const Attrs&) {

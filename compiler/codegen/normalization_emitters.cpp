@@ -22,7 +22,9 @@
 //    per lane and no horizontal step is needed.
 // Statistics accumulate in f32 (the reference: f32 for softmax, double for
 // layer_norm; tests/jit/normalization_test.cpp states the tolerances). A line of
-// -inf (fully masked) gives nan like the reference: max = -inf, -inf - -inf = nan.
+// -inf (a fully masked attention row) is shifted by 0, not by its max (-inf - -inf
+// would be nan), and its exps sum to 0: its softmax is 0 and its log_softmax -inf,
+// as in the reference.
 #include <llvm/IR/Intrinsics.h>
 
 #include <limits>
@@ -50,6 +52,13 @@ llvm::Value* at_width(LoweringContext& cx, llvm::Value* v, int w) {
   return v->getType()->isVectorTy() ? v : cx.splat(v, w);
 }
 
+// Constants of v's type (a scalar or a vector of lanes).
+llvm::Value* negative_infinity(llvm::Value* v) {
+  return llvm::ConstantFP::getInfinity(v->getType(), /*Negative=*/true);
+}
+llvm::Value* zero_like(llvm::Value* v) { return llvm::ConstantFP::get(v->getType(), 0.0); }
+llvm::Value* one_like(llvm::Value* v) { return llvm::ConstantFP::get(v->getType(), 1.0); }
+
 // Walks one line (or W side-by-side lines) with the given folds: fold_line or fold_range.
 using Walk = std::function<Carried(const Folds& folds, const Step& step)>;
 
@@ -72,6 +81,7 @@ struct SoftmaxLine {
       cx.store(DType::f32, out, offset(k, w), v);
       return Carried{combine(cx, Fold::max, acc[0], v)};
     })[0];
+    max = b.CreateSelect(b.CreateFCmpOEQ(max, negative_infinity(max)), zero_like(max), max);
     // Keeps exp(x - max) for softmax, x - max for log_softmax.
     llvm::Value* sum = walk({Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
       llvm::Value* at = offset(k, w);
@@ -80,7 +90,9 @@ struct SoftmaxLine {
       cx.store(DType::f32, out, at, log ? shifted : e);
       return Carried{b.CreateFAdd(acc[0], e)};
     })[0];
-    llvm::Value* total = log ? emit_log(cx, sum) : sum;
+    // A fully masked line sums to 0: divide by (or take the log of) 1 instead.
+    llvm::Value* nonzero = b.CreateSelect(b.CreateFCmpOEQ(sum, zero_like(sum)), one_like(sum), sum);
+    llvm::Value* total = log ? emit_log(cx, nonzero) : nonzero;
     walk({}, [&](llvm::Value* k, int w, const Carried&) {
       llvm::Value* at = offset(k, w);
       llvm::Value* v = cx.load(DType::f32, out, at, w);
