@@ -16,12 +16,20 @@ std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts)
     throw Error(msg);
   }
   if (opts.threads > 0) kiln_set_num_threads(opts.threads);
-  if (opts.backend == "interp") return std::make_unique<Interpreter>(std::move(g));
-  if (opts.backend != "jit") throw Error("unknown backend '" + opts.backend + "' (expected jit or interp)");
-  auto jit = std::make_unique<JitExecutable>(
-      std::move(g), JitOptions{opts.target_cpu, opts.pipeline, opts.kernels, opts.workspace});
-  if (opts.pipeline.passes.time_passes) std::fputs(time_passes_report(jit->compile_times(), jit->target()).c_str(), stderr);
-  return jit;
+  std::unique_ptr<Executable> exe;
+  if (opts.backend == "interp") {
+    exe = std::make_unique<Interpreter>(std::move(g));
+  } else if (opts.backend == "jit") {
+    auto jit = std::make_unique<JitExecutable>(
+        std::move(g), JitOptions{opts.target_cpu, opts.pipeline, opts.kernels, opts.workspace});
+    if (opts.pipeline.passes.time_passes)
+      std::fputs(time_passes_report(jit->compile_times(), jit->target()).c_str(), stderr);
+    exe = std::move(jit);
+  } else {
+    throw Error("unknown backend '" + opts.backend + "' (expected jit or interp)");
+  }
+  exe->check_numerics(opts.check_numerics);
+  return exe;
 }
 
 }  // namespace kiln::compiler

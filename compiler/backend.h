@@ -16,6 +16,7 @@ struct BackendOptions {
                                 // pipeline.passes.time_passes also the compile time by stage
   KernelJitOptions kernels;     // jit: the kernel cache
   std::shared_ptr<Workspace> workspace;  // jit: an arena shared with other executables (null: its own)
+  bool check_numerics = false;           // --check-numerics: stop at the first nan or +inf (engine/numerics.h)
 };
 
 // Throws kiln::Error for an unknown backend, an unknown CPU, or (jit) an op with

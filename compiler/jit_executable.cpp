@@ -6,6 +6,7 @@
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
+#include "engine/numerics.h"
 
 namespace kiln::compiler {
 
@@ -56,6 +57,21 @@ std::vector<void*> JitExecutable::buffer_pointers() {
   return ptrs;
 }
 
+void JitExecutable::check_results(size_t call_index, const std::vector<void*>& ptrs) const {
+  const Program& p = compiled_.program;
+  const KernelCall& call = p.calls[call_index];
+  for (size_t a = call.num_inputs; a < call.args.size(); ++a) {
+    const auto b = static_cast<size_t>(call.args[a]);
+    const ProgramBuffer& buf = p.buffers[b];
+    if (buf.type.dtype != DType::f32) continue;
+    const std::string found = first_nonfinite(static_cast<const float*>(ptrs[b]), buf.type.shape);
+    if (!found.empty())
+      throw_nonfinite(graph_, buf.name, buf.type, found,
+                      "kernel call " + std::to_string(call_index) + " of " + std::to_string(p.calls.size()) + " (" +
+                          describe(p.kernels[call.kernel]) + ")");
+  }
+}
+
 void JitExecutable::time_calls(bool on) {
   time_calls_ = on;
   call_ms_.assign(on ? compiled_.program.calls.size() : 0, 0.0);
@@ -76,6 +92,7 @@ void JitExecutable::execute() {
     if (time_calls_)
       call_ms_[i] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (status != KILN_OK) throw_run_error(status);
+    if (check_numerics_) check_results(i, ptrs);
   }
   // Outputs that are declarations are copies of them; the others were written in place.
   for (int o : p.outputs) {

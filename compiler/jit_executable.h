@@ -42,6 +42,8 @@ class JitExecutable : public Executable {
 
  private:
   [[noreturn]] void throw_run_error(int32_t status) const;
+  // --check-numerics: the f32 results of program call `call_index` (engine/numerics.h).
+  void check_results(size_t call_index, const std::vector<void*>& ptrs) const;
   // The data pointer of each program buffer for this run.
   std::vector<void*> buffer_pointers();
 

@@ -2,6 +2,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/ir/verifier.h"
+#include "engine/numerics.h"
 
 namespace kiln {
 
@@ -39,6 +40,7 @@ void Executable::run() {
       missing += (missing.empty() ? "" : ", ") + std::string(value_kind_name(graph_.value(v).kind)) + " %" +
                  graph_.name_of(v);
   if (!missing.empty()) throw Error("graph @" + graph_.name() + ": unbound " + missing);
+  if (check_numerics_) check_declarations(graph_, bound_);
   execute();
 }
 

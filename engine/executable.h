@@ -33,6 +33,11 @@ class Executable {
   // Runs one step. Throws kiln::Error if a declaration is unbound.
   void run();
 
+  // --check-numerics (engine/numerics.h): while on, each run checks the bound
+  // declarations, then every value as it is made, and throws kiln::Error at the
+  // first nan or +inf, naming it and what made it.
+  void check_numerics(bool on) { check_numerics_ = on; }
+
   const Tensor& output(const std::string& name) const;
   std::vector<std::string> output_names() const;
 
@@ -43,6 +48,7 @@ class Executable {
   virtual void execute() = 0;
 
   Graph graph_;
+  bool check_numerics_ = false;
   std::map<std::string, Tensor> bound_;
   std::map<std::string, Tensor> outputs_;
 };

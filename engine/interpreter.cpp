@@ -2,6 +2,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
+#include "engine/numerics.h"
 
 namespace kiln {
 
@@ -32,9 +33,12 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::v
 }
 
 // Runs g's nodes over `values` (by value id, declarations already set), adding
-// each assign's value to `assigned` (keyed by target name) if given.
-void evaluate(const Graph& g, std::vector<Tensor>& values, std::map<std::string, Tensor>* assigned) {
-  for (const Node& node : g.nodes()) {
+// each assign's value to `assigned` (keyed by target name) if given, and with
+// check_numerics stopping at the first result that holds a nan or +inf.
+void evaluate(const Graph& g, std::vector<Tensor>& values, std::map<std::string, Tensor>* assigned,
+              bool check_numerics = false) {
+  for (size_t index = 0; index < g.nodes().size(); ++index) {
+    const Node& node = g.nodes()[index];
     if (node.def->side_effect) {  // assign: takes effect when the step ends
       if (assigned)
         assigned->insert_or_assign(g.name_of(node.operands[0]), values[static_cast<size_t>(node.operands[1].id)]);
@@ -48,6 +52,9 @@ void evaluate(const Graph& g, std::vector<Tensor>& values, std::map<std::string,
       if (!(results[i].type() == g.type(r)))
         throw Error("reference kernel of '" + node.op() + "' produced " + type_str(results[i].type()) + " for %" +
                     g.name_of(r) + ", expected " + type_str(g.type(r)));
+      if (check_numerics)
+        if (const std::string found = first_nonfinite(results[i]); !found.empty())
+          throw_nonfinite(g, g.name_of(r), g.type(r), found, "the interpreter's node " + std::to_string(index));
       values[static_cast<size_t>(r.id)] = std::move(results[i]);
     }
   }
@@ -69,7 +76,7 @@ void Interpreter::execute() {
   std::vector<Tensor> values(graph_.num_values());
   for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = bound_.at(graph_.name_of(v));
   std::map<std::string, Tensor> assigned;
-  evaluate(graph_, values, &assigned);
+  evaluate(graph_, values, &assigned, check_numerics_);
   outputs_.clear();
   for (Value v : graph_.outputs()) outputs_.insert_or_assign(graph_.name_of(v), values[static_cast<size_t>(v.id)]);
   for (auto& [name, t] : assigned) bound_.insert_or_assign(name, std::move(t));

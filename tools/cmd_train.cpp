@@ -33,11 +33,7 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       "--seed", [&opts](const uint64_t& seed) { opts.seed = seed; },
       "seed of the param initialization, dropout and batch order (default 0, "
       "or the checkpoint's)");
-  cmd->add_option("--backend", opts.exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
-      ->check(CLI::IsMember({"jit", "interp"}))
-      ->capture_default_str();
-  cmd->add_option("--threads", opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(CLI::PositiveNumber);
+  add_backend_flags(*cmd, opts.exec);
   add_compiler_flags(cmd, opts.exec.pipeline, &opts.exec.kernels);
   cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the recipe's)")
       ->check(CLI::PositiveNumber);

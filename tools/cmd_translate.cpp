@@ -8,6 +8,7 @@
 #include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
 #include "tools/cli_common.h"
+#include "tools/pass_flags.h"
 
 namespace kiln::cli {
 
@@ -18,11 +19,7 @@ void add_decoding_flags(CLI::App& cmd, int& beam, double& length_penalty, std::s
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd.add_option("--data-dir", data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
-  cmd.add_option("--backend", exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
-      ->check(CLI::IsMember({"jit", "interp"}))
-      ->capture_default_str();
-  cmd.add_option("--threads", exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(CLI::PositiveNumber);
+  add_backend_flags(cmd, exec);
 }
 
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {

@@ -77,11 +77,7 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir,-o", run_opts.output_dir, "where each output goes, as NAME.npy")
       ->capture_default_str();
   run->add_option("--seed", run_opts.seed, "seed of the param initialization")->capture_default_str();
-  run->add_option("--backend", run_opts.exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
-      ->check(CLI::IsMember({"jit", "interp"}))
-      ->capture_default_str();
-  run->add_option("--threads", run_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(CLI::PositiveNumber);
+  kiln::cli::add_backend_flags(*run, run_opts.exec);
   run->add_option("--target-cpu", run_opts.exec.target_cpu, "jit: generate code for this CPU (default: the host)");
   kiln::cli::add_compiler_flags(run, run_opts.exec.pipeline, &run_opts.exec.kernels);
 

@@ -72,4 +72,15 @@ void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline, comp
         "neither read nor write the on-disk kernel cache ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln or ~/.cache/kiln)");
 }
 
+void add_backend_flags(CLI::App& sub, compiler::BackendOptions& exec) {
+  sub.add_option("--backend", exec.backend, "execution backend: the LLVM JIT or the reference interpreter")
+      ->check(CLI::IsMember({"jit", "interp"}))
+      ->capture_default_str();
+  sub.add_option("--threads", exec.threads, "threads of the JIT's parallel loops (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--check-numerics", exec.check_numerics,
+               "check every value as it is made and stop at the first nan or +inf, naming the kernel and node that "
+               "made it and its .kir line (slow: for finding where a run goes wrong)");
+}
+
 }  // namespace kiln::cli

@@ -2,6 +2,7 @@
 // The pass pipeline's flags (--passes, --print-after-all, --print-after,
 // --print-before, --time-passes, --verify-each), shared by every subcommand that
 // runs the passes (opt; later run, compile, train).
+#include "compiler/backend.h"
 #include "compiler/passes/pass_manager.h"
 #include "compiler/pipeline.h"
 #include "compiler/jit/jit_engine.h"
@@ -22,5 +23,9 @@ void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts);
 // `kernels`) --no-cache. Reports go to stderr.
 void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline,
                         compiler::KernelJitOptions* kernels = nullptr);
+
+// --backend, --threads and --check-numerics, for the subcommands that run graphs
+// (run, train, eval, translate).
+void add_backend_flags(CLI::App& sub, compiler::BackendOptions& exec);
 
 }  // namespace kiln::cli

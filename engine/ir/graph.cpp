@@ -44,9 +44,9 @@ Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, A
 
 int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                         const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
-                        std::shared_ptr<const Graph> body) {
+                        std::shared_ptr<const Graph> body, SourceLoc loc) {
   const auto node_id = static_cast<int32_t>(nodes_.size());
-  Node node{def, std::move(operands), std::move(attrs), {}, std::move(body)};
+  Node node{def, std::move(operands), std::move(attrs), {}, std::move(body), std::move(loc)};
   for (size_t i = 0; i < result_types.size(); ++i) {
     std::string name = i < result_names.size() && !result_names[i].empty() ? result_names[i] : fresh_name();
     node.results.push_back(add_value({std::move(name), result_types[i], ValueKind::result, node_id, {}}));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/ir/attr.h"
+#include "engine/ir/error.h"
 #include "engine/ir/shape.h"
 
 namespace kiln {
@@ -47,6 +48,7 @@ struct Node {
   // A `fusion` node's body (OpDef::has_body): a graph whose inputs take the
   // operands, in order, and whose outputs are the results. Null for other ops.
   std::shared_ptr<const Graph> body;
+  SourceLoc loc{};  // where the .kir text defines it (its op name); an empty file: built in code
   const std::string& op() const;
 };
 
@@ -66,7 +68,7 @@ class Graph {
   // An empty result name gets a fresh numeric name.
   int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                    const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
-                   std::shared_ptr<const Graph> body = nullptr);
+                   std::shared_ptr<const Graph> body = nullptr, SourceLoc loc = {});
   void add_output(Value v);
   // Gives a value a new unique name; throws kiln::Error if it is taken or invalid.
   void rename(Value v, const std::string& name);

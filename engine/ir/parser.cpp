@@ -45,7 +45,6 @@ class Parser {
     Graph g = Graph();
     bool body = false;
     SourceLoc loc;
-    std::vector<SourceLoc> node_locs;
     std::unordered_map<std::string, int> def_lines;
   };
 
@@ -185,8 +184,7 @@ class Parser {
 
     std::vector<std::string> result_names;
     for (const Token& n : names) result_names.push_back(n.text);
-    scope_.g.add_node(def, std::move(operands), attrs, types, result_names, std::move(body));
-    scope_.node_locs.push_back(loc(op));
+    scope_.g.add_node(def, std::move(operands), attrs, types, result_names, std::move(body), loc(op));
   }
 
   // Completes a node's attributes from its op's schema; errors point at the
@@ -382,8 +380,8 @@ class Parser {
     size_t index = 0;
     if (first.rfind(prefix, 0) == 0 &&
         std::from_chars(first.data() + prefix.size(), first.data() + first.size(), index).ec == std::errc() &&
-        index < scope_.node_locs.size())
-      where = scope_.node_locs[index];
+        index < scope_.g.nodes().size())
+      where = scope_.g.nodes()[index].loc;
     std::string msg = first;
     if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
     throw ParseError(where, msg);

@@ -255,16 +255,25 @@ void Trainer::step(const Batch& batch) {
   exe.bind("src", batch.src);
   exe.bind("tgt_in", batch.tgt_in);
   exe.bind("tgt_out", batch.tgt_out);
-  exe.run();
+  // A diverged step commits nothing that is saved: the run stops before the next checkpoint.
+  const auto diverged = [&](const std::string& what) {
+    progress_.message("warning: " + what + " at step " + std::to_string(state_.step + 1) + "; not saving, " +
+                      opts_.checkpoint_dir + " keeps its last checkpoint");
+    return Error("training diverged at step " + std::to_string(state_.step + 1) + ": " + what);
+  };
+  try {
+    exe.run();
+  } catch (const Error& e) {
+    if (!opts_.exec.check_numerics) throw;
+    throw diverged(e.what());  // the first kernel that made a nan or inf, before the step's updates commit
+  }
   const double seconds = seconds_since(start);
+  const double loss = exe.output("loss").f32()();
+  if (!std::isfinite(loss))
+    throw diverged("the loss is " + std::to_string(loss) +
+                   " (--check-numerics names the first kernel that makes a nan or inf)");
   ++state_.step;
   ++steps_done_;
-  const double loss = exe.output("loss").f32()();
-  if (!std::isfinite(loss)) {
-    progress_.message("warning: the loss is " + std::to_string(loss) + " at step " + std::to_string(state_.step) +
-                      "; not saving, " + opts_.checkpoint_dir + " keeps its last checkpoint");
-    throw Error("training diverged at step " + std::to_string(state_.step) + " (loss " + std::to_string(loss) + ")");
-  }
   state_.train_losses.push_back({state_.step, loss});
   tokens_ += batch.tgt_tokens;
   step_seconds_ += seconds;

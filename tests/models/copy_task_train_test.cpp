@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "check_error.h"
 #include "cli/temp_dir.h"
 #include "interpreter_run.h"
 #include "engine/ir/error.h"
@@ -80,7 +81,7 @@ TEST_CASE("a diverging run stops and keeps its last good checkpoint") {
   TrainOptions o = interpreter_run(dir.file("ckpt"), 3, log);
   o.lr_factor = 1e30;  // step 1 moves params to ~1e27; step 2's activations overflow
   o.save_every = 1;
-  CHECK_THROWS_WITH_AS(train(o), doctest::Contains("training diverged at step 2 (loss "), Error);
+  CHECK_THROWS_WITH_AS(train(o), doctest::Contains("training diverged at step 2: the loss is "), Error);
   CHECK(log.str().find("keeps its last checkpoint") != std::string::npos);
   const Checkpoint ckpt = load_checkpoint(o.checkpoint_dir);
   CHECK(trainer_state_from_json(ckpt.trainer_state).step == 1);
@@ -89,4 +90,16 @@ TEST_CASE("a diverging run stops and keeps its last good checkpoint") {
     if (t.dtype() == DType::f32)
       CHECK(std::all_of(t.f32().begin(), t.f32().end(), [](float v) { return std::isfinite(v); }));
   }
+}
+
+TEST_CASE("with --check-numerics a diverging run names the first value that went non-finite") {
+  TempDir dir;
+  std::ostringstream log;
+  TrainOptions o = interpreter_run(dir.file("ckpt"), 3, log);
+  o.lr_factor = 1e30;
+  o.save_every = 1;
+  o.exec.check_numerics = true;
+  check_error([&] { train(o); }, {"training diverged at step 2: check-numerics: %", "the run's first nan or inf",
+                                  "made by the interpreter's node", "by op '"});
+  CHECK(trainer_state_from_json(load_checkpoint(o.checkpoint_dir).trainer_state).step == 1);
 }
