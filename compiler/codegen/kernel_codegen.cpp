@@ -5,6 +5,7 @@
 #include <llvm/IR/Function.h>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
@@ -50,10 +51,37 @@ class Generators {
     Generator gen = [&cx, ref, &operands, &fn](const ElementIndex& index) {
       return fn(ElementalArgs{cx, ref, operands}, index);
     };
-    return memo_.emplace(v.id, std::move(gen)).first->second;
+    return memo_.emplace(v.id, reusing(std::move(gen))).first->second;
   }
 
  private:
+  // `gen` returning the value it already emitted for the same index where that
+  // value is still in scope (XLA's generator cache). Without it a value used
+  // twice in a fusion is emitted twice, and so is everything under it: a DAG of
+  // shared values grows into a tree whose size is exponential in its depth.
+  Generator reusing(Generator gen) {
+    using Key = std::tuple<std::vector<llvm::Value*>, int, int>;
+    auto emitted = std::make_shared<std::map<Key, llvm::Value*>>();
+    LoweringContext& cx = cx_;
+    return [gen = std::move(gen), emitted, &cx](const ElementIndex& index) {
+      const Key key{index.dims, index.width, index.lane_axis};
+      if (const auto it = emitted->find(key); it != emitted->end() && in_scope(cx.b(), it->second)) return it->second;
+      llvm::Value* v = gen(index);
+      (*emitted)[key] = v;
+      return v;
+    };
+  }
+
+  // Whether v may be used at the builder's position: a constant or argument, or an
+  // instruction earlier in the same block (uses in other blocks are not reused).
+  static bool in_scope(llvm::IRBuilder<>& b, llvm::Value* v) {
+    const auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+    if (!inst) return true;
+    if (inst->getParent() != b.GetInsertBlock()) return false;
+    return b.GetInsertPoint() == b.GetInsertBlock()->end() || inst->comesBefore(&*b.GetInsertPoint());
+  }
+
+
   LoweringContext& cx_;
   const Graph& g_;
   std::map<int32_t, Generator> memo_;
