@@ -4,6 +4,7 @@
 // OUT gets the averaged checkpoint and the task's files (e.g. spm.model) of the
 // first input's directory, so it loads, translates and evaluates on its own.
 #include "tools/cmd_average.h"
+#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -21,7 +22,7 @@ CLI::App* add_average_command(CLI::App& app, AverageOptions& opts) {
   cmd->add_option("CHECKPOINT", opts.inputs, "checkpoint directories to average");
   cmd->add_option("--checkpoint", opts.run_dir, "a training run's checkpoint directory, whose snapshots to average");
   cmd->add_option("--last", opts.last, "--checkpoint: average its last N snapshots (kiln train --keep-snapshots)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.last));
   cmd->add_option("-o,--output", opts.output_dir, "the directory to write the averaged checkpoint to")->required();
   return cmd;
 }

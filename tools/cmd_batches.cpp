@@ -2,6 +2,7 @@
 // batches) as subword ids in a file (models/tasks/batch_file.h), for another
 // trainer to train on exactly the same data.
 #include "tools/cmd_batches.h"
+#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -23,12 +24,12 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
   cmd->add_option("--split", opts.split, "train: one epoch's shuffled batches; dev or test: the evaluation batches")
       ->check(CLI::IsMember({"train", "dev", "test"}))
       ->capture_default_str();
-  cmd->add_option("--epoch", opts.epoch, "train: the epoch (its shuffle)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--epoch", opts.epoch, "train: the epoch (its shuffle)")->check(non_negative(opts.epoch))->capture_default_str();
   cmd->add_option("--seed", opts.seed, "train: the run's seed")->capture_default_str();
   cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the recipe's for --minutes)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.batch_tokens));
   cmd->add_option("--minutes", opts.minutes, "the training budget whose recipe gives the default batch size (see `kiln train --help`)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.minutes));
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
   cmd->add_option("-o,--output", opts.output_path, "the file to write")->required();
   return cmd;

@@ -8,6 +8,7 @@
 #include "tools/bench_gemm.h"
 #include "tools/bench_peak.h"
 #include "tools/bench_timing.h"
+#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -35,14 +36,14 @@ namespace kiln::cli {
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   auto* cmd = app.add_subcommand("bench", "Time the JIT against the interpreter per op, and the JIT's matmul GFLOP/s");
   cmd->add_option("--threads", opts.threads, "threads of the JIT's parallel loops (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative(opts.threads))
       ->capture_default_str();
   cmd->add_option("--repeats", opts.repeats, "timed runs per op and backend, after one warm-up run")
-      ->check(CLI::Range(3, 1000))
+      ->check(in_range(opts.repeats, 3, 1000))
       ->capture_default_str();
   cmd->add_option("--max-ms", opts.max_ms,
                   "stop repeating a measurement after this many milliseconds (3 runs at least)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive(opts.max_ms))
       ->capture_default_str();
   cmd->add_flag("--cpu-time", opts.cpu_time,
                "time by the process's CPU time, not wall time: at 1 thread, what a quiet machine would show while "
@@ -56,10 +57,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
   cmd->add_option("--batch", opts.batch, "--model and --op matmul: sentences per batch (default 32, base 16)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(CLI::Range(2, 1 << 24))->capture_default_str();
+      ->check(positive(opts.batch));
+  cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(positive(opts.src_len))->capture_default_str();
+  cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(positive(opts.tgt_len))->capture_default_str();
+  cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(in_range(opts.vocab, 2, 1 << 24))->capture_default_str();
   cmd->add_option("--compile-only", opts.compile_only_cache,
                   "--model: only compile the training step with this kernel cache directory and print the seconds "
                   "(how the benchmark measures a warm cache in a fresh process)");
@@ -166,6 +167,18 @@ void bind_all(Executable& exe, const std::map<std::string, Tensor>& inputs) {
   for (const auto& [name, t] : inputs) exe.bind(name, t);
 }
 
+// Every --op names a row: one that does not would leave the table silently empty.
+void check_rows(const BenchOptions& opts) {
+  std::vector<std::string> rows;
+  for (const BenchCase& c : bench_cases()) rows.push_back(c.name);
+  for (const std::string& op : opts.ops)
+    if (std::find(rows.begin(), rows.end(), op) == rows.end()) {
+      std::string msg = "--op: no benchmark row '" + op + "' (rows:";
+      for (const std::string& r : rows) msg += " " + r;
+      throw Error(msg + ")");
+    }
+}
+
 bool selected(const BenchOptions& opts, const std::string& name) {
   return opts.ops.empty() || std::find(opts.ops.begin(), opts.ops.end(), name) != opts.ops.end();
 }
@@ -209,6 +222,7 @@ void bench(const BenchOptions& opts) {
   if (!opts.model.empty()) return bench_model(opts);
   if (opts.peak) return bench_peak(opts);
   if (opts.json) throw Error("bench: --json needs --peak or --model");
+  check_rows(opts);
   const compiler::Target target = compiler::detect_target();
   std::printf(
       "kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "

@@ -1,6 +1,7 @@
 // `kiln compile FILE --emit llvm|asm|obj -o OUT [--header OUT.h] [--entry NAME]
 //  [--target-cpu CPU] [--time-passes]`.
 #include <cstdio>
+#include <filesystem>
 
 #include "compiler/aot/aot_interface.h"
 #include "compiler/aot/emit_aot.h"
@@ -12,6 +13,10 @@
 namespace kiln::cli {
 
 void compile(const CompileOptions& opts) {
+  if (!opts.header_path.empty() && std::filesystem::weakly_canonical(opts.header_path) ==
+                                       std::filesystem::weakly_canonical(opts.output_path))
+    throw Error("--header " + opts.header_path + " is the object file -o " + opts.output_path +
+                ": the header would overwrite it");
   const Graph g = parse_kir_file(opts.graph_path);
   const compiler::Target target = compiler::detect_target(opts.target_cpu);
   compiler::CompileTimes times;

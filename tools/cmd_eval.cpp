@@ -12,6 +12,7 @@
 #include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
 #include "tools/cli_common.h"
+#include "tools/flag_checks.h"
 
 namespace kiln::cli {
 
@@ -23,7 +24,7 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
   cmd->add_option("--split", opts.split, "the examples to decode")
       ->check(CLI::IsMember({"dev", "test"}))
       ->capture_default_str();
-  cmd->add_option("--limit", opts.limit, "decode only the split's first N sentences")->check(CLI::PositiveNumber);
+  cmd->add_option("--limit", opts.limit, "decode only the split's first N sentences")->check(positive(opts.limit));
   cmd->add_option("--dump-ids", opts.dump_ids,
                   "write each sentence's source subword ids, a tab and the reference's ids to this file (one "
                   "sentence per line) instead of decoding: the input of tools/bench/torch_transformer.py translate");

@@ -1,4 +1,5 @@
 #include "tools/cmd_export.h"
+#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -44,21 +45,21 @@ CLI::App* add_export_command(CLI::App& app, ExportOptions& opts) {
                   "small (256, 4, 1024, 3+3), base (512, 8, 2048, 6+6)")
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->required();
-  cmd->add_option("--batch", opts.batch, "batch size B")->check(CLI::PositiveNumber)->required();
-  cmd->add_option("--src-len", opts.src_len, "source length S")->check(CLI::PositiveNumber)->required();
-  cmd->add_option("--tgt-len", opts.tgt_len, "target length T")->check(CLI::PositiveNumber)->required();
+  cmd->add_option("--batch", opts.batch, "batch size B")->check(positive(opts.batch))->required();
+  cmd->add_option("--src-len", opts.src_len, "source length S")->check(positive(opts.src_len))->required();
+  cmd->add_option("--tgt-len", opts.tgt_len, "target length T")->check(positive(opts.tgt_len))->required();
   cmd->add_option("--vocab", opts.vocab, "joint vocabulary size")
-      ->check(CLI::Range(int64_t{4}, int64_t{1} << 30))
+      ->check(in_range(opts.vocab, int64_t{4}, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--dropout", opts.dropout, "dropout rate in [0, 1) (default: the preset's, 0.1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(in_range(opts.dropout, 0.0, 1.0));
   cmd->add_option("--max-len", opts.max_len, "longest sequence the positional encodings cover (default 256)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(in_range(opts.max_len, int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--warmup", opts.warmup, "Adam: warm-up steps of the learning-rate schedule")
-      ->check(CLI::PositiveNumber)
+      ->check(positive(opts.warmup))
       ->capture_default_str();
   cmd->add_option("--factor", opts.factor, "Adam: factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive(opts.factor))
       ->capture_default_str();
   cmd->add_option("-o,--output", opts.output_dir, "the directory to write the .kir files into")->required();
   cmd->final_callback([&opts] { check_flags(opts); });

@@ -5,6 +5,7 @@
 #include "models/train/recipe.h"
 #include "tools/cli_common.h"
 #include "tools/pass_flags.h"
+#include "tools/flag_checks.h"
 
 namespace kiln::cli {
 
@@ -25,8 +26,8 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->required();
   auto* minutes = cmd->add_option("--minutes", opts.minutes,
                                   "train for this long: wall clock with compiles, without dev evaluations and saves")
-                      ->check(CLI::PositiveNumber);
-  auto* steps = cmd->add_option("--steps", opts.steps, "train for this many steps")->check(CLI::PositiveNumber);
+                      ->check(positive(opts.minutes));
+  auto* steps = cmd->add_option("--steps", opts.steps, "train for this many steps")->check(positive(opts.steps));
   minutes->excludes(steps);
   cmd->add_flag("--resume", opts.resume, "continue the checkpoint in --checkpoint on the same trajectory");
   cmd->add_option_function<uint64_t>(
@@ -36,40 +37,40 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   add_backend_flags(*cmd, opts.exec);
   add_compiler_flags(cmd, opts.exec.pipeline, &opts.exec.kernels);
   cmd->add_option("--batch-tokens", opts.batch_tokens, "target tokens per batch (default: the recipe's)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.batch_tokens));
   cmd->add_option("--max-train-len", opts.max_train_len,
                   "train, and measure the dev loss, only on bucket shapes with source and target lengths <= N "
                   "(each shape costs a JIT compile of the training step; default: all)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the recipe's)")->check(CLI::PositiveNumber);
+      ->check(positive(opts.max_train_len));
+  cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the recipe's)")->check(positive(opts.warmup));
   cmd->add_option("--lr-factor", opts.lr_factor,
                   "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "
                   "step * warmup^-1.5) (default: the recipe's)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.lr_factor));
   cmd->add_option("--eval-every", opts.eval_every, "steps between dev evaluations (default: only at the end)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.eval_every));
   cmd->add_option("--eval-minutes", opts.eval_minutes,
                   "minutes of training between dev evaluations, each followed by a save (counted over resumes)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.eval_minutes));
   cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: only at the end)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.save_every));
   cmd->add_option("--keep-snapshots", opts.keep_snapshots,
                   "also keep each of the last N saves in DIR/snapshots/, for `kiln average --last N`")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.keep_snapshots));
   cmd->add_option("--eval-sentences", opts.eval_sentences, "dev sentences decoded for BLEU and exact match")
-      ->check(CLI::PositiveNumber)
+      ->check(positive(opts.eval_sentences))
       ->capture_default_str();
   cmd->add_option("--log-every", opts.log_every, "steps between progress lines when stderr is not a terminal")
-      ->check(CLI::PositiveNumber)
+      ->check(positive(opts.log_every))
       ->capture_default_str();
-  cmd->add_option("--dropout", opts.dropout, "dropout rate (default: the recipe's)")->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--dropout", opts.dropout, "dropout rate (default: the recipe's)")->check(in_range(opts.dropout, 0.0, 0.99));
   cmd->add_option("--label-smoothing", opts.label_smoothing, "label smoothing of the loss (default: the recipe's)")
-      ->check(CLI::Range(0.0, 0.99));
-  cmd->add_option("--d-model", opts.d_model, "override the preset's d_model")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opts.heads, "override the preset's attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(CLI::PositiveNumber);
+      ->check(in_range(opts.label_smoothing, 0.0, 0.99));
+  cmd->add_option("--d-model", opts.d_model, "override the preset's d_model")->check(positive(opts.d_model));
+  cmd->add_option("--heads", opts.heads, "override the preset's attention heads")->check(positive(opts.heads));
+  cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(positive(opts.d_ff));
   cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(opts.layers));
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
   cmd->footer([] { return models::recipes_help(); });  // before the passes footer
   // Exactly one budget: CLI11 names the flags in its message (exit 2).

@@ -9,14 +9,15 @@
 #include "models/train/trained_model.h"
 #include "tools/cli_common.h"
 #include "tools/pass_flags.h"
+#include "tools/flag_checks.h"
 
 namespace kiln::cli {
 
 void add_decoding_flags(CLI::App& cmd, int& beam, double& length_penalty, std::string& data_dir,
                         compiler::BackendOptions& exec) {
-  cmd.add_option("--beam", beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd.add_option("--beam", beam, "beam size (1: greedy)")->check(in_range(beam, 1, 64))->capture_default_str();
   cmd.add_option("--length-penalty", length_penalty, "beam search's alpha in ((5 + len) / 6)^alpha")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(in_range(length_penalty, 0.0, 10.0))
       ->capture_default_str();
   cmd.add_option("--data-dir", data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
   add_backend_flags(cmd, exec);

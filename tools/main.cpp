@@ -14,6 +14,7 @@
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
 #include "tools/pass_flags.h"
+#include "tools/flag_checks.h"
 
 namespace {
 
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_compiler_flags(run, run_opts.exec.pipeline, &run_opts.exec.kernels);
 
   run->add_option("--steps", run_opts.steps, "run the graph N times in a row, printing its scalar outputs each step")
-      ->check(CLI::PositiveNumber)
+      ->check(kiln::cli::positive(run_opts.steps))
       ->capture_default_str();
   run->add_option("--load", run_opts.load_dir, "bind each param and state that has a DIR/NAME.npy")
       ->check(CLI::ExistingDirectory);
@@ -127,19 +128,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_graph->add_option("--lr", train_opts.lr,
                           "sgd: step size (default 0.1); adam: a constant rate replacing the schedule")
-      ->check(CLI::PositiveNumber);
-  train_graph->add_option("--beta1", train_opts.beta1, "adam")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  train_graph->add_option("--beta2", train_opts.beta2, "adam")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  train_graph->add_option("--eps", train_opts.eps, "adam")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kiln::cli::positive(train_opts.lr));
+  train_graph->add_option("--beta1", train_opts.beta1, "adam")->check(kiln::cli::in_range(train_opts.beta1, 0.0, 1.0))->capture_default_str();
+  train_graph->add_option("--beta2", train_opts.beta2, "adam")->check(kiln::cli::in_range(train_opts.beta2, 0.0, 1.0))->capture_default_str();
+  train_graph->add_option("--eps", train_opts.eps, "adam")->check(kiln::cli::positive(train_opts.eps))->capture_default_str();
   train_graph->add_option("--factor", train_opts.factor, "adam schedule: factor * d_model^-0.5 * min(step^-0.5, "
                                                          "step * warmup^-1.5)")
-      ->check(CLI::PositiveNumber)
+      ->check(kiln::cli::positive(train_opts.factor))
       ->capture_default_str();
   train_graph->add_option("--warmup", train_opts.warmup, "adam schedule: warm-up steps")
-      ->check(CLI::PositiveNumber)
+      ->check(kiln::cli::positive(train_opts.warmup))
       ->capture_default_str();
   train_graph->add_option("--d-model", train_opts.d_model, "adam schedule: d_model")
-      ->check(CLI::PositiveNumber)
+      ->check(kiln::cli::positive(train_opts.d_model))
       ->capture_default_str();
   train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")->required();
 

@@ -1,4 +1,5 @@
 #include "tools/pass_flags.h"
+#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -77,7 +78,7 @@ void add_backend_flags(CLI::App& sub, compiler::BackendOptions& exec) {
       ->check(CLI::IsMember({"jit", "interp"}))
       ->capture_default_str();
   sub.add_option("--threads", exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive(exec.threads));
   sub.add_flag("--check-numerics", exec.check_numerics,
                "check every value as it is made and stop at the first nan or +inf, naming the kernel and node that "
                "made it and its .kir line (slow: for finding where a run goes wrong)");

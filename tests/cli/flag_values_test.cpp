@@ -1,0 +1,61 @@
+// Numeric flags refuse nonsense (nan, infinities, values beyond their type, out
+// of range) with a message saying what the flag wants, exit 2, and touch nothing;
+// flags that name things refuse names that do not exist.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cli/run_kiln.h"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("numeric flags say what they want and refuse nan, infinities and overflow") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  const std::vector<std::string> train = {"train", "--task", "copy", "--checkpoint", ckpt};
+  struct Case {
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--steps", "5", "--lr-factor", "nan"}, "--lr-factor: wants a number > 0, got nan"},
+      {{"--steps", "5", "--lr-factor", "inf"}, "--lr-factor: wants a number > 0, got inf"},
+      {{"--steps", "5", "--lr-factor", "0"}, "--lr-factor: wants a number > 0, got 0"},
+      {{"--steps", "99999999999999999999"}, "--steps: wants an integer >= 1, got 99999999999999999999 (too large)"},
+      {{"--steps", "-3"}, "--steps: wants an integer >= 1, got -3"},
+      {{"--steps", "2.5"}, "--steps: wants an integer >= 1, got '2.5'"},
+      {{"--steps", "5", "--dropout", "1.5"}, "--dropout: wants a number from 0 to 0.99, got 1.5"},
+      {{"--steps", "5", "--dropout", "-nan"}, "--dropout: wants a number from 0 to 0.99, got -nan"},
+      {{"--steps", "5", "--threads", "3000000000"}, "--threads: wants an integer >= 1, got 3000000000 (too large)"},
+      {{"--minutes", "nan"}, "--minutes: wants a number > 0, got nan"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = train;
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    const KilnResult r = run_kiln(args);
+    INFO("stderr: ", r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+  const KilnResult beam = run_kiln({"translate", "--checkpoint", ckpt, "--beam", "65", "x"});
+  CHECK(beam.err.find("--beam: wants an integer from 1 to 64, got 65") != std::string::npos);
+  CHECK(!fs::exists(ckpt));
+}
+
+TEST_CASE("kiln bench --op names a row that exists") {
+  const KilnResult r = run_kiln({"bench", "--op", "nosuch"});
+  CHECK(r.status != 0);
+  CHECK(r.err.find("--op: no benchmark row 'nosuch' (rows: add exp") != std::string::npos);
+}
+
+TEST_CASE("kiln compile refuses a --header that is the object file, and leaves that file alone") {
+  TempDir dir;
+  const std::string obj = dir.file("m.o");
+  { std::ofstream(obj) << "the user's file"; }
+  const KilnResult r = run_kiln(
+      {"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("sub/../m.o")});
+  CHECK(r.status != 0);
+  CHECK(r.err.find("is the object file -o " + obj) != std::string::npos);
+  std::ifstream in(obj);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "the user's file");
+}
