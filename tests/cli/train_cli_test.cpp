@@ -38,12 +38,10 @@ std::vector<std::string> train_args(const std::string& dir, std::vector<std::str
   return args;
 }
 
-// kiln with `input` on stdin: the child popen starts inherits this process's fd 0.
-KilnResult run_kiln_stdin(const std::vector<std::string>& args, const std::string& input) {
-  TempDir scratch;
-  write_file(scratch.file("stdin"), input);
+// kiln with the file `path` on stdin: the child popen starts inherits this process's fd 0.
+KilnResult run_kiln_stdin_from(const std::vector<std::string>& args, const std::string& path) {
   const int saved = dup(0);
-  const int fd = open(scratch.file("stdin").c_str(), O_RDONLY);
+  const int fd = open(path.c_str(), O_RDONLY);
   REQUIRE((saved >= 0 && fd >= 0));
   dup2(fd, 0);
   close(fd);
@@ -51,6 +49,13 @@ KilnResult run_kiln_stdin(const std::vector<std::string>& args, const std::strin
   dup2(saved, 0);
   close(saved);
   return r;
+}
+
+// kiln with `input` on stdin.
+KilnResult run_kiln_stdin(const std::vector<std::string>& args, const std::string& input) {
+  TempDir scratch;
+  write_file(scratch.file("stdin"), input);
+  return run_kiln_stdin_from(args, scratch.file("stdin"));
 }
 
 // One trained checkpoint shared by the cases that only read it.
@@ -161,6 +166,28 @@ TEST_CASE("kiln translate reports an empty line and still translates the others"
   CHECK(out[0].rfind("1 ", 0) == 0);
   CHECK(out[1].empty());
   CHECK(out[2].rfind("1 ", 0) == 0);
+}
+
+TEST_CASE("kiln translate refuses binary lines and endless input, and still translates the text lines") {
+  const std::string& ckpt = trained_checkpoint();
+  const std::vector<std::string> args = {"translate", "--checkpoint", ckpt, "--backend", "interp"};
+  KilnResult r = run_kiln_stdin(args, std::string("1 2 3\0 4\n1 2 3 4 5\n\xff\xfe 1\n\x7f" "ELF\x02\x01\n", 31));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("line 1: not text: control byte 0 at byte 6") != std::string::npos);
+  CHECK(r.err.find("line 3: not text: malformed UTF-8 at byte 1") != std::string::npos);
+  CHECK(r.err.find("line 4: not text: control byte 2 at byte 5") != std::string::npos);
+  CHECK(r.err.find("3 of 4 lines were not translated (line 1, 3, 4)") != std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+  // An endless stream of zero bytes: refused at the line-length limit, at once.
+  r = run_kiln_stdin_from(args, "/dev/zero");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("stdin: line 1 is longer than 65536 bytes") != std::string::npos);
+  // A sentence longer than the model's positions is refused by name, not a crash.
+  std::string long_line = "1";
+  for (int i = 0; i < 300; ++i) long_line += " 5";
+  r = run_kiln(std::vector<std::string>{"translate", "--checkpoint", ckpt, "--backend", "interp", long_line});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("exceeds the config's max_len") != std::string::npos);
 }
 
 TEST_CASE("kiln eval prints corpus BLEU and exact match") {
