@@ -1,11 +1,15 @@
 #include "engine/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include "engine/ir/error.h"
 
@@ -40,6 +44,73 @@ void sync_directory_of(const std::string& path) {
   ::close(fd);
 }
 
+// "PATH.tmp-PID-" (or ".bak-"): what this process's temporaries beside PATH start with.
+std::string side_prefix(const std::string& path, const char* kind) {
+  return path + "." + kind + "-" + std::to_string(::getpid()) + "-";
+}
+
+// Claims a fresh name beside PATH with `make(name)`, which creates it and fails
+// with EEXIST if the name is taken (open with O_EXCL, which also refuses a
+// symlink; link). The suffix is random, so no one can plant a file or link there
+// in advance.
+template <class Make>
+std::string claim_fresh_name(const std::string& path, const char* kind, Make make) {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^ static_cast<uint64_t>(::getpid()));
+  for (int attempt = 0;; ++attempt) {
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(rng()));
+    const std::string name = side_prefix(path, kind) + suffix;
+    if (make(name)) return name;
+    if (errno != EEXIST || attempt == 100) fail_errno("cannot create", name);
+  }
+}
+
+// Removes PATH.tmp-PID-* and PATH.bak-PID-* files whose process is gone: what a
+// kill -9 left behind. Those of a live process (a concurrent writer) stay.
+void remove_stale_temporaries(const std::string& path) {
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string base = target.filename().string();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    for (const char* kind : {".tmp-", ".bak-"}) {
+      const std::string prefix = base + kind;
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        std::error_code ignored;
+        fs::remove(it->path(), ignored);
+      }
+    }
+  }
+}
+
+// Writes the pieces to a new temporary file beside PATH and flushes it; returns
+// its name. On failure nothing is left and kiln::Error names PATH.
+std::string stage(const std::string& path, std::span<const std::string_view> pieces) {
+  remove_stale_temporaries(path);
+  std::string tmp;
+  int fd = -1;
+  try {
+    tmp = claim_fresh_name(path, "tmp", [&fd](const std::string& name) {
+      fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      return fd >= 0;
+    });
+    for (std::string_view piece : pieces) write_all(fd, piece, tmp);
+    if (::fsync(fd) != 0) fail_errno("cannot flush", tmp);
+    const int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) fail_errno("cannot close", tmp);
+  } catch (const std::exception& e) {
+    if (fd >= 0) ::close(fd);
+    std::error_code ignored;
+    if (!tmp.empty()) fs::remove(tmp, ignored);
+    throw Error(path + ": " + e.what());
+  }
+  return tmp;
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
@@ -47,26 +118,57 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
 }
 
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
-  const std::string tmp = path + ".tmp";
-  int fd = -1;
-  bool created = false;  // only a temporary file made here is removed on failure
-  try {
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail_errno("cannot create", tmp);
-    created = true;
-    for (std::string_view piece : pieces) write_all(fd, piece, tmp);
-    if (::fsync(fd) != 0) fail_errno("cannot flush", tmp);
-    const int closed = ::close(fd);
-    fd = -1;
-    if (closed != 0) fail_errno("cannot close", tmp);
-    fs::rename(tmp, path);
-  } catch (const std::exception& e) {
-    if (fd >= 0) ::close(fd);
+  const std::string tmp = stage(path, pieces);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
     std::error_code ignored;
-    if (created) fs::remove(tmp, ignored);
-    throw Error(path + ": " + e.what());
+    fs::remove(tmp, ignored);
+    throw Error(path + ": cannot replace it: " + ec.message());
   }
   sync_directory_of(path);
+}
+
+void write_files_atomically(const std::vector<FileBytes>& files) {
+  std::vector<std::string> staged;
+  std::vector<std::string> backups(files.size());  // a hard link to each path's previous file, if it had one
+  size_t renamed = 0;
+  const auto undo = [&] {
+    std::error_code ignored;
+    for (size_t i = 0; i < renamed; ++i) {
+      if (!backups[i].empty()) fs::rename(backups[i], files[i].path, ignored);
+      else fs::remove(files[i].path, ignored);
+    }
+    for (size_t i = renamed; i < staged.size(); ++i) fs::remove(staged[i], ignored);
+    for (size_t i = renamed; i < backups.size(); ++i)
+      if (!backups[i].empty()) fs::remove(backups[i], ignored);
+  };
+  try {
+    for (const FileBytes& f : files) {
+      const std::string_view bytes = f.bytes;
+      staged.push_back(stage(f.path, std::span<const std::string_view>(&bytes, 1)));
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      const fs::file_status st = fs::symlink_status(files[i].path);
+      if (!fs::exists(st) || fs::is_directory(st)) continue;  // nothing to keep (a directory fails the rename)
+      const std::string& path = files[i].path;
+      backups[i] = claim_fresh_name(path, "bak", [&path](const std::string& name) {
+        return ::link(path.c_str(), name.c_str()) == 0;
+      });
+    }
+    for (; renamed < files.size(); ++renamed) {
+      std::error_code ec;
+      fs::rename(staged[renamed], files[renamed].path, ec);
+      if (ec) throw Error(files[renamed].path + ": cannot replace it: " + ec.message());
+    }
+  } catch (const std::exception& e) {
+    undo();
+    throw Error(std::string(e.what()) + " (none of the " + std::to_string(files.size()) + " files was changed)");
+  }
+  std::error_code ignored;
+  for (const std::string& b : backups)
+    if (!b.empty()) fs::remove(b, ignored);
+  for (const FileBytes& f : files) sync_directory_of(f.path);
 }
 
 std::string read_file(const std::string& path) {

@@ -285,8 +285,12 @@ Tensor load_npy(const std::string& path) {
   }
 }
 
+std::string npy_bytes(const Tensor& t) {
+  return t.visit([](const auto& a) { return xt::dump_npy(a); });
+}
+
 void save_npy(const std::string& path, const Tensor& t) {
-  write_file_atomically(path, t.visit([](const auto& a) { return xt::dump_npy(a); }));
+  write_file_atomically(path, npy_bytes(t));
 }
 
 }  // namespace kiln

@@ -14,8 +14,10 @@ namespace kiln {
 
 Tensor load_npy(const std::string& path);
 
-// Writes PATH.tmp, then renames it over PATH, so an existing PATH is never left
-// half-written. Throws kiln::Error naming the file.
+// Writes PATH atomically (engine/atomic_file.h), so an existing PATH is never
+// left half-written. Throws kiln::Error naming the file.
+// The .npy file of `t`, as bytes (for write_files_atomically).
+std::string npy_bytes(const Tensor& t);
 void save_npy(const std::string& path, const Tensor& t);
 
 }  // namespace kiln

@@ -11,8 +11,8 @@
 // 100 MB, the JSON, dtypes, shapes, offsets in range, matching numel * itemsize,
 // not overlapping and covering the data with nothing left over, bool bytes) and
 // throws kiln::Error naming the file and, where there is one, the tensor. Saving
-// writes PATH.tmp, fsyncs it and renames it over PATH, so an existing file is
-// never left half-written.
+// writes atomically (engine/atomic_file.h), so an existing file is never left
+// half-written.
 #include <map>
 #include <string>
 

@@ -28,8 +28,7 @@ void compile(const CompileOptions& opts) {
   } else {
     const std::string prefix = opts.entry.empty() ? compiler::default_aot_prefix(g) : opts.entry;
     const compiler::AotFiles files = compiler::emit_aot(g, target, prefix, &times, opts.pipeline);
-    write_file_atomically(opts.output_path, files.object);
-    write_file_atomically(opts.header_path, files.header);
+    write_files_atomically({{opts.output_path, files.object}, {opts.header_path, files.header}});
   }
   if (opts.pipeline.passes.time_passes) std::fputs(compiler::time_passes_report(times, target).c_str(), stderr);
 }

@@ -64,29 +64,15 @@ std::string lines(const std::vector<std::string>& texts) {
   return out;
 }
 
-// src.txt, hyp.txt and ref.txt in `dir`, all three or none: each is first
-// written (atomically) beside its final name, then the three are renamed.
+// src.txt, hyp.txt and ref.txt in `dir`, all three or none.
 void write_scored(const std::string& dir, const std::vector<std::string>& sources, const models::DecodeScores& s) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("--output: cannot create " + dir + ": " + ec.message());
-  const std::pair<const char*, std::string> files[] = {
-      {"src.txt", lines(sources)}, {"hyp.txt", lines(s.hypotheses)}, {"ref.txt", lines(s.references)}};
-  std::vector<std::string> staged;
-  try {
-    for (const auto& [name, text] : files) {
-      staged.push_back((fs::path(dir) / (std::string(".") + name + ".new")).string());
-      write_file_atomically(staged.back(), text);
-    }
-  } catch (...) {
-    for (const std::string& p : staged) fs::remove(p, ec);
-    throw;
-  }
-  for (size_t i = 0; i < staged.size(); ++i) {
-    fs::rename(staged[i], fs::path(dir) / files[i].first, ec);
-    if (ec) throw Error("--output: cannot write " + (fs::path(dir) / files[i].first).string() + ": " + ec.message());
-  }
+  const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
+  write_files_atomically(
+      {{at("src.txt"), lines(sources)}, {at("hyp.txt"), lines(s.hypotheses)}, {at("ref.txt"), lines(s.references)}});
 }
 
 }  // namespace

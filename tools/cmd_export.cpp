@@ -79,15 +79,15 @@ void export_model(const ExportOptions& opts) {
   graphs.emplace_back("encoder.kir", models::build_encoder_graph(cfg, b, s));
   graphs.emplace_back("decoder.kir", models::build_decoder_graph(cfg, b, s, t));
   graphs.emplace_back("decoder_step.kir", models::build_decoder_step_graph(cfg, b, s, t));  // caches of T positions
-  std::vector<std::pair<std::filesystem::path, std::string>> files;
+  std::vector<FileBytes> files;
   for (const auto& [name, g] : graphs) {
     verify(g);
-    files.emplace_back(std::filesystem::path(opts.output_dir) / name, print_kir(g));
+    files.push_back({(std::filesystem::path(opts.output_dir) / name).string(), print_kir(g)});
   }
   std::error_code ec;
   std::filesystem::create_directories(opts.output_dir, ec);
   if (ec) throw Error("cannot create directory " + opts.output_dir + ": " + ec.message());
-  for (const auto& [path, text] : files) write_file_atomically(path.string(), text);
+  write_files_atomically(files);  // all five or none
 }
 
 }  // namespace kiln::cli

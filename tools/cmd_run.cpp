@@ -7,6 +7,7 @@
 #include "compiler/backend.h"
 #include "engine/ir/error.h"
 #include "engine/ir/parser.h"
+#include "engine/atomic_file.h"
 #include "engine/npy.h"
 #include "engine/param_init.h"
 #include "tools/cli_common.h"
@@ -63,13 +64,15 @@ void write_outputs(const Executable& exe, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("--output-dir " + dir + ": " + ec.message());
+  std::vector<FileBytes> files;
+  for (const std::string& name : exe.output_names())
+    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_bytes(exe.output(name))});
+  write_files_atomically(files);  // all outputs or none
   for (const std::string& name : exe.output_names()) {
     const Tensor& t = exe.output(name);
-    const std::string path = (fs::path(dir) / (name + ".npy")).string();
-    save_npy(path, t);
     std::cout << '%' << name << " : " << type_str(t.type());
     if (t.type().rank() == 0) std::cout << " = " << scalar_text(t);
-    std::cout << " -> " << path << '\n';
+    std::cout << " -> " << (fs::path(dir) / (name + ".npy")).string() << '\n';
   }
 }
 
@@ -97,8 +100,10 @@ void save_persistent(const Executable& exe, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("--save " + dir + ": " + ec.message());
+  std::vector<FileBytes> files;
   for (const std::string& name : persistent_names(exe.graph()))
-    save_npy((fs::path(dir) / (name + ".npy")).string(), exe.binding(name));
+    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_bytes(exe.binding(name))});
+  write_files_atomically(files);
 }
 
 // "step 3: loss=0.25 lr=0.001": the scalar outputs after each run.

@@ -1,6 +1,7 @@
 // Numeric flags refuse nonsense (nan, infinities, values beyond their type, out
 // of range) with a message saying what the flag wants, exit 2, and touch nothing;
-// flags that name things refuse names that do not exist.
+// flags that name things refuse names that do not exist; a command with two
+// outputs writes both or neither.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -58,4 +59,16 @@ TEST_CASE("kiln compile refuses a --header that is the object file, and leaves t
   CHECK(r.err.find("is the object file -o " + obj) != std::string::npos);
   std::ifstream in(obj);
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "the user's file");
+}
+
+TEST_CASE("kiln compile writes the object and the header all or none") {
+  TempDir dir;
+  const std::string obj = dir.file("m.o");
+  { std::ofstream(obj) << "the user's object"; }
+  const KilnResult r =
+      run_kiln({"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("missing/m.h")});
+  CHECK(r.status != 0);
+  CHECK(r.err.find("none of the 2 files was changed") != std::string::npos);
+  std::ifstream in(obj);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "the user's object");
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <xtensor/xbuilder.hpp>
 
+#include "side_files.h"
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
 #include "engine/npy.h"
@@ -198,9 +199,9 @@ TEST_CASE("save_npy replaces a file whole and leaves no temporary behind") {
   save_npy(path, Tensor(Tensor::F32{1.0f, 2.0f, 3.0f}));
   save_npy(path, Tensor(Tensor::I32{4}));
   CHECK(load_npy(path).i32() == Tensor::I32{4});
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK(side_files(path).empty());
 
   const std::string missing = dir.file("no/such/dir/w.npy");
   CHECK_THROWS_WITH_AS(save_npy(missing, Tensor::scalar(1.0f)), Contains((missing + ": cannot create").c_str()), Error);
-  CHECK_FALSE(std::filesystem::exists(missing + ".tmp"));
+  CHECK(side_files(dir.file("w.npy")).empty());
 }

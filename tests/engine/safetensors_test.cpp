@@ -1,3 +1,5 @@
+#include "file_size_limit.h"
+#include "side_files.h"
 #include "engine/safetensors.h"
 
 #include <doctest/doctest.h>
@@ -102,7 +104,7 @@ TEST_CASE("save_safetensors then load_safetensors gives back every dtype and ran
     CHECK(same(back.tensors.at(name), t));
   }
   CHECK(load_safetensors_metadata(path) == metadata);
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK(side_files(path).empty());
   // The header is padded so the data section starts 8-byte aligned.
   const std::string bytes = read_file(path);
   uint64_t n = 0;
@@ -264,13 +266,12 @@ TEST_CASE("a failed save leaves the old file intact and no temporary file") {
   save_safetensors(path, python_tensors(), {{"format", "pt"}});
   const std::string before = read_file(path);
 
-  // The temporary file cannot be created: a directory (with a file in it) is in the way.
-  std::filesystem::create_directory(path + ".tmp");
-  write_file(path + ".tmp/occupied", "x");
-  check_error([&] { save_safetensors(path, {{"y", sample(DType::f32, {4})}}, {}); }, {path});
+  {  // The disk fills up half-way through the write.
+    const FileSizeLimit full_disk(100);
+    check_error([&] { save_safetensors(path, {{"y", sample(DType::f32, {400})}}, {}); }, {path, "File too large"});
+  }
   CHECK(read_file(path) == before);
-  CHECK(std::filesystem::exists(path + ".tmp/occupied"));  // someone else's directory is left alone
-  std::filesystem::remove_all(path + ".tmp");
+  CHECK(side_files(path).empty());
 
   // Names that cannot be saved.
   check_error(
@@ -280,6 +281,6 @@ TEST_CASE("a failed save leaves the old file intact and no temporary file") {
       {"'__metadata__' cannot be a tensor name"});
   check_error([&] { save_safetensors(path, {{"\xff", sample(DType::f32, {1})}}, {}); }, {"cannot write the header"});
   CHECK(read_file(path) == before);
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK(side_files(path).empty());
   CHECK(same(load_safetensors(path).tensors.at("a"), python_tensors().at("a")));
 }

@@ -1,3 +1,5 @@
+#include "file_size_limit.h"
+#include "side_files.h"
 #include "models/checkpoint.h"
 
 #include <doctest/doctest.h>
@@ -54,7 +56,7 @@ TEST_CASE("save_checkpoint then load_checkpoint gives back task config trainer s
   const Checkpoint saved = sample_checkpoint(checkpoint_config());
   save_checkpoint(dir, saved);
   CHECK(fs::exists(checkpoint_file(dir)));
-  CHECK_FALSE(fs::exists(checkpoint_file(dir) + ".tmp"));
+  CHECK(side_files(checkpoint_file(dir)).empty());
 
   const Checkpoint back = load_checkpoint(dir);
   CHECK(back.task == "copy");
@@ -87,16 +89,18 @@ TEST_CASE("a diverged run never replaces the good checkpoint") {
     diverged.tensors.at("embed").f32()(3, 2) = bad;  // element 3 * d_model + 2 = 26
     check_error([&] { save_checkpoint(dir, diverged); }, {dir, "tensor 'embed'", "non-finite", "element 26"});
     CHECK(read_file(checkpoint_file(dir)) == before);
-    CHECK_FALSE(fs::exists(checkpoint_file(dir) + ".tmp"));
+    CHECK(side_files(checkpoint_file(dir)).empty());
   }
 
-  // A failure while writing (a directory in the temporary file's place) leaves it too.
-  fs::create_directory(checkpoint_file(dir) + ".tmp");
-  std::ofstream(checkpoint_file(dir) + ".tmp/occupied") << "x";
+  // A write that fails half-way (a full disk) leaves it too, and says so.
   Checkpoint next = good;
   next.trainer_state = "{}";
-  check_error([&] { save_checkpoint(dir, next); }, {checkpoint_file(dir)});
+  {
+    const FileSizeLimit full_disk(before.size() / 2);
+    check_error([&] { save_checkpoint(dir, next); }, {checkpoint_file(dir), "cannot write", "File too large"});
+  }
   CHECK(read_file(checkpoint_file(dir)) == before);
+  CHECK(side_files(checkpoint_file(dir)).empty());
   CHECK(load_checkpoint(dir).trainer_state == good.trainer_state);
 }
 
