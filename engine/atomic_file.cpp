@@ -145,8 +145,8 @@ void write_files_atomically(const std::vector<FileBytes>& files) {
   };
   try {
     for (const FileBytes& f : files) {
-      const std::string_view bytes = f.bytes;
-      staged.push_back(stage(f.path, std::span<const std::string_view>(&bytes, 1)));
+      const std::string_view pieces[] = {f.bytes, f.data};
+      staged.push_back(stage(f.path, pieces));
     }
     for (size_t i = 0; i < files.size(); ++i) {
       const fs::file_status st = fs::symlink_status(files[i].path);

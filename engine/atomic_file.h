@@ -26,6 +26,7 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
 struct FileBytes {
   std::string path;
   std::string bytes;
+  std::string_view data{};  // written after `bytes`, not copied (a tensor's memory); must outlive the call
 };
 void write_files_atomically(const std::vector<FileBytes>& files);
 

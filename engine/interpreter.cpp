@@ -33,15 +33,14 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::v
 }
 
 // Runs g's nodes over `values` (by value id, declarations already set), adding
-// each assign's value to `assigned` (keyed by target name) if given, and with
+// each assign's (target name, value) to `assigned` if given, and with
 // check_numerics stopping at the first result that holds a nan or +inf.
-void evaluate(const Graph& g, std::vector<Tensor>& values, std::map<std::string, Tensor>* assigned,
+void evaluate(const Graph& g, std::vector<Tensor>& values, std::vector<std::pair<std::string, Value>>* assigned,
               bool check_numerics = false) {
   for (size_t index = 0; index < g.nodes().size(); ++index) {
     const Node& node = g.nodes()[index];
     if (node.def->side_effect) {  // assign: takes effect when the step ends
-      if (assigned)
-        assigned->insert_or_assign(g.name_of(node.operands[0]), values[static_cast<size_t>(node.operands[1].id)]);
+      if (assigned) assigned->emplace_back(g.name_of(node.operands[0]), node.operands[1]);
       continue;
     }
     std::vector<const Tensor*> in;
@@ -72,14 +71,35 @@ std::vector<Tensor> evaluate_body(const Graph& body, const std::vector<const Ten
 
 }  // namespace
 
+// Each tensor is held once: the declarations move into the run's values and
+// back, and every value the run hands out (outputs, assigned values, the
+// declarations returning to their bindings) is moved at its last use, copied
+// before.
 void Interpreter::execute() {
   std::vector<Tensor> values(graph_.num_values());
-  for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = bound_.at(graph_.name_of(v));
-  std::map<std::string, Tensor> assigned;
-  evaluate(graph_, values, &assigned, check_numerics_);
+  for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = std::move(bound_.at(graph_.name_of(v)));
+  std::vector<std::pair<std::string, Value>> assigned;
+  try {
+    evaluate(graph_, values, &assigned, check_numerics_);
+  } catch (...) {
+    for (Value v : graph_.declarations()) bound_.at(graph_.name_of(v)) = std::move(values[static_cast<size_t>(v.id)]);
+    throw;
+  }
+  // Where each handed-out value goes: outputs, then bindings (assigned or kept).
+  std::vector<std::pair<Tensor*, Value>> sinks;
   outputs_.clear();
-  for (Value v : graph_.outputs()) outputs_.insert_or_assign(graph_.name_of(v), values[static_cast<size_t>(v.id)]);
-  for (auto& [name, t] : assigned) bound_.insert_or_assign(name, std::move(t));
+  for (Value v : graph_.outputs()) sinks.emplace_back(&outputs_[graph_.name_of(v)], v);
+  std::map<std::string, Value> next_binding;
+  for (Value v : graph_.declarations()) next_binding[graph_.name_of(v)] = v;
+  for (const auto& [target, v] : assigned) next_binding[target] = v;
+  for (const auto& [name, v] : next_binding) sinks.emplace_back(&bound_.at(name), v);
+  std::vector<int> uses(values.size(), 0);
+  for (const auto& [sink, v] : sinks) ++uses[static_cast<size_t>(v.id)];
+  for (const auto& [sink, v] : sinks) {
+    Tensor& t = values[static_cast<size_t>(v.id)];
+    if (--uses[static_cast<size_t>(v.id)] == 0) *sink = std::move(t);
+    else *sink = t;
+  }
 }
 
 }  // namespace kiln

@@ -10,12 +10,12 @@
 #include <limits>
 #include <optional>
 #include <string_view>
-#include <xtensor/xnpy.hpp>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 
-// Writing uses xt::dump_npy. Reading is done here rather than with xt::load_npy,
+// Writing streams the tensor's bytes behind a header made here (xt::dump_npy
+// copies the data twice, through a stringstream). Reading is done here rather than with xt::load_npy,
 // which trusts its input: it reads past short headers, sign-extends header-length
 // bytes >= 0x80, ignores short data reads and reinterprets any byte as a bool.
 // Every check below is one of those, so a bad file is an error, never a crash.
@@ -285,12 +285,35 @@ Tensor load_npy(const std::string& path) {
   }
 }
 
-std::string npy_bytes(const Tensor& t) {
-  return t.visit([](const auto& a) { return xt::dump_npy(a); });
+std::string npy_header(const Tensor& t) {
+  const char* descr = t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::i32 ? "<i4" : "|b1";
+  std::string shape;  // numpy's own spelling: (), (3,), (2, 3)
+  for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  if (t.shape().size() == 1) shape += ",";
+  std::string dict = "{'descr': '";
+  dict += descr;
+  dict += "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  // Version 1.0: magic, version, a 2-byte length; the whole header a multiple of
+  // 64 bytes, padded with spaces and ended by a newline.
+  const size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  std::string header(kMagic);
+  header += '\x01';
+  header += '\x00';
+  header += static_cast<char>(dict.size() & 0xff);
+  header += static_cast<char>(dict.size() >> 8);
+  return header + dict;
+}
+
+std::string_view tensor_bytes(const Tensor& t) {
+  return {static_cast<const char*>(t.data()), static_cast<size_t>(t.numel()) * (t.dtype() == DType::boolean ? 1 : 4)};
 }
 
 void save_npy(const std::string& path, const Tensor& t) {
-  write_file_atomically(path, npy_bytes(t));
+  const std::string header = npy_header(t);
+  const std::string_view pieces[] = {header, tensor_bytes(t)};
+  write_file_atomically(path, pieces);
 }
 
 }  // namespace kiln

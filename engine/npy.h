@@ -7,6 +7,7 @@
 // big-endian, other dtypes, truncated or corrupt files) is a kiln::Error naming
 // the file.
 #include <string>
+#include <string_view>
 
 #include "engine/tensor/tensor.h"
 
@@ -16,8 +17,10 @@ Tensor load_npy(const std::string& path);
 
 // Writes PATH atomically (engine/atomic_file.h), so an existing PATH is never
 // left half-written. Throws kiln::Error naming the file.
-// The .npy file of `t`, as bytes (for write_files_atomically).
-std::string npy_bytes(const Tensor& t);
+// The .npy file of `t` as its header and its data (a view of t's memory), for
+// writing without a copy of the data.
+std::string npy_header(const Tensor& t);
+std::string_view tensor_bytes(const Tensor& t);
 void save_npy(const std::string& path, const Tensor& t);
 
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#include <xtensor/xnoalias.hpp>
 
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -97,11 +98,15 @@ void for_dtype(DType t, F&& f) {
   }
 }
 
-// Evaluates an xtensor expression into `out`, keeping the expression's element type.
+// Evaluates an xtensor expression into `out`, keeping the expression's element
+// type. Where `out` already holds that type (the pre-allocated result), straight
+// into its memory: a new array would hold the result twice at once. The
+// expression never reads `out` (kernels read their operands only).
 template <class E>
 void store(Tensor& out, E&& e) {
   using T = typename std::decay_t<E>::value_type;
-  out = Tensor(xt::xarray<T>(std::forward<E>(e)));
+  if (out.dtype() == dtype_of<T>()) xt::noalias(out.as<T>()) = std::forward<E>(e);
+  else out = Tensor(xt::xarray<T>(std::forward<E>(e)));
 }
 
 // One element converted between dtypes, defined for every input: to bool is

@@ -66,7 +66,8 @@ void write_outputs(const Executable& exe, const std::string& dir) {
   if (ec) throw Error("--output-dir " + dir + ": " + ec.message());
   std::vector<FileBytes> files;
   for (const std::string& name : exe.output_names())
-    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_bytes(exe.output(name))});
+    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_header(exe.output(name)),
+                     tensor_bytes(exe.output(name))});
   write_files_atomically(files);  // all outputs or none
   for (const std::string& name : exe.output_names()) {
     const Tensor& t = exe.output(name);
@@ -102,7 +103,8 @@ void save_persistent(const Executable& exe, const std::string& dir) {
   if (ec) throw Error("--save " + dir + ": " + ec.message());
   std::vector<FileBytes> files;
   for (const std::string& name : persistent_names(exe.graph()))
-    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_bytes(exe.binding(name))});
+    files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_header(exe.binding(name)),
+                     tensor_bytes(exe.binding(name))});
   write_files_atomically(files);
 }
 
