@@ -114,11 +114,7 @@ void check_random(Rng& rng, const Case& c, const compiler::JitOptions& options =
   check_values(c, random_tensor(rng, {DType::f32, c.a}), random_tensor(rng, {DType::f32, c.b}), false, options);
 }
 
-Tensor small_integers(Rng& rng, const Shape& s) {
-  Tensor t = Tensor::zeros({DType::f32, s});
-  for (float& v : t.f32()) v = static_cast<float>(rng.uniform(-3, 3));
-  return t;
-}
+Tensor small_integers(Rng& rng, const Shape& s) { return random_tensor(rng, {DType::f32, s}, Values::integers); }
 
 compiler::GemmBlocking host_blocking() { return compiler::gemm_blocking(compiler::detect_target().vector_width); }
 
