@@ -37,6 +37,7 @@ SampleFn reduction_samples(std::vector<DType> dtypes, Values values, bool empty_
         out.push_back({{random_tensor(rng, {dtypes[0], s})}, {{"axes", Axes{axis}}}, "size 0"});
     out.push_back({{random_tensor(rng, {dtypes[0], {3000, 700}}, values)}, {{"axes", Axes{1}}}, "large"});
     out.push_back({{random_tensor(rng, {dtypes.back(), {700, 3000}}, values)}, {{"axes", Axes{0}}}, "large"});
+    out.push_back({{random_tensor(rng, {dtypes[0], {64, 100, 50}}, values)}, {{"axes", Axes{0, 2}}}, "large"});
     // Infinities, nan, zeros and subnormals; no huge finite values, whose sums
     // overflow in the JIT's f32 and not in the reference's double.
     for (const Axes& axes : {Axes{}, Axes{1}, Axes{0}}) {

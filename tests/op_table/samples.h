@@ -14,7 +14,8 @@ std::vector<Tensor> random_operands(Rng& rng, const std::vector<TensorType>& typ
 
 // Overwrites f32 `x` with the edges of f32 line by line along the last axis,
 // each line all one value or mixed: zeros of both signs, subnormals,
-// infinities, nan, and with `huge` values whose squares and sums overflow.
+// infinities, nan, a few ordinary values, and with `huge` large values (whose
+// squares and sums overflow, or whose f32 sums lose all precision).
 void fill_special_values(Rng& rng, Tensor& x, bool huge = true);
 
 // Values uniform in [lo, hi) (gradcheck.h's random_tensor, seeded from rng).
