@@ -5,8 +5,11 @@
 // sqrt, the comparisons, select, cast, pow through the same libm powf); exp, log
 // and tanh within 3 ulp relative (3 * 2^-23): fast_math.h's bounds (<= 1.5 ulp)
 // plus std::'s own error against the exact value, subnormal results absolutely.
+#include <cmath>
+#include <map>
 #include <utility>
 
+#include "expected.h"
 #include "rows.h"
 #include "samples.h"
 
@@ -216,6 +219,35 @@ std::vector<OpInfo> elementwise_rows() {
     rows.push_back(with_no_gradient(binary(op, kAll, kExact, Values::moderate, {}), kNoGradientOfBool));
   for (const char* op : {"logical_and", "logical_or"})
     rows.push_back(with_no_gradient(binary(op, kBool, kExact, Values::any, {}), kNoGradientOfBool));
+  // What each reference kernel computes, element by element (maximum and relu
+  // as `x > y ? x : y`, so a nan in y wins and one in x loses, as xtensor's).
+  const std::map<std::string, ExpectedFn> expected = {
+      {"neg", pointwise([](auto x) { return -x; })},
+      {"relu", pointwise([](auto x) { return x > 0 ? x : decltype(x)(0); })},
+      {"sqrt", pointwise([](auto x) { return std::sqrt(x); })},
+      {"rsqrt", pointwise([](auto x) { return decltype(x)(1) / std::sqrt(x); })},
+      {"exp", pointwise([](auto x) { return std::exp(x); })},
+      {"log", pointwise([](auto x) { return std::log(x); })},
+      {"tanh", pointwise([](auto x) { return std::tanh(x); })},
+      {"logical_not", pointwise([](auto x) { return !x; })},
+      {"add", pointwise([](auto x, auto y) { return x + y; })},
+      {"sub", pointwise([](auto x, auto y) { return x - y; })},
+      {"mul", pointwise([](auto x, auto y) { return x * y; })},
+      {"div", pointwise([](auto x, auto y) { return x / y; })},  // i32: truncated toward zero
+      {"pow", pointwise([](auto x, auto y) { return std::pow(x, y); })},
+      {"maximum", pointwise([](auto x, auto y) { return x > y ? x : y; })},
+      {"minimum", pointwise([](auto x, auto y) { return x < y ? x : y; })},
+      {"less", pointwise([](auto x, auto y) { return x < y; })},
+      {"less_equal", pointwise([](auto x, auto y) { return x <= y; })},
+      {"greater", pointwise([](auto x, auto y) { return x > y; })},
+      {"greater_equal", pointwise([](auto x, auto y) { return x >= y; })},
+      {"equal", pointwise([](auto x, auto y) { return x == y; })},
+      {"not_equal", pointwise([](auto x, auto y) { return x != y; })},
+      {"logical_and", pointwise([](auto x, auto y) { return x && y; })},
+      {"logical_or", pointwise([](auto x, auto y) { return x || y; })},
+      {"select", expected_select},
+      {"cast", expected_cast}};
+  for (OpInfo& row : rows) row.expected = expected.at(row.name);
   return rows;
 }
 
