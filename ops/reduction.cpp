@@ -2,6 +2,7 @@
 #include "ops/reduction.h"
 
 #include <algorithm>
+#include <limits>
 #include <xtensor/xreducer.hpp>
 
 #include "ops/constant.h"
@@ -72,11 +73,14 @@ void mean_kernel(const KernelArgs& k) {
   store_reduced<float>(*k.out[0], xt::sum<double>(x.f32(), axes) / count);
 }
 
+// A nan anywhere in a reduced line makes its max nan, as in NumPy (xt::amax alone
+// keeps or drops a nan depending on where in the line it is).
 void max_kernel(const KernelArgs& k) {
-  for_dtype<float, int32_t>(k.in[0]->dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    store_reduced<T>(*k.out[0], xt::amax(k.in[0]->as<T>(), reduced_axes(k)));
-  });
+  const std::vector<std::size_t> axes = reduced_axes(k);
+  if (k.in[0]->dtype() == DType::i32) return store_reduced<int32_t>(*k.out[0], xt::amax(k.in[0]->i32(), axes));
+  const Tensor::F32& x = k.in[0]->f32();
+  const auto has_nan = xt::sum<int64_t>(xt::cast<int64_t>(xt::isnan(x)), axes) > 0;
+  store_reduced<float>(*k.out[0], xt::where(has_nan, std::numeric_limits<float>::quiet_NaN(), xt::amax(x, axes)));
 }
 
 // ---- gradient rules ----
@@ -160,7 +164,7 @@ void register_reductions(OpRegistry& r) {
               .reference = mean_kernel,
               .gradient = mean_grad});
   r.add(OpDef{.name = "max",
-              .summary = "max over {axes} (all if empty), keeping them as size 1 if {keepdims}",
+              .summary = "max over {axes} (all if empty; nan if any is), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
               .max_operands = 1,
               .attrs = reduction_attrs(),
