@@ -15,8 +15,4 @@ void write_file_atomically(const std::string& path, std::string_view bytes);
 // and large tensors), without first copying them into one buffer.
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces);
 
-// The whole of PATH, read as bytes. kiln::Error "cannot read PATH: reason" if it
-// cannot be opened or read.
-std::string read_file(const std::string& path);
-
 }  // namespace kiln

@@ -5,7 +5,9 @@
 // '|b1' (bool). Numpy's defaults '<f8' and '<i8' are converted to f32 and i32,
 // refusing values the narrower type cannot hold. Anything else (fortran order,
 // big-endian, other dtypes, truncated or corrupt files) is a kiln::Error naming
-// the file.
+// the file. A shape whose data would not fit in the machine's memory is refused,
+// naming it and its bytes, before anything is allocated.
+#include <istream>
 #include <string>
 
 #include "engine/tensor/tensor.h"
@@ -13,6 +15,9 @@
 namespace kiln {
 
 Tensor load_npy(const std::string& path);
+
+// The same from a seekable stream holding a whole .npy file (errors name NAME).
+Tensor read_npy(std::istream& in, const std::string& name);
 
 // Writes PATH.tmp, then renames it over PATH, so an existing PATH is never left
 // half-written. Throws kiln::Error naming the file.
