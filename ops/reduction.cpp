@@ -58,7 +58,18 @@ void store_reduced(Tensor& out, E&& reduced) {
 template <class T>
 using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
 
+// An operand without elements: xtensor's reducers step outside it (UBSan reports
+// the pointer arithmetic), so the result is written directly, every element
+// `value` (a sum of nothing is 0, a mean 0 / 0; max rejects reducing nothing, so
+// its result then has no elements). Returns whether the operand was empty.
+bool fill_if_empty(const KernelArgs& k, double value) {
+  if (k.in[0]->numel() != 0) return false;
+  k.out[0]->visit([&](auto& a) { a.fill(static_cast<typename std::decay_t<decltype(a)>::value_type>(value)); });
+  return true;
+}
+
 void sum_kernel(const KernelArgs& k) {
+  if (fill_if_empty(k, 0)) return;
   for_dtype<float, int32_t>(k.in[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
     store_reduced<T>(*k.out[0], xt::sum<Accumulator<T>>(k.in[0]->as<T>(), reduced_axes(k)));
@@ -66,6 +77,7 @@ void sum_kernel(const KernelArgs& k) {
 }
 
 void mean_kernel(const KernelArgs& k) {
+  if (fill_if_empty(k, std::numeric_limits<double>::quiet_NaN())) return;
   const Tensor& x = *k.in[0];
   const std::vector<std::size_t> axes = reduced_axes(k);
   double count = 1;
@@ -76,6 +88,7 @@ void mean_kernel(const KernelArgs& k) {
 // A nan anywhere in a reduced line makes its max nan, as in NumPy (xt::amax alone
 // keeps or drops a nan depending on where in the line it is).
 void max_kernel(const KernelArgs& k) {
+  if (fill_if_empty(k, 0)) return;
   const std::vector<std::size_t> axes = reduced_axes(k);
   if (k.in[0]->dtype() == DType::i32) return store_reduced<int32_t>(*k.out[0], xt::amax(k.in[0]->i32(), axes));
   const Tensor::F32& x = k.in[0]->f32();

@@ -35,6 +35,7 @@ SampleFn reduction_samples(std::vector<DType> dtypes, Values values, bool empty_
     if (empty_axes)
       for (const auto& [s, axis] : std::vector<std::pair<Shape, int64_t>>{{{0, 3}, 0}, {{3, 0}, 1}})
         out.push_back({{random_tensor(rng, {dtypes[0], s})}, {{"axes", Axes{axis}}}, "size 0"});
+    if (empty_axes) out.push_back({{random_tensor(rng, {dtypes[0], {0, 3}})}, {{"keepdims", true}}, "size 0, all axes"});
     out.push_back({{random_tensor(rng, {dtypes[0], {3000, 700}}, values)}, {{"axes", Axes{1}}}, "large"});
     out.push_back({{random_tensor(rng, {dtypes.back(), {700, 3000}}, values)}, {{"axes", Axes{0}}}, "large"});
     out.push_back({{random_tensor(rng, {dtypes[0], {64, 100, 50}}, values)}, {{"axes", Axes{0, 2}}}, "large"});
