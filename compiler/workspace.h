@@ -12,7 +12,8 @@ namespace kiln::compiler {
 class Workspace {
  public:
   // At least `bytes` bytes, 64-byte aligned; the pointer stays valid until a
-  // larger size is asked for.
+  // larger size is asked for. kiln::Error naming the bytes if they exceed the
+  // machine's memory or cannot be allocated.
   std::byte* reserve(int64_t bytes);
   int64_t size() const { return size_; }
 

@@ -30,8 +30,4 @@ struct FileBytes {
 };
 void write_files_atomically(const std::vector<FileBytes>& files);
 
-// The whole of PATH, read as bytes. kiln::Error "cannot read PATH: reason" if it
-// cannot be opened or read.
-std::string read_file(const std::string& path);
-
 }  // namespace kiln

@@ -13,6 +13,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 
 // Writing streams the tensor's bytes behind a header made here (xt::dump_npy
 // copies the data twice, through a stringstream). Reading is done here rather than with xt::load_npy,
@@ -149,6 +150,17 @@ FileDType parse_descr(const std::string& descr) {
   throw Error("unsupported dtype '" + descr + "' (kiln reads <f4, <i4, |b1, and converts <f8, <i8)");
 }
 
+DType tensor_dtype(FileDType t) {
+  switch (t) {
+    case FileDType::f4:
+    case FileDType::f8: return DType::f32;
+    case FileDType::i4:
+    case FileDType::i8: return DType::i32;
+    case FileDType::b1: return DType::boolean;
+  }
+  return DType::f32;
+}
+
 size_t file_item_size(FileDType t) {
   switch (t) {
     case FileDType::f4:
@@ -173,8 +185,9 @@ uint32_t read_le(std::istream& in, size_t bytes) {
   return v;
 }
 
-// Reads the magic, version and header; leaves `in` at the first data byte.
-NpyHeader read_header(std::istream& in) {
+// Reads the magic, version and header of a stream of `size` bytes; leaves `in`
+// at the first data byte.
+NpyHeader read_header(std::istream& in, size_t size) {
   char magic[6] = {};
   read_exact(in, magic, sizeof magic, "header (not a .npy file)");
   if (std::string_view(magic, sizeof magic) != kMagic) throw Error("not a .npy file (bad magic bytes)");
@@ -188,20 +201,23 @@ NpyHeader read_header(std::istream& in) {
     throw Error(msg);
   }
   const uint32_t header_len = read_le(in, major == 1 ? 2 : 4);
+  // Checked before the header's buffer is allocated: a 2.0 header may claim 4 GiB.
+  const size_t remaining = size - static_cast<size_t>(in.tellg());
+  if (header_len > remaining)
+    throw Error("truncated header: its length " + std::to_string(header_len) + " exceeds the file's remaining " +
+                std::to_string(remaining) + " bytes");
   std::string text(header_len, '\0');
   read_exact(in, text.data(), header_len, "header");
   return HeaderParser(text).parse();
 }
 
-// Bytes the data needs; throws if the shape's element count overflows.
-size_t data_bytes(const Shape& shape, size_t item_size) {
-  size_t n = item_size;
-  for (int64_t d : shape) {
-    const auto ud = static_cast<size_t>(d);
-    if (ud != 0 && n > std::numeric_limits<size_t>::max() / ud) throw Error("shape " + shape_str(shape) + " is too large");
-    n *= ud;
-  }
-  return n;
+// Bytes the data takes in the file. Reading it needs room for the file's
+// elements and the tensor's, which is checked against the machine's memory first.
+size_t data_bytes(const NpyHeader& h, FileDType t) {
+  const auto n = static_cast<uint64_t>(numel(h.shape));
+  const std::string what = "reading shape " + shape_str(h.shape) + " of '" + h.descr + "'";
+  checked_bytes(n, file_item_size(t) + dtype_size(tensor_dtype(t)), what);
+  return n * file_item_size(t);
 }
 
 // Reads numel elements stored as `Stored` and converts each with `convert(value, index)`.
@@ -248,22 +264,23 @@ Tensor read_data(std::istream& in, FileDType t, const Shape& shape) {
   throw Error("bad dtype");
 }
 
-Tensor load(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error("is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(std::string("cannot open: ") + std::strerror(errno));
+// The stream's size from its end, for the checks against what the header claims
+// (the data must fill the rest exactly).
+size_t stream_size(std::istream& in) {
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
-  if (end < 0) throw Error("cannot determine the file size (not a regular file?)");
-  const auto file_size = static_cast<size_t>(end);
+  if (!in || end < 0) throw Error("cannot determine the file size (not a regular file?)");
   in.seekg(0);
+  return static_cast<size_t>(end);
+}
 
-  const NpyHeader h = read_header(in);
+Tensor read(std::istream& in) {
+  const size_t size = stream_size(in);
+  const NpyHeader h = read_header(in, size);
   const FileDType t = parse_descr(h.descr);
   if (h.fortran_order) throw Error("fortran-order arrays are not supported (save np.ascontiguousarray(a))");
-  const size_t want = data_bytes(h.shape, file_item_size(t));
-  const size_t have = file_size - static_cast<size_t>(in.tellg());
+  const size_t want = data_bytes(h, t);
+  const size_t have = size - static_cast<size_t>(in.tellg());
   if (have != want) {
     std::string msg = have < want ? "truncated data: " : "unexpected bytes after the data: ";
     msg += "shape " + shape_str(h.shape);
@@ -275,14 +292,30 @@ Tensor load(const std::string& path) {
   return read_data(in, t, h.shape);
 }
 
+// Every error of `read` prefixed with the file's name.
+template <class Read>
+Tensor named(const std::string& name, Read read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    throw Error(name + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 Tensor load_npy(const std::string& path) {
-  try {
-    return load(path);
-  } catch (const std::exception& e) {
-    throw Error(path + ": " + e.what());
-  }
+  return named(path, [&] {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw Error("is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(std::string("cannot open: ") + std::strerror(errno));
+    return read(in);
+  });
+}
+
+Tensor read_npy(std::istream& in, const std::string& name) {
+  return named(name, [&] { return read(in); });
 }
 
 std::string npy_header(const Tensor& t) {

@@ -5,7 +5,9 @@
 // '|b1' (bool). Numpy's defaults '<f8' and '<i8' are converted to f32 and i32,
 // refusing values the narrower type cannot hold. Anything else (fortran order,
 // big-endian, other dtypes, truncated or corrupt files) is a kiln::Error naming
-// the file.
+// the file. A shape whose data would not fit in the machine's memory is refused,
+// naming it and its bytes, before anything is allocated.
+#include <istream>
 #include <string>
 #include <string_view>
 
@@ -15,12 +17,16 @@ namespace kiln {
 
 Tensor load_npy(const std::string& path);
 
-// Writes PATH atomically (engine/atomic_file.h), so an existing PATH is never
-// left half-written. Throws kiln::Error naming the file.
+// The same from a seekable stream holding a whole .npy file (errors name NAME).
+Tensor read_npy(std::istream& in, const std::string& name);
+
 // The .npy file of `t` as its header and its data (a view of t's memory), for
 // writing without a copy of the data.
 std::string npy_header(const Tensor& t);
 std::string_view tensor_bytes(const Tensor& t);
+
+// Writes PATH atomically (engine/atomic_file.h), so an existing PATH is never
+// left half-written. Throws kiln::Error naming the file.
 void save_npy(const std::string& path, const Tensor& t);
 
 }  // namespace kiln

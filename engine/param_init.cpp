@@ -7,6 +7,7 @@
 
 #include "engine/fnv1a.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 #include "engine/tensor/philox.h"
 
 namespace kiln {
@@ -74,6 +75,7 @@ std::string default_scheme(const ValueInfo& decl) {
 
 Tensor scheme_value(const ValueInfo& decl, const std::string& scheme, uint64_t seed) {
   const TensorType& t = decl.type;
+  checked_bytes(t);  // a declared shape may be anything
   if (scheme == "zeros") return Tensor::zeros(t);
   if (scheme == "ones") return ones(t);
   if (scheme == "sinusoidal") return sinusoidal(t);

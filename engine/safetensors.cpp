@@ -12,6 +12,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 
 // Tensor data is stored little-endian and copied as is.
 static_assert(std::endian::native == std::endian::little, "the safetensors reader assumes a little-endian host");
@@ -56,7 +57,7 @@ struct Header {
 // Reads and validates an open file's header; every message is prefixed with the path.
 class HeaderReader {
  public:
-  HeaderReader(std::ifstream& in, const std::string& path) : in_(in), path_(path) {}
+  HeaderReader(std::istream& in, const std::string& path) : in_(in), path_(path) {}
 
   Header read() {
     in_.seekg(0, std::ios::end);
@@ -82,6 +83,11 @@ class HeaderReader {
     h.data_start = 8 + n;
     parse(text, h);
     check_layout(h, size - h.data_start);
+    try {
+      checked_bytes(size - h.data_start, 1, "its tensors' data");
+    } catch (const Error& e) {
+      fail(e.what());
+    }
     return h;
   }
 
@@ -187,7 +193,7 @@ class HeaderReader {
       fail(std::to_string(data_size - at) + " bytes after the last tensor's data (trailing garbage)");
   }
 
-  std::ifstream& in_;
+  std::istream& in_;
   const std::string& path_;
 };
 
@@ -197,7 +203,7 @@ std::ifstream open_for_reading(const std::string& path) {
   return in;
 }
 
-Tensor read_tensor(std::ifstream& in, const Entry& e, uint64_t data_start, const HeaderReader& reader) {
+Tensor read_tensor(std::istream& in, const Entry& e, uint64_t data_start, const HeaderReader& reader) {
   Tensor t = Tensor::zeros(e.type);
   const size_t nbytes = e.end - e.begin;
   if (nbytes == 0) return t;
@@ -221,14 +227,18 @@ Tensor read_tensor(std::ifstream& in, const Entry& e, uint64_t data_start, const
 
 }  // namespace
 
-SafetensorsFile load_safetensors(const std::string& path) {
-  std::ifstream in = open_for_reading(path);
-  HeaderReader reader(in, path);
+SafetensorsFile read_safetensors(std::istream& in, const std::string& name) {
+  HeaderReader reader(in, name);
   const Header h = reader.read();
   SafetensorsFile out;
   out.metadata = h.metadata;
   for (const Entry& e : h.entries) out.tensors.emplace(e.name, read_tensor(in, e, h.data_start, reader));
   return out;
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::ifstream in = open_for_reading(path);
+  return read_safetensors(in, path);
 }
 
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {

@@ -9,10 +9,12 @@
 // Supported dtypes: F32, I32 and BOOL (one byte, 0 or 1). Loading validates
 // everything (header length against the file size and the reference limit of
 // 100 MB, the JSON, dtypes, shapes, offsets in range, matching numel * itemsize,
-// not overlapping and covering the data with nothing left over, bool bytes) and
+// not overlapping and covering the data with nothing left over, bool bytes, the
+// data's size against the machine's memory before anything is allocated) and
 // throws kiln::Error naming the file and, where there is one, the tensor. Saving
 // writes atomically (engine/atomic_file.h), so an existing file is never left
 // half-written.
+#include <istream>
 #include <map>
 #include <string>
 
@@ -26,6 +28,9 @@ struct SafetensorsFile {
 };
 
 SafetensorsFile load_safetensors(const std::string& path);
+
+// The same from a seekable stream holding a whole file (errors name NAME).
+SafetensorsFile read_safetensors(std::istream& in, const std::string& name);
 
 // Reads and validates only the header (the tensors' entries are checked too)
 // and returns its "__metadata__" map, without reading the data.

@@ -7,6 +7,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/safetensors.h"
+#include "models/optimizer.h"
 #include "models/transformer/transformer.h"
 
 namespace kiln::models {
@@ -44,6 +45,35 @@ std::optional<std::string> first_param_mismatch(const std::map<std::string, Tens
       return "param '" + name + "' is " + type_str(it->second.type()) + ", expected " + type_str(type);
   }
   return std::nullopt;
+}
+
+// The config against the tensors the file holds, before its param list is built
+// (every layer has params, so a config with more layers than the file has tensors
+// is corrupt, however many it claims); then the step counter and every f32 value.
+void check_contents(const Checkpoint& ckpt, const std::string& file) {
+  const auto corrupt = [&](const std::string& what) {
+    throw Error(file + ": corrupt checkpoint: " + what);
+  };
+  const TransformerConfig& cfg = ckpt.config;
+  const auto tensors = static_cast<int64_t>(ckpt.tensors.size());
+  if (cfg.enc_layers > tensors || cfg.dec_layers > tensors)
+    corrupt("its config " + describe(cfg) + " has more layers than the file's " + std::to_string(tensors) +
+            " tensors");
+  if (const auto mismatch = first_param_mismatch(ckpt.tensors, cfg))
+    corrupt("its tensors do not fit its own config " + describe(cfg) + ": " + *mismatch);
+  if (const auto step = ckpt.tensors.find(kStepState); step != ckpt.tensors.end()) {
+    const Tensor& t = step->second;
+    if (!(t.type() == TensorType{DType::i32, {}}))
+      corrupt("the step counter '" + kStepState + "' is " + type_str(t.type()) + ", not i32[]");
+    if (const int32_t step_count = t.i32()(); step_count < 0)
+      corrupt("the step counter '" + kStepState + "' is negative (" + std::to_string(step_count) + ")");
+  }
+  for (const auto& [name, t] : ckpt.tensors)
+    if (const auto bad = first_non_finite(t)) {
+      std::ostringstream s;
+      s << "tensor '" << name << "' has the non-finite value " << bad->second << " at element " << bad->first;
+      corrupt(s.str());
+    }
 }
 
 const std::string& required(const std::map<std::string, std::string>& metadata, const std::string& key,
@@ -88,6 +118,10 @@ Checkpoint load_checkpoint(const std::string& dir) {
   } catch (const Error& e) {
     throw Error(std::string("corrupt or truncated checkpoint: ") + e.what());
   }
+  return checkpoint_from(std::move(f), file);
+}
+
+Checkpoint checkpoint_from(SafetensorsFile f, const std::string& file) {
   const std::string& format = required(f.metadata, "format", file);
   if (format != kFormat)
     throw Error(file + ": checkpoint format '" + format + "' is not the one this kiln reads ('" + kFormat + "')");
@@ -96,15 +130,13 @@ Checkpoint load_checkpoint(const std::string& dir) {
   ckpt.task = required(f.metadata, "task", file);
   if (ckpt.task.empty()) throw Error(file + ": the checkpoint names no task");
   try {
-    ckpt.config = config_from_json(required(f.metadata, "config", file));
+    ckpt.config = config_from_json(required(f.metadata, "config", file));  // sizes checked against memory
   } catch (const Error& e) {
     throw Error(file + ": bad model config: " + e.what());
   }
   ckpt.trainer_state = required(f.metadata, "trainer", file);
   ckpt.tensors = std::move(f.tensors);
-  if (const auto mismatch = first_param_mismatch(ckpt.tensors, ckpt.config))
-    throw Error(file + ": corrupt checkpoint: its tensors do not fit its own config " + describe(ckpt.config) + ": " +
-                *mismatch);
+  check_contents(ckpt, file);
   return ckpt;
 }
 

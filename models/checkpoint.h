@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "engine/safetensors.h"
 #include "engine/tensor/tensor.h"
 #include "models/transformer/config.h"
 
@@ -30,9 +31,16 @@ std::string checkpoint_file(const std::string& dir);
 void save_checkpoint(const std::string& dir, const Checkpoint& ckpt);
 
 // kiln::Error naming the directory for a missing directory or file, a truncated
-// or corrupt file, a wrong format marker, a bad config, or params that do not fit
-// the checkpoint's own config.
+// or corrupt file, and every problem checkpoint_from finds.
 Checkpoint load_checkpoint(const std::string& dir);
+
+// The checkpoint in a safetensors file's contents, read from FILE (named in every
+// error), trusting nothing in it: kiln::Error for a wrong format marker, a
+// missing task or trainer state, a bad config or one whose model would not fit
+// in memory (checked before any param list is built), params that do not fit
+// the checkpoint's own config, a step counter that is not a non-negative i32[],
+// and a non-finite f32 value (naming the tensor and the element).
+Checkpoint checkpoint_from(SafetensorsFile contents, const std::string& file);
 
 // Throws kiln::Error naming the first param of param_types(expected) that is
 // missing from the checkpoint or has another dtype or shape (a checkpoint of

@@ -6,6 +6,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 #include "models/transformer/transformer.h"
 
 namespace kiln::models {
@@ -59,7 +60,8 @@ void copy_task_files(const std::string& from, const std::string& to) {
     if (!e.is_regular_file() || std::find(std::begin(skipped), std::end(skipped), e.path().filename()) !=
                                     std::end(skipped))
       continue;
-    write_file_atomically((fs::path(to) / e.path().filename()).string(), read_file(e.path().string()));
+    write_file_atomically((fs::path(to) / e.path().filename()).string(),
+                          read_file(e.path().string(), 256 * kMiB, "a task file"));
   }
   if (ec) throw Error("cannot list " + from + ": " + ec.message());
 }

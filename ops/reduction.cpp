@@ -2,6 +2,7 @@
 #include "ops/reduction.h"
 
 #include <algorithm>
+#include <limits>
 #include <xtensor/xreducer.hpp>
 
 #include "ops/constant.h"
@@ -57,7 +58,18 @@ void store_reduced(Tensor& out, E&& reduced) {
 template <class T>
 using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
 
+// An operand without elements: xtensor's reducers step outside it (UBSan reports
+// the pointer arithmetic), so the result is written directly, every element
+// `value` (a sum of nothing is 0, a mean 0 / 0; max rejects reducing nothing, so
+// its result then has no elements). Returns whether the operand was empty.
+bool fill_if_empty(const KernelArgs& k, double value) {
+  if (k.in[0]->numel() != 0) return false;
+  k.out[0]->visit([&](auto& a) { a.fill(static_cast<typename std::decay_t<decltype(a)>::value_type>(value)); });
+  return true;
+}
+
 void sum_kernel(const KernelArgs& k) {
+  if (fill_if_empty(k, 0)) return;
   for_dtype<float, int32_t>(k.in[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
     store_reduced<T>(*k.out[0], xt::sum<Accumulator<T>>(k.in[0]->as<T>(), reduced_axes(k)));
@@ -65,6 +77,7 @@ void sum_kernel(const KernelArgs& k) {
 }
 
 void mean_kernel(const KernelArgs& k) {
+  if (fill_if_empty(k, std::numeric_limits<double>::quiet_NaN())) return;
   const Tensor& x = *k.in[0];
   const std::vector<std::size_t> axes = reduced_axes(k);
   double count = 1;
@@ -72,11 +85,15 @@ void mean_kernel(const KernelArgs& k) {
   store_reduced<float>(*k.out[0], xt::sum<double>(x.f32(), axes) / count);
 }
 
+// A nan anywhere in a reduced line makes its max nan, as in NumPy (xt::amax alone
+// keeps or drops a nan depending on where in the line it is).
 void max_kernel(const KernelArgs& k) {
-  for_dtype<float, int32_t>(k.in[0]->dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    store_reduced<T>(*k.out[0], xt::amax(k.in[0]->as<T>(), reduced_axes(k)));
-  });
+  if (fill_if_empty(k, 0)) return;
+  const std::vector<std::size_t> axes = reduced_axes(k);
+  if (k.in[0]->dtype() == DType::i32) return store_reduced<int32_t>(*k.out[0], xt::amax(k.in[0]->i32(), axes));
+  const Tensor::F32& x = k.in[0]->f32();
+  const auto has_nan = xt::sum<int64_t>(xt::cast<int64_t>(xt::isnan(x)), axes) > 0;
+  store_reduced<float>(*k.out[0], xt::where(has_nan, std::numeric_limits<float>::quiet_NaN(), xt::amax(x, axes)));
 }
 
 // ---- gradient rules ----
@@ -160,7 +177,7 @@ void register_reductions(OpRegistry& r) {
               .reference = mean_kernel,
               .gradient = mean_grad});
   r.add(OpDef{.name = "max",
-              .summary = "max over {axes} (all if empty), keeping them as size 1 if {keepdims}",
+              .summary = "max over {axes} (all if empty; nan if any is), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
               .max_operands = 1,
               .attrs = reduction_attrs(),

@@ -22,7 +22,8 @@
 //      or r.add_kernel per op;
 //   2. declare it in compiler/codegen/families.h and call it in
 //      register_all_emitters() (emitter_registry.cpp);
-//   3. add the op's differential test in tests/jit/ (differential.h).
+//   3. the op's row in tests/op_table/ then compiles it against the interpreter
+//      (alone and fused, every target and thread count it samples).
 // A graph using an op with no entry fails to compile with "jit: no lowering for
 // op 'NAME'", never at run time.
 #include <functional>

@@ -11,12 +11,12 @@ llvm::Value* identity(LoweringContext& cx, Fold fold, int width) {
 llvm::Value* combine(LoweringContext& cx, Fold fold, llvm::Value* acc, llvm::Value* x) {
   auto& b = cx.b();
   if (fold == Fold::sum) return b.CreateFAdd(acc, x);
-  return b.CreateSelect(b.CreateFCmpOGT(x, acc), x, acc);  // max as the reduction emitters do it
+  return b.CreateMaximum(acc, x);  // max as the reduction emitters do it: nan if either is
 }
 
 // The lanes of a vector accumulator combined into one value.
 llvm::Value* fold_lanes(LoweringContext& cx, Fold fold, llvm::Value* vec) {
-  if (fold == Fold::max) return cx.b().CreateFPMaxReduce(vec);
+  if (fold == Fold::max) return cx.b().CreateFPMaximumReduce(vec);
   auto* sum = cx.b().CreateFAddReduce(cx.f32c(-0.0f), vec);
   sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
   return sum;

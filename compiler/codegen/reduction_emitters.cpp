@@ -47,10 +47,11 @@ struct Reduction {
                       : cx.i32c(std::numeric_limits<int32_t>::min(), width);
   }
 
+  // f32 max is llvm.maximum: a nan anywhere makes the result nan, as in the reference.
   llvm::Value* combine(LoweringContext& cx, llvm::Value* acc, llvm::Value* x) const {
     auto& b = cx.b();
     if (kind != Kind::max) return is_float() ? b.CreateFAdd(acc, x) : b.CreateAdd(acc, x);
-    return b.CreateSelect(is_float() ? b.CreateFCmpOGT(x, acc) : b.CreateICmpSGT(x, acc), x, acc);
+    return is_float() ? b.CreateMaximum(acc, x) : b.CreateSelect(b.CreateICmpSGT(x, acc), x, acc);
   }
 
   // Combines the lanes of a vector accumulator into `scalar`.
@@ -58,7 +59,7 @@ struct Reduction {
     auto& b = cx.b();
     llvm::Value* lanes = nullptr;
     if (kind == Kind::max) {
-      lanes = is_float() ? b.CreateFPMaxReduce(vec) : b.CreateIntMaxReduce(vec, true);
+      lanes = is_float() ? b.CreateFPMaximumReduce(vec) : b.CreateIntMaxReduce(vec, true);
     } else if (is_float()) {
       auto* sum = b.CreateFAddReduce(cx.f32c(-0.0f), vec);
       sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain

@@ -11,52 +11,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "engine/fnv1a.h"
+#include "compiler/jit/kernel_cache_entry.h"
+#include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 
 namespace kiln::compiler {
 
 namespace {
 
-constexpr std::string_view kMagic = "kiln-kernel-cache 1\n";
-
-void append_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-bool read_u64(std::string_view& in, uint64_t& v) {
-  if (in.size() < 8) return false;
-  v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  in.remove_prefix(8);
-  return true;
-}
-
-// magic, key length, key, object length, object, FNV-1a of everything before it.
-std::string encode(const std::string& key, std::string_view object) {
-  std::string out(kMagic);
-  append_u64(out, key.size());
-  out += key;
-  append_u64(out, object.size());
-  out += object;
-  append_u64(out, fnv1a_64(out));
-  return out;
-}
-
-std::optional<std::string> decode(std::string_view entry, const std::string& key) {
-  if (entry.size() < kMagic.size() + 24 || entry.substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  uint64_t checksum = 0;
-  std::string_view tail = entry.substr(entry.size() - 8);
-  if (!read_u64(tail, checksum) || checksum != fnv1a_64(entry.substr(0, entry.size() - 8))) return std::nullopt;
-  std::string_view in = entry.substr(kMagic.size(), entry.size() - 8 - kMagic.size());
-  uint64_t key_size = 0, object_size = 0;
-  if (!read_u64(in, key_size) || key_size > in.size() || in.substr(0, key_size) != key) return std::nullopt;
-  in.remove_prefix(key_size);
-  if (!read_u64(in, object_size) || object_size != in.size()) return std::nullopt;
-  return std::string(in);
-}
+// Past any compiled kernel; a bigger file in the cache is not an entry.
+constexpr size_t kEntryLimit = 256 * kMiB;
 
 int note_build_id(dl_phdr_info* info, size_t, void* out) {
   auto& id = *static_cast<std::string*>(out);
@@ -111,11 +76,11 @@ std::string KernelCache::path_of(const std::string& symbol) const { return dir_ 
 
 std::optional<std::string> KernelCache::load(const std::string& symbol, const std::string& key) const {
   if (!enabled()) return std::nullopt;
-  std::ifstream in(path_of(symbol), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return decode(bytes.str(), key);
+  try {
+    return decode_cache_entry(read_file(path_of(symbol), kEntryLimit, "a kernel cache entry"), key);
+  } catch (const Error&) {  // missing, unreadable or oversized: a miss
+    return std::nullopt;
+  }
 }
 
 void KernelCache::store(const std::string& symbol, const std::string& key, std::string_view object) {
@@ -123,7 +88,7 @@ void KernelCache::store(const std::string& symbol, const std::string& key, std::
   static std::atomic<uint64_t> counter{0};
   const std::string path = path_of(symbol);
   const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  const std::string entry = encode(key, object);
+  const std::string entry = encode_cache_entry(key, object);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   bool ok = !ec;

@@ -1,15 +1,13 @@
 #include "engine/ir/parser.h"
 
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
 #include <unordered_map>
 #include <utility>
 
 #include "engine/ir/builder.h"
 #include "engine/ir/lexer.h"
 #include "engine/ir/op_def.h"
+#include "engine/ir/read_file.h"
 #include "engine/ir/verifier.h"
 
 namespace kiln {
@@ -397,16 +395,7 @@ class Parser {
 Graph parse_kir(std::string_view text, const std::string& filename) { return Parser(text, filename).parse(); }
 
 Graph parse_kir_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error("cannot read " + path + ": " + std::strerror(errno));
-  std::string text;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const int err = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (err) throw Error("cannot read " + path + ": " + std::strerror(err));
-  return parse_kir(text, path);
+  return parse_kir(read_file(path, kKirFileLimit, "a .kir file"), path);
 }
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 #include "engine/tensor/tensor.h"
 
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 
 namespace kiln {
 
@@ -9,6 +10,7 @@ Shape ir_shape(const xt::svector<std::size_t, 4>& s) { return {s.begin(), s.end(
 Shape ir_shape(const std::vector<std::size_t>& s) { return {s.begin(), s.end()}; }
 
 Tensor Tensor::zeros(const TensorType& t) {
+  checked_bytes(t);
   const auto shape = xt_shape(t.shape);
   switch (t.dtype) {
     case DType::f32: return Tensor(F32(xt::zeros<float>(shape)));

@@ -19,6 +19,8 @@ class Tensor {
   Tensor(I32 a) : data_(std::move(a)) {}   // NOLINT
   Tensor(Bool a) : data_(std::move(a)) {}  // NOLINT
 
+  // Throws kiln::Error naming the type and its bytes if they exceed the machine's
+  // memory (memory_check.h).
   static Tensor zeros(const TensorType& t);
   static Tensor scalar(float v) { return Tensor(F32(v)); }
 

@@ -7,6 +7,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 #include "models/tasks/batching.h"
 #include "models/tasks/hash_split.h"
 #include "models/tasks/subwords.h"
@@ -106,7 +107,8 @@ class DeEnTask final : public Task {
   // Otherwise a model learned from the train split, saved if a path is given.
   Subwords load_or_learn_subwords() {
     const std::string& path = options_.spm_model_path;
-    if (!path.empty() && std::filesystem::exists(path)) return Subwords(read_file(path), path);
+    if (!path.empty() && std::filesystem::exists(path))
+      return Subwords(read_file(path, 256 * kMiB, "a subword model"), path);
     pairs_ = read_split_pairs(options_);
     const std::string model =
         Subwords::learn(subword_sample((*pairs_)[static_cast<int>(Split::train)]), options_.vocab_size);

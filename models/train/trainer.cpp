@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "engine/atomic_file.h"
@@ -13,6 +14,7 @@
 #include "engine/param_init.h"
 #include "models/checkpoint.h"
 #include "models/checkpoint_average.h"
+#include "models/optimizer.h"
 #include "models/decode/decoder.h"
 #include "models/train/evaluate.h"
 #include "models/train/executable_cache.h"
@@ -118,6 +120,25 @@ std::map<std::string, Tensor> initial_tensors(const Graph& train_graph, uint64_t
   return tensors;
 }
 
+// The step counter %step is an i32[]: the trainer's step must match it, and no
+// step may take it past INT32_MAX, where it would wrap and be saved wrapped.
+constexpr int64_t kLastStep = std::numeric_limits<int32_t>::max();
+
+void check_step_counter(const std::map<std::string, Tensor>& tensors, int64_t step, int64_t steps_asked,
+                        const std::string& dir) {
+  const int64_t counter = tensors.at(kStepState).i32()();
+  if (counter != step)
+    throw Error(checkpoint_file(dir) + ": corrupt checkpoint: its trainer state is at step " + std::to_string(step) +
+                ", its step counter '" + kStepState + "' at " + std::to_string(counter));
+  if (step + std::max<int64_t>(steps_asked, 1) > kLastStep) {
+    std::string msg = "cannot train ";
+    if (steps_asked > 0) msg += std::to_string(steps_asked) + " more steps ";
+    msg += "from step " + std::to_string(step);
+    msg += ": the step counter is an i32 and would wrap past " + std::to_string(kLastStep);
+    throw Error(msg);
+  }
+}
+
 BatchShape shape_of(const Batch& b) { return {b.src.shape().at(0), b.src.shape().at(1), b.tgt_in.shape().at(1)}; }
 
 bool fits_max_train_len(const BatchShape& s, int64_t max_len) {
@@ -214,6 +235,7 @@ Trainer::Trainer(const TrainOptions& o)
   losses_.emplace([cfg](const BatchShape& s) { return build_loss_graph(cfg, s.batch, s.src_len, s.tgt_len, false); },
                   o.exec, compile_logger());
   steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
+  check_step_counter(steps_->persistent(), state_.step, o.steps, dir);
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
   resumed_seconds_ = state_.train_seconds;
@@ -250,6 +272,9 @@ const Batch& Trainer::next_batch() {
 }
 
 void Trainer::step(const Batch& batch) {
+  if (state_.step >= kLastStep)  // --minutes can get here
+    throw Error("stopping at step " + std::to_string(state_.step) + ": the step counter is an i32 and would wrap; " +
+                opts_.checkpoint_dir + " keeps its last checkpoint");
   Executable& exe = steps_->get(shape_of(batch));  // compiles a new shape: not timed
   const Clock::time_point start = Clock::now();
   exe.bind("src", batch.src);

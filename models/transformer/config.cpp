@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 
 namespace kiln::models {
 
@@ -58,6 +59,28 @@ double real_field(const nlohmann::json& j, const char* key) {
   return v.get<double>();
 }
 
+// a * b and a + b of non-negative sizes, saturating at UINT64_MAX.
+uint64_t mul_sat(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+uint64_t add_sat(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+// At least this many f32 elements make the model's params and positional
+// encodings: the embeddings, each layer's attention and feed-forward matrices,
+// and the encodings (biases, norms and cross-attention left out).
+uint64_t model_elements_lower_bound(const TransformerConfig& c) {
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  const uint64_t d = u(c.d_model);
+  const uint64_t layer = add_sat(mul_sat(4, mul_sat(d, d)), mul_sat(2, mul_sat(d, u(c.d_ff))));
+  uint64_t n = mul_sat(u(c.vocab), d);
+  n = add_sat(n, mul_sat(add_sat(u(c.enc_layers), u(c.dec_layers)), layer));
+  return add_sat(n, mul_sat(u(c.max_len), d));
+}
+
 }  // namespace
 
 TransformerConfig config_from_json(const std::string& text) {
@@ -111,6 +134,12 @@ void validate(const TransformerConfig& c) {
   require(c.label_smoothing >= 0 && c.label_smoothing < 1,
           "label_smoothing must be in [0, 1), got " + std::to_string(c.label_smoothing));
   require(c.pad_id >= 0 && c.pad_id < c.vocab, "pad_id must be in [0, vocab), got " + std::to_string(c.pad_id));
+  std::string model = "Transformer config: a model of vocab " + std::to_string(c.vocab);
+  model += ", d_model " + std::to_string(c.d_model);
+  model += ", d_ff " + std::to_string(c.d_ff);
+  model += ", " + std::to_string(c.enc_layers) + "+" + std::to_string(c.dec_layers);
+  model += " layers and max_len " + std::to_string(c.max_len);
+  checked_bytes(model_elements_lower_bound(c), sizeof(float), model);
 }
 
 void validate_shape(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len) {

@@ -34,7 +34,8 @@ bool same_architecture(const TransformerConfig& a, const TransformerConfig& b);
 
 // Throws kiln::Error naming the field: positive sizes, vocab >= 4, d_model %
 // heads == 0, even d_model (sinusoidal encodings pair dims), 0 <= dropout < 1,
-// 0 <= label_smoothing < 1, 0 <= pad_id < vocab.
+// 0 <= label_smoothing < 1, 0 <= pad_id < vocab, and a model (params and
+// positional encodings) that fits in the machine's memory, naming its bytes.
 void validate(const TransformerConfig& cfg);
 
 // validate(cfg), then the shape of a graph over batch rows of src_len source

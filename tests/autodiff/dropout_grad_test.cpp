@@ -1,34 +1,16 @@
-// Gradient rule of dropout: dy through the forward's own mask and scale.
+// dropout's gradient at exact values: dy through the forward's own mask and
+// scale. Finite-difference checks are the op table's (tests/op_table/rows_dropout.cpp).
 #include <doctest/doctest.h>
 
 #include <xtensor/xbuilder.hpp>
 
 #include "engine/autodiff.h"
 #include "engine/interpreter.h"
-#include "gradcheck.h"
 #include "ops/dropout.h"
 #include "ops/op_test_util.h"
 #include "ops/reduction.h"
 
 using namespace kiln;
-using kiln::test::check_gradients;
-using kiln::test::random_tensor;
-using Inputs = std::vector<Value>;
-
-TEST_CASE("dropout gradient") {
-  // With the key fixed the mask is fixed, so dropout is linear in x and central
-  // differences are exact up to rounding.
-  const auto check = [](const Shape& shape, double rate, int64_t seed, int32_t key) {
-    INFO("dropout of ", shape_str(shape), " rate ", rate, " seed ", seed, " key ", key);
-    check_gradients([&](Builder& b, const Inputs& x) { return ops::dropout(b, x[0], x[1], rate, seed); },
-                    {random_tensor(shape, 1), Tensor::I32(key)});
-  };
-  check({4, 5}, 0.3, 0, 0);
-  check({4, 5}, 0.3, 7, 3);
-  check({50}, 0.3, 1, 12);
-  check({2, 3, 4}, 0.5, 2, 1);
-  check({3}, 0.0, 0, 0);
-}
 
 TEST_CASE("dropout gradient values: the forward's mask scaled by 1 / (1 - rate)") {
   // With x = 1 everywhere the forward output is the scaled mask itself, and so is

@@ -25,19 +25,23 @@ Tensor random_tensor(const Shape& shape, uint64_t seed, float lo, float hi) {
   return Tensor(std::move(a));
 }
 
-void check_gradients(const std::function<Value(Builder&, const std::vector<Value>&)>& f,
+void check_gradients(const std::function<std::vector<Value>(Builder&, const std::vector<Value>&)>& f,
                      const std::vector<Tensor>& values, const GradCheckOptions& opts) {
   Graph g("gradcheck");
   Builder b(g);
   std::vector<Value> inputs;
   for (size_t i = 0; i < values.size(); ++i) inputs.push_back(b.input(input_name(i), values[i].type()));
-  const Value y = f(b, inputs);
-  Value loss = y;
-  Tensor weights;
-  if (b.type(y).rank() != 0) {
-    weights = random_tensor(b.type(y).shape, opts.seed + 1000, 0.5f, 1.5f);
-    const Value r = b.input("r", b.type(y));
-    loss = b.emit1("sum", {b.emit1("mul", {y, r})}, {}, "loss");
+  const std::vector<Value> ys = f(b, inputs);
+  REQUIRE(!ys.empty());
+  Value loss = ys[0];
+  std::vector<Tensor> weights;  // r0, r1, ...: one per result
+  if (ys.size() > 1 || b.type(ys[0]).rank() != 0) {
+    for (size_t j = 0; j < ys.size(); ++j) {
+      weights.push_back(random_tensor(b.type(ys[j]).shape, opts.seed + 1000 + j, 0.5f, 1.5f));
+      const Value r = b.input(std::string("r").append(std::to_string(j)), b.type(ys[j]));
+      const Value term = b.emit1("sum", {b.emit1("mul", {ys[j], r})});
+      loss = j == 0 ? term : b.emit1("add", {loss, term});
+    }
   }
   std::vector<size_t> wrt_index;
   std::vector<Value> wrt;
@@ -55,7 +59,7 @@ void check_gradients(const std::function<Value(Builder&, const std::vector<Value
   Interpreter exe(g);
   auto bind_all = [&](const std::vector<Tensor>& vals) {
     for (size_t i = 0; i < vals.size(); ++i) exe.bind(input_name(i), vals[i]);
-    if (b.type(y).rank() != 0) exe.bind("r", weights);
+    for (size_t j = 0; j < weights.size(); ++j) exe.bind(std::string("r").append(std::to_string(j)), weights[j]);
   };
   bind_all(values);
   exe.run();
@@ -84,6 +88,12 @@ void check_gradients(const std::function<Value(Builder&, const std::vector<Value
       CHECK(std::abs(an - numeric) <= tol);
     }
   }
+}
+
+void check_gradients(const std::function<Value(Builder&, const std::vector<Value>&)>& f,
+                     const std::vector<Tensor>& values, const GradCheckOptions& opts) {
+  check_gradients([&f](Builder& b, const std::vector<Value>& in) { return std::vector<Value>{f(b, in)}; }, values,
+                  opts);
 }
 
 }  // namespace kiln::test

@@ -26,10 +26,14 @@ struct GradCheckOptions {
   uint64_t seed = 1;
 };
 
-// Builds f(inputs) on a fresh graph whose inputs hold `values`; reduces a
-// non-scalar result to a scalar loss sum(f * R) with a fixed random R; checks the
-// gradient with respect to every f32 input against central differences.
+// Builds f(inputs) on a fresh graph whose inputs hold `values`; reduces its
+// results to a scalar loss, the sum over results of sum(f_i * R_i) with fixed
+// random R_i (a scalar result enters as itself when it is the only one); checks
+// the gradient with respect to every f32 input against central differences.
 // Reports failures through doctest CHECKs naming the input and element.
+void check_gradients(const std::function<std::vector<Value>(Builder&, const std::vector<Value>&)>& f,
+                     const std::vector<Tensor>& values, const GradCheckOptions& opts = {});
+// The same for a function with one result.
 void check_gradients(const std::function<Value(Builder&, const std::vector<Value>&)>& f,
                      const std::vector<Tensor>& values, const GradCheckOptions& opts = {});
 

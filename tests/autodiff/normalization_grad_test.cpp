@@ -1,6 +1,7 @@
-// Gradient rules of softmax, log_softmax and layer_norm: finite-difference checks
-// over shapes and axes, masked inputs, layer_norm's mean and rstd results, a
-// residual layer_norm, and grad of grad.
+// Gradient rules of softmax, log_softmax and layer_norm in composites (masked
+// inputs, a residual layer_norm) and at exact values. Finite-difference checks
+// over shapes and axes, of every layer_norm result, and grad of grad are the op
+// table's (tests/op_table/rows_normalization.cpp).
 #include <doctest/doctest.h>
 
 #include "engine/autodiff.h"
@@ -19,26 +20,6 @@ using F = xt::xarray<float>;
 
 namespace {
 
-using Normalize = Value (*)(Builder&, Value, int64_t);
-using GraphFn = std::function<Value(Builder&, const std::vector<Value>&)>;
-
-struct AxisCase {
-  Shape shape;
-  int64_t axis;
-};
-
-const std::vector<AxisCase> kAxisCases = {{{5}, -1},      {{5}, 0},        {{2, 3}, -1}, {{2, 3}, 0},
-                                          {{2, 3, 4}, 1}, {{2, 3, 4}, -1}, {{1, 4}, 0}};
-
-void check_axes(Normalize op) {
-  uint64_t seed = 1;
-  for (const AxisCase& c : kAxisCases) {
-    INFO("shape ", shape_str(c.shape), " axis ", c.axis);
-    check_gradients([&](Builder& b, const std::vector<Value>& in) { return op(b, in[0], c.axis); },
-                    {random_tensor(c.shape, seed++, -2.0f, 2.0f)});
-  }
-}
-
 // A [4,4] additive mask, -1e9 above the diagonal (finite, so finite differences
 // stay finite), and the matching bool "kept" pattern. Every row and every column
 // keeps at least one entry, so it works along either axis.
@@ -53,23 +34,7 @@ Tensor kept_mask() { return Tensor(xt::xarray<bool>(xt::equal(additive_mask().f3
 Tensor layer_norm_x(const Shape& s, uint64_t seed) { return random_tensor(s, seed, -2.0f, 2.0f); }
 Tensor layer_norm_gamma(int64_t d, uint64_t seed) { return random_tensor({d}, seed, 0.5f, 1.5f); }
 
-GraphFn layer_norm_with_eps(double eps) {
-  return [eps](Builder& b, const std::vector<Value>& in) { return ops::layer_norm(b, in[0], in[1], in[2], eps); };
-}
-
-// f(inputs) = d/d inputs[0] of sum(op(inputs) * inputs.back()): its gradient is
-// the second derivative (the rule's ops' rules).
-GraphFn first_derivative(const GraphFn& op) {
-  return [op](Builder& b, const std::vector<Value>& in) {
-    return grad(b.graph(), ops::sum(b, ops::mul(b, op(b, in), in.back())), {in[0]})[0];
-  };
-}
-
 }  // namespace
-
-TEST_CASE("softmax gradient over shapes and axes") { check_axes(ops::softmax); }
-
-TEST_CASE("log_softmax gradient over shapes and axes") { check_axes(ops::log_softmax); }
 
 TEST_CASE("softmax gradient with masked entries") {
   // softmax(x + mask): masked entries are 0 and get no gradient.
@@ -117,31 +82,6 @@ TEST_CASE("softmax gradient at exact values") {
   CHECK(got(1) == doctest::Approx(-3.0 / 16));
 }
 
-TEST_CASE("layer_norm gradients for x gamma and beta") {
-  const std::vector<Shape> shapes = {{5}, {2, 5}, {2, 3, 4}};
-  uint64_t seed = 1;
-  for (const Shape& s : shapes)
-    for (double eps : {1e-5, 0.1}) {
-      INFO("shape ", shape_str(s), " eps ", eps);
-      const int64_t d = s.back();
-      check_gradients(layer_norm_with_eps(eps),
-                      {layer_norm_x(s, seed), layer_norm_gamma(d, seed + 1), random_tensor({d}, seed + 2)});
-      seed += 3;
-    }
-}
-
-TEST_CASE("layer_norm's mean and rstd results carry gradients to x") {
-  for (double eps : {1e-5, 0.1}) {
-    INFO("eps ", eps);
-    check_gradients(
-        [eps](Builder& b, const std::vector<Value>& in) {
-          const std::vector<Value> r = b.emit("layer_norm", {in[0], in[1], in[2]}, {{"eps", eps}});
-          return ops::add(b, ops::mul(b, r[1], in[3]), r[2]);
-        },
-        {layer_norm_x({3, 4}, 41), layer_norm_gamma(4, 42), random_tensor({4}, 43), random_tensor({3}, 44)});
-  }
-}
-
 TEST_CASE("layer_norm of a residual") {
   // layer_norm(x + tanh(x * w)): x reaches the output along two paths.
   check_gradients(
@@ -172,28 +112,4 @@ TEST_CASE("layer_norm over one element has zero x and gamma gradients") {
   CHECK(exe.output(g.name_of(d[0])).f32() == xt::zeros<float>({3, 1}));
   CHECK(exe.output(g.name_of(d[1])).f32() == F{0.0f});
   CHECK(exe.output(g.name_of(d[2])).f32() == F{3.0f});
-}
-
-TEST_CASE("grad of grad for normalizations by finite differences") {
-  // The last input weights the first loss, so that its gradient is not trivially zero.
-  SUBCASE("softmax along the last axis") {
-    check_gradients(first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::softmax(b, in[0]); }),
-                    {random_tensor({2, 3}, 31, -2.0f, 2.0f), random_tensor({2, 3}, 32)});
-  }
-  SUBCASE("softmax along axis 0") {
-    check_gradients(
-        first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::softmax(b, in[0], 0); }),
-        {random_tensor({3, 2}, 33, -2.0f, 2.0f), random_tensor({3, 2}, 34)});
-  }
-  SUBCASE("log_softmax") {
-    check_gradients(
-        first_derivative([](Builder& b, const std::vector<Value>& in) { return ops::log_softmax(b, in[0]); }),
-        {random_tensor({2, 3}, 35, -2.0f, 2.0f), random_tensor({2, 3}, 36)});
-  }
-  SUBCASE("layer_norm") {
-    check_gradients(
-        first_derivative(
-            [](Builder& b, const std::vector<Value>& in) { return ops::layer_norm(b, in[0], in[1], in[2]); }),
-        {layer_norm_x({2, 4}, 37), layer_norm_gamma(4, 38), random_tensor({4}, 39), random_tensor({2, 4}, 40)});
-  }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <xtensor/xbuilder.hpp>
 
 #include "cli/run_kiln.h"
@@ -173,4 +174,24 @@ TEST_CASE("kiln run names a missing .kir file and an output dir that cannot be c
   const KilnResult blocked = run_kiln(mlp_run(file + "/out"));
   CHECK(blocked.status == 1);
   CHECK(blocked.err.rfind("kiln: error: --output-dir " + file + "/out: ", 0) == 0);
+}
+
+TEST_CASE("kiln run refuses declared shapes beyond the machine's memory, naming the declaration and its bytes") {
+  TempDir dir;
+  const std::string kir = dir.file("huge.kir");
+  std::ofstream(kir) << "graph @huge {\n  param %w : f32[100000,100000,100]\n  %y = neg(%w)\n  output %y\n}\n";
+  for (const char* backend : {"interp", "jit"}) {
+    CAPTURE(backend);
+    const KilnResult r = run_kiln({"run", kir, "--backend", backend, "-o", dir.file("out")});
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find("param %w: f32[100000,100000,100] needs 4000000000000 bytes (3725.3 GiB), more than") !=
+                      std::string::npos,
+                  r.err);
+  }
+}
+
+TEST_CASE("kiln run given an endless file as the graph ends with an error naming it, fast") {
+  const KilnResult r = run_kiln({"run", "/dev/zero"});
+  CHECK(r.status == 1);
+  CHECK(r.err == "kiln: error: /dev/zero: larger than the 64 MiB limit for a .kir file\n");
 }

@@ -12,7 +12,10 @@
 
 #include "cli/run_kiln.h"
 #include "engine/atomic_file.h"
+#include "models/checkpoint.h"
+#include "models/optimizer.h"
 #include "models/train/recipe.h"
+#include "models/train/trainer_state.h"
 #include "read_file.h"
 
 namespace fs = std::filesystem;
@@ -245,6 +248,31 @@ TEST_CASE("corrupt and truncated checkpoints fail clearly and stay as they were"
       CHECK(read_file(checkpoint_file(ckpt)) == bytes);
     }
   }
+}
+
+TEST_CASE("kiln train --resume refuses a step counter that would wrap, or that its trainer state contradicts") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  fs::copy(trained_checkpoint(), ckpt);
+  const auto set_step = [&](int32_t counter, int64_t trainer_step) {
+    kiln::models::Checkpoint c = kiln::models::load_checkpoint(ckpt);
+    c.tensors.at(kiln::kStepState) = kiln::Tensor(kiln::Tensor::I32(counter));
+    kiln::models::TrainerState state = kiln::models::trainer_state_from_json(c.trainer_state);
+    state.step = trainer_step;
+    c.trainer_state = kiln::models::trainer_state_to_json(state);
+    kiln::models::save_checkpoint(ckpt, c);
+  };
+  const auto fails = [&](const std::string& part) {
+    const std::string before = read_file(checkpoint_file(ckpt));
+    const KilnResult r = run_kiln(train_args(ckpt, {"--resume"}));
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find(part) != std::string::npos, r.err);
+    CHECK(read_file(checkpoint_file(ckpt)) == before);
+  };
+  set_step(2147483646, 2147483646);  // 3 more steps would pass INT32_MAX
+  fails("cannot train 3 more steps from step 2147483646: the step counter is an i32 and would wrap past 2147483647");
+  set_step(7, 3);
+  fails(checkpoint_file(ckpt) + ": corrupt checkpoint: its trainer state is at step 3, its step counter 'step' at 7");
 }
 
 TEST_CASE("kiln average: the last snapshots of a run average into a checkpoint that evaluates and translates") {

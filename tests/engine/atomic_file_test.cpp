@@ -12,6 +12,7 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "engine/atomic_file.h"
+#include "read_file.h"
 #include "file_size_limit.h"
 #include "side_files.h"
 

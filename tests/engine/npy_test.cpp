@@ -141,8 +141,10 @@ TEST_CASE("load_npy rejects bad files with a message naming the file and the pro
       {"repeated key", npy("{'descr': '<f4', 'descr': '<f4'}", ""), "unexpected or repeated key 'descr'"},
       {"negative dimension", npy(dict("<f4", "(-1,)"), ""), "expected a non-negative integer dimension"},
       {"huge dimension", npy(dict("<f4", "(99999999999999999999,)"), ""), "dimension too large"},
-      {"overflowing shape", npy(dict("<f4", "(281474976710656, 281474976710656)"), ""), "is too large"},
-      {"more elements than bytes", npy(dict("<f4", "(281474976710656,)"), f4_2x3), "truncated data"},
+      {"overflowing shape", npy(dict("<f4", "(281474976710656, 281474976710656)"), ""), "has too many elements"},
+      {"more elements than bytes", npy(dict("<f4", "(2, 3, 4)"), f4_2x3), "truncated data"},
+      {"header length past the end", npy(dict("<f4", "(2, 3)"), f4_2x3, 2).replace(8, 4, "\xf0\xff\xff\xff"),
+       "truncated header: its length 4294967280 exceeds the file's remaining"},
       {"fortran order", npy(dict("<f4", "(2, 3)", "True"), f4_2x3), "fortran-order arrays are not supported"},
       {"big-endian", npy(dict(">f4", "(2, 3)"), f4_2x3), "big-endian dtype '>f4' is not supported"},
       {"unsupported dtype", npy(dict("<u2", "(3,)"), "abcdef"), "unsupported dtype '<u2'"},
@@ -160,6 +162,16 @@ TEST_CASE("load_npy rejects bad files with a message naming the file and the pro
     CHECK_THROWS_WITH_AS(load_npy(path), Contains((path + ": ").c_str()), Error);
     CHECK_THROWS_WITH_AS(load_npy(path), Contains(c.message), Error);
   }
+}
+
+TEST_CASE("a .npy header that claims more than the machine's memory is refused before anything is allocated") {
+  TempDir dir;
+  const std::string path = dir.file("huge.npy");
+  write_file(path, npy(dict("<f4", "(100000, 100000, 100)"), raw<float>({1, 2, 3})));
+  // Read, the 10^12 elements take 4 bytes in the file and 4 in the tensor.
+  const std::string expected =
+      path + ": reading shape [100000,100000,100] of '<f4' needs 8000000000000 bytes (7450.6 GiB), more than";
+  CHECK_THROWS_WITH_AS(load_npy(path), Contains(expected.c_str()), Error);
 }
 
 TEST_CASE("load_npy names a missing file or a directory") {

@@ -260,6 +260,20 @@ TEST_CASE("hostile headers are rejected with the reason and the tensor's name") 
   check_error([&] { load_safetensors(dir.file("a_directory")); }, {dir.file("a_directory")});
 }
 
+TEST_CASE("a file whose tensors would not fit in memory is refused before any is allocated") {
+  TempDir dir;
+  const std::string path = dir.file("huge.safetensors");
+  // 2^38 bytes of f32 in a sparse file: a valid layout, and more than any test machine holds.
+  const uint64_t elements = uint64_t{1} << 36, bytes = elements * 4;
+  const std::string header = st_file(R"({"x":{"dtype":"F32","shape":[)" + std::to_string(elements) +
+                                         R"(],"data_offsets":[0,)" + std::to_string(bytes) + "]}}",
+                                     "");
+  write_file(path, header);
+  std::filesystem::resize_file(path, header.size() + bytes);
+  check_error([&] { load_safetensors(path); },
+              {path, "its tensors' data needs " + std::to_string(bytes) + " bytes (256.0 GiB), more than"});
+}
+
 TEST_CASE("a failed save leaves the old file intact and no temporary file") {
   TempDir dir;
   const std::string path = dir.file("keep.safetensors");

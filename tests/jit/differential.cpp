@@ -17,6 +17,7 @@ namespace kiln::test {
 namespace {
 
 float random_float(Rng& rng, Values values) {
+  if (values == Values::integers) return static_cast<float>(rng.uniform(-3, 3));
   const double unit = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;  // [0, 1)
   double magnitude = 4.0 * unit;
   if (values != Values::moderate) {
@@ -30,6 +31,7 @@ float random_float(Rng& rng, Values values) {
 }
 
 int32_t random_int(Rng& rng, Values values) {
+  if (values == Values::integers) return static_cast<int32_t>(rng.uniform(-3, 3));
   for (;;) {
     const auto v = static_cast<int32_t>(rng.uniform(values == Values::positive ? 1 : -20, 20));
     if (v != 0 || values == Values::any || values == Values::moderate) return v;

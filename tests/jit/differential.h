@@ -21,8 +21,10 @@ struct Tolerance {
 
 // What random values a test feeds: `any` mixes signs and magnitudes (mostly
 // within [-4, 4], some large and small ones); `positive` stays > 0; `nonzero`
-// avoids 0 (divisors). i32 values are small, bool values fair coins.
-enum class Values { any, positive, nonzero, moderate };
+// avoids 0 (divisors); `moderate` stays within [-4, 4]; `integers` are whole
+// numbers in [-3, 3], whose f32 products and sums of a few thousand are exact.
+// i32 values are small, bool values fair coins.
+enum class Values { any, positive, nonzero, moderate, integers };
 
 Tensor random_tensor(Rng& rng, const TensorType& t, Values values = Values::any);
 

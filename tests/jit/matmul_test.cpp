@@ -1,7 +1,8 @@
 // matmul's GEMM against the interpreter: every transpose flag combination, shapes
 // around the register tile and cache blocks of the host's GemmBlocking (1, MR+-1,
-// NR+-1, KC+-1, MC+1, NC+1, primes), batch dims broadcast either way, empty
-// products, non-finite entries, and thread-count independence.
+// NR+-1, KC+-1, MC+1, NC+1, primes), batch dims broadcast either way, non-finite
+// entries, and thread-count independence. Empty products and small random
+// shapes, alone and fused, are the op table's row (tests/op_table/rows_matmul.cpp).
 //
 // Tolerance: both backends add the k products of an element in k order in f32;
 // the reference rounds each product and each sum, the JIT fuses them
@@ -114,11 +115,7 @@ void check_random(Rng& rng, const Case& c, const compiler::JitOptions& options =
   check_values(c, random_tensor(rng, {DType::f32, c.a}), random_tensor(rng, {DType::f32, c.b}), false, options);
 }
 
-Tensor small_integers(Rng& rng, const Shape& s) {
-  Tensor t = Tensor::zeros({DType::f32, s});
-  for (float& v : t.f32()) v = static_cast<float>(rng.uniform(-3, 3));
-  return t;
-}
+Tensor small_integers(Rng& rng, const Shape& s) { return random_tensor(rng, {DType::f32, s}, Values::integers); }
 
 compiler::GemmBlocking host_blocking() { return compiler::gemm_blocking(compiler::detect_target().vector_width); }
 
@@ -204,24 +201,6 @@ TEST_CASE("jit batched matmul with broadcast batch dims on random values") {
   check_random(rng, make_case(17, 40, 9, true, false, {3}, {1}));
   check_random(rng, make_case(1, 1, 1, false, true, {4, 1}, {1, 6}));
   check_random(rng, make_case(33, 65, 33, true, true, {2, 2}, {}));
-}
-
-TEST_CASE("jit matmul of empty products") {
-  Rng rng(35);
-  for (const auto& [ta, tb] : kFlags) {
-    check_random(rng, make_case(3, 0, 4, ta, tb));  // k = 0: zeros
-    check_random(rng, make_case(0, 5, 4, ta, tb));
-    check_random(rng, make_case(3, 5, 0, ta, tb));
-    check_random(rng, make_case(2, 3, 4, ta, tb, {0}, {1}));
-  }
-}
-
-TEST_CASE("jit matmul zeroes its result when k is 0 on every run") {
-  const Case c = make_case(3, 0, 5, false, false, {2}, {});
-  compiler::JitExecutable jit(matmul_graph(c));
-  const Tensor& y = run(jit, Tensor::zeros({DType::f32, c.a}), Tensor::zeros({DType::f32, c.b}));
-  REQUIRE(y.type() == TensorType{DType::f32, {2, 3, 5}});
-  for (float v : y.f32()) CHECK(v == 0.0f);
 }
 
 TEST_CASE("jit matmul propagates infinities and nan as the reference does") {

@@ -172,6 +172,49 @@ TEST_CASE("loading checks the format marker the metadata and the params against 
   check_error([&] { load_checkpoint(dir); }, {checkpoint_file(dir), "do not fit its own config", "'embed'"});
 }
 
+TEST_CASE("a checkpoint's config, step counter and values are checked before they are trusted") {
+  TempDir tmp;
+  const std::string dir = tmp.file("ckpt");
+  fs::create_directory(dir);
+  const Checkpoint c = sample_checkpoint(checkpoint_config());
+  const auto write = [&](const std::map<std::string, Tensor>& tensors, const TransformerConfig& cfg) {
+    const std::map<std::string, std::string> metadata = {
+        {"format", "kiln-checkpoint-1"}, {"task", "copy"}, {"config", config_to_json(cfg)}, {"trainer", "{}"}};
+    save_safetensors(checkpoint_file(dir), tensors, metadata);
+  };
+
+  // A config claiming a model of terabytes is refused before any param list is built.
+  TransformerConfig huge = checkpoint_config();
+  huge.d_model = 1'000'000;
+  write(c.tensors, huge);
+  // 11e6 (embeddings) + 2 layers x (4e12 + 2 x 16e6) + 16e6 (positional encodings) f32 values.
+  check_error([&] { load_checkpoint(dir); },
+              {checkpoint_file(dir), "bad model config", "d_model 1000000", "needs 32000364000000 bytes"});
+
+  // More layers than the file has tensors: corrupt, however many it claims.
+  TransformerConfig deep = checkpoint_config();
+  deep.enc_layers = 100'000;
+  write(c.tensors, deep);
+  check_error([&] { load_checkpoint(dir); },
+              {checkpoint_file(dir), "corrupt checkpoint", "100000+1 layers", "more layers than the file's"});
+
+  auto tensors = c.tensors;
+  tensors.at(kStepState) = Tensor(Tensor::I32(-5));
+  write(tensors, c.config);
+  check_error([&] { load_checkpoint(dir); }, {checkpoint_file(dir), "step counter 'step' is negative (-5)"});
+  tensors.at(kStepState) = Tensor(Tensor::F32(5.0f));
+  write(tensors, c.config);
+  check_error([&] { load_checkpoint(dir); }, {checkpoint_file(dir), "step counter 'step' is f32[], not i32[]"});
+
+  for (float bad : {NAN, INFINITY}) {
+    tensors = c.tensors;
+    tensors.at("dec.0.ffn.w1.adam_v").f32()(1, 3) = bad;  // element 1 * d_ff + 3 = 19
+    write(tensors, c.config);
+    check_error([&] { load_checkpoint(dir); },
+                {checkpoint_file(dir), "tensor 'dec.0.ffn.w1.adam_v' has the non-finite value", "element 19"});
+  }
+}
+
 TEST_CASE("check_matches names the first param whose shape differs under another config") {
   const Checkpoint c = sample_checkpoint(checkpoint_config(8));
   check_matches(c, checkpoint_config(8));

@@ -1,0 +1,21 @@
+#pragma once
+// The op table's rows, one function per op family (rows_<family>.cpp).
+#include <vector>
+
+#include "op_info.h"
+
+namespace kiln::test {
+
+std::vector<OpInfo> elementwise_rows();
+std::vector<OpInfo> reduction_rows();
+std::vector<OpInfo> normalization_rows();
+std::vector<OpInfo> shape_rows();
+std::vector<OpInfo> constant_rows();
+std::vector<OpInfo> gather_rows();
+std::vector<OpInfo> matmul_rows();
+std::vector<OpInfo> loss_rows();
+std::vector<OpInfo> attention_rows();
+std::vector<OpInfo> dropout_rows();
+std::vector<OpInfo> graph_rows();  // assign and fusion
+
+}  // namespace kiln::test

@@ -1,0 +1,70 @@
+// Rows of fill, iota and causal_mask (ops/constant.cpp): no operands, results
+// made from attributes alone, compared exactly.
+#include <cmath>
+#include <limits>
+
+#include "rows.h"
+#include "samples.h"
+
+namespace kiln::test {
+namespace {
+
+constexpr Tolerance kExact{0, 0};
+const char* kNoOperands = "no operands: nothing to differentiate";
+
+// Every dtype with values that convert exactly, saturate (1e30 to i32), round
+// to nothing (1e-45), and the non-finite ones; shapes from scalars to size 0.
+std::vector<Sample> fill_samples(Rng& rng) {
+  std::vector<Sample> out;
+  for (DType t : {DType::f32, DType::i32, DType::boolean})
+    for (double value : {0.0, -2.5, 1e30, 7.0, 1e-45, -std::numeric_limits<double>::infinity(),
+                         std::numeric_limits<double>::quiet_NaN()})
+      out.push_back({{}, {{"shape", random_shape(rng)}, {"dtype", t}, {"value", value}}});
+  out.push_back({{}, {{"shape", Shape{3, 0}}}, "size 0"});
+  out.push_back({{}, {{"shape", Shape{300, 301}}, {"value", 0.5}}, "large"});
+  return out;
+}
+
+std::vector<Sample> iota_samples(Rng& rng) {
+  std::vector<Sample> out;
+  for (DType t : {DType::f32, DType::i32})
+    for (int i = 0; i < 6; ++i) {
+      Shape s = random_shape(rng, 3);
+      if (s.empty()) s = {40};
+      const auto rank = static_cast<int64_t>(s.size());
+      out.push_back({{}, {{"shape", s}, {"axis", rng.uniform(-rank, rank - 1)}, {"dtype", t}}});
+    }
+  out.push_back({{}, {{"shape", Shape{2, 0}}, {"axis", int64_t{1}}}, "size 0"});
+  return out;
+}
+
+std::vector<Sample> causal_mask_samples(Rng&) {
+  std::vector<Sample> out;
+  for (int64_t size : {0, 1, 2, 15, 16, 17, 40}) out.push_back({{}, {{"size", size}}});
+  out.push_back({{}, {{"size", int64_t{600}}}, "large"});
+  return out;
+}
+
+}  // namespace
+
+std::vector<OpInfo> constant_rows() {
+  return {{.name = "fill",
+           .samples = fill_samples,
+           .tolerance = kExact,
+           .no_gradient = kNoOperands,
+           .invalid = {{{}, {{"shape", Shape{2, -1}}}}}},
+          {.name = "iota",
+           .samples = iota_samples,
+           .tolerance = kExact,
+           .no_gradient = kNoOperands,
+           .invalid = {{{}, {{"shape", Shape{2, 3}}, {"axis", int64_t{2}}}},
+                       {{}, {{"shape", Shape{}}, {"axis", int64_t{0}}}},
+                       {{}, {{"shape", Shape{2}}, {"dtype", DType::boolean}}}}},
+          {.name = "causal_mask",
+           .samples = causal_mask_samples,
+           .tolerance = kExact,
+           .no_gradient = kNoOperands,
+           .invalid = {{{}, {{"size", int64_t{-3}}}}}}};
+}
+
+}  // namespace kiln::test
