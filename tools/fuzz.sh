@@ -6,7 +6,9 @@
 #                                  prints the executions, coverage (cov), features
 #                                  (ft), corpus size and crashes at the end
 #   tools/fuzz.sh TARGET merge     merges what the runs found into the committed
-#                                  corpus, minimized (-merge=1); crash-* files stay
+#                                  corpus, minimized to a small set that covers every
+#                                  edge (-set_cover_merge=1 -use_counters=0, the
+#                                  set-cover form of -merge=1); crash-* files stay
 #
 # TARGET: kir, npy, safetensors, checkpoint_meta or kernel_cache. Inputs a run
 # finds go to build-fuzz/found-TARGET (the committed corpus tests/fuzz/corpus/TARGET
@@ -35,7 +37,7 @@ fuzzer=$build/fuzz_$target
 
 if [[ $what == merge ]]; then
   merged=$(mktemp -d)
-  "$fuzzer" -merge=1 "$merged" "$corpus" "$found" "$@" 2>&1 | tail -n 3
+  "$fuzzer" -set_cover_merge=1 -use_counters=0 "$merged" "$corpus" "$found" "$@" 2>&1 | tail -n 1
   cp "$corpus"/crash-* "$merged"/ 2> /dev/null || true  # regressions stay, covered or not
   rm -f "$corpus"/*
   cp "$merged"/* "$corpus"/
@@ -48,7 +50,7 @@ log=$build/fuzz-$target.log
 status=0
 "$fuzzer" "$found" "$corpus" -max_total_time=$((what * 60)) -timeout=10 -print_final_stats=1 \
   -artifact_prefix="$build/crash-$target-" "$@" > "$log" 2>&1 || status=$?
-grep -E '^#[0-9]+ +(DONE|INITED)|^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" || true
-crashes=$(ls "$build"/crash-"$target"-* 2> /dev/null | wc -l)
+grep -a -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" || true
+crashes=$(find "$build" -maxdepth 1 -name "crash-$target-*" | wc -l)
 echo "fuzz_$target: exit $status, $crashes crash file(s) in $build; the full log is $log"
 exit $status

@@ -21,7 +21,7 @@ namespace kiln::compiler {
 namespace {
 
 // Past any compiled kernel; a bigger file in the cache is not an entry.
-constexpr size_t kEntryLimit = 256 * kMiB;
+constexpr size_t kEntryLimit = 64 * kMiB;
 
 int note_build_id(dl_phdr_info* info, size_t, void* out) {
   auto& id = *static_cast<std::string*>(out);

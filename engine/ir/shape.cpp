@@ -7,9 +7,13 @@
 namespace kiln {
 
 int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s)
+  int64_t n = 1, strides = 1;
+  for (int64_t d : s) {
     if (__builtin_mul_overflow(n, d, &n)) throw Error("shape " + shape_str(s) + " has too many elements");
+    // xtensor computes the strides of a zero-size array too: they must not overflow either.
+    if (__builtin_mul_overflow(strides, std::max<int64_t>(d, 1), &strides))
+      throw Error("shape " + shape_str(s) + " is too large (the product of its non-zero dimensions overflows)");
+  }
   return n;
 }
 

@@ -10,7 +10,9 @@ namespace kiln {
 
 using Shape = std::vector<int64_t>;
 
-int64_t numel(const Shape& s);  // throws kiln::Error if the count overflows int64
+// Throws kiln::Error if the count overflows int64, or the product of the non-zero
+// dims does (a zero-size shape's strides).
+int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[2,3]", "[]" for a scalar
 
 // Numpy broadcasting of two shapes; throws kiln::Error naming both if incompatible.

@@ -174,6 +174,19 @@ TEST_CASE("a .npy header that claims more than the machine's memory is refused b
   CHECK_THROWS_WITH_AS(load_npy(path), Contains(expected.c_str()), Error);
 }
 
+// Found by fuzz_npy (corpus/npy/crash-zero-size-overflowing-strides): xtensor
+// computed the strides of this zero-size shape and overflowed (UBSan).
+TEST_CASE("fuzz crash: a zero-size .npy shape whose other dimensions overflow is refused") {
+  TempDir dir;
+  const std::string path = dir.file("zero.npy");
+  const std::string crash = "/tests/fuzz/corpus/npy/crash-zero-size-overflowing-strides";
+  write_file(path, read_file(std::string(KILN_SOURCE_DIR) + crash));
+  CHECK_THROWS_WITH_AS(load_npy(path), Contains("shape [29,0,195,48,48,191,95,48,48,6,98,48,48,19,8,1] is too large"),
+                       Error);
+  write_file(path, npy(dict("<f4", "(0, 4294967296, 4294967296)"), ""));
+  CHECK_THROWS_WITH_AS(load_npy(path), Contains("the product of its non-zero dimensions overflows"), Error);
+}
+
 TEST_CASE("load_npy names a missing file or a directory") {
   TempDir dir;
   CHECK_THROWS_WITH_AS(load_npy(dir.file("none.npy")), Contains("none.npy: cannot open: No such file"), Error);

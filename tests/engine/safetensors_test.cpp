@@ -234,6 +234,8 @@ TEST_CASE("hostile headers are rejected with the reason and the tensor's name") 
                  "bad dimension");
   check_rejected(dir, one_tensor(R"({"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]})"),
                  "too many elements");
+  check_rejected(dir, one_tensor(R"({"dtype":"F32","shape":[0,4294967296,4294967296],"data_offsets":[0,0]})", ""),
+                 "too many elements");
   check_rejected(dir, one_tensor(R"({"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,8]})"),
                  "needs 4611686018427387904 x 4 bytes");
   check_rejected(dir, one_tensor(R"({"dtype":"F32","shape":[3],"data_offsets":[0,8]})"),

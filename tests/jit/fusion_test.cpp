@@ -2,6 +2,7 @@
 // the program and its memory plan, and the on-disk kernel cache.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,7 @@
 
 #include "cli/run_kiln.h"
 #include "cli/temp_dir.h"
+#include "compiler/jit/kernel_cache.h"
 #include "compiler/jit_executable.h"
 #include "compiler/pipeline.h"
 #include "differential.h"
@@ -195,6 +197,17 @@ TEST_CASE("kernel cache: a second process loads every kernel from disk; corrupt 
   CHECK(read_file(dir.file("first/y.npy")) == read_file(dir.file("damaged/y.npy")));
   REQUIRE(std::system(run_attention(dir, "rebuilt").c_str()) == 0);
   CHECK(read_file(dir.file("rebuilt.err")).find(" 0 compiled") != std::string::npos);
+}
+
+TEST_CASE("kernel cache: an entry that never ends reads as a miss, fast") {
+  TempDir dir;
+  compiler::KernelCache cache(dir.file("cache"));
+  cache.store("kernel", "key", "object");
+  CHECK(cache.load("kernel", "key") == "object");
+  std::filesystem::create_symlink("/dev/zero", dir.file("cache/endless.o"));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(cache.load("endless", "key").has_value());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
 TEST_CASE("kernel cache: an unwritable cache directory only turns the cache off") {
