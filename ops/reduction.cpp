@@ -2,6 +2,8 @@
 #include "ops/reduction.h"
 
 #include <algorithm>
+#include <limits>
+#include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 
 #include "ops/constant.h"
@@ -72,10 +74,15 @@ void mean_kernel(const KernelArgs& k) {
   store_reduced<float>(*k.out[0], xt::sum<double>(x.f32(), axes) / count);
 }
 
+// xt::amax starts from the lowest finite value, so a max over -inf alone (a fully
+// masked row) would be -FLT_MAX; floats start from -inf instead, as the JIT's do.
 void max_kernel(const KernelArgs& k) {
   for_dtype<float, int32_t>(k.in[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
-    store_reduced<T>(*k.out[0], xt::amax(k.in[0]->as<T>(), reduced_axes(k)));
+    constexpr T start = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                             : std::numeric_limits<T>::lowest();
+    const auto max_from_start = xt::make_xreducer_functor(xt::math::maximum<void>(), xt::const_value<T>(start));
+    store_reduced<T>(*k.out[0], xt::reduce(max_from_start, k.in[0]->as<T>(), reduced_axes(k)));
   });
 }
 

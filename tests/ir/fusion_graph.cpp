@@ -15,6 +15,7 @@
 #include "ops/attention.h"
 #include "ops/constant.h"
 #include "ops/elementwise.h"
+#include "ops/loss.h"
 #include "ops/matmul.h"
 #include "ops/normalization.h"
 #include "ops/reduction.h"
@@ -367,8 +368,10 @@ class FusionGenerator {
     Value loss;
     for (int64_t i = rng_.uniform(1, 2); i > 0; --i) {
       const Value y = i == 1 ? ys.back() : rng_.pick(ys);
-      const Value term = rng_.coin() ? ops::sum(b_, ops::mul(b_, y, declare({DType::f32, g_.type(y).shape})))
-                                     : ops::mean(b_, ops::mul(b_, y, y));
+      const int64_t kind = rng_.uniform(0, g_.type(y).rank() > 0 ? 2 : 1);
+      const Value term = kind == 0   ? ops::sum(b_, ops::mul(b_, y, declare({DType::f32, g_.type(y).shape})))
+                         : kind == 1 ? ops::mean(b_, ops::mul(b_, y, y))
+                                     : cross_entropy(y);
       loss = loss.valid() ? ops::add(b_, loss, term) : term;
     }
     const std::vector<Value> params = g_.declarations(ValueKind::param);
@@ -394,19 +397,54 @@ class FusionGenerator {
     }
   }
 
+  // cross_entropy of logits y with labels clamped into [-1, V): -1 is ignored.
+  Value cross_entropy(Value y) {
+    const Shape& logits = g_.type(y).shape;
+    const Value i = declare({DType::i32, Shape(logits.begin(), logits.end() - 1)});
+    const int64_t classes = logits.back();
+    const Value labels = ops::minimum(b_, ops::maximum(b_, i, ops::fill(b_, {}, -1, DType::i32)),
+                                      ops::fill(b_, {}, static_cast<double>(classes - 1), DType::i32));
+    return ops::cross_entropy(b_, y, labels, rng_.pick(std::vector<double>{0.0, 0.1}), -1);
+  }
+
   void assign(Value target, Value v) {
     b_.emit("assign", {target, v});
     assigned_.push_back(target);
   }
 
-  // Results stored into state: as they are, or blended with the state's old value
-  // (a read and a write of one buffer in one step).
+  // s read at other indices than the ones an update of s writes: its first
+  // column broadcast along the rows, or its transpose when it is square.
+  Value read_elsewhere(Value s) {
+    const Shape& shape = g_.type(s).shape;
+    const auto rank = static_cast<int64_t>(shape.size());
+    if (rank >= 2 && shape[shape.size() - 1] == shape[shape.size() - 2] && rng_.coin()) {
+      std::vector<int64_t> perm(shape.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+      return ops::transpose(b_, s, perm);
+    }
+    if (rank == 0) return s;
+    return ops::slice(b_, s, {rank - 1}, {0}, {1});
+  }
+
+  // Results stored into state: as they are, blended with the state's old value
+  // (a read and a write of one buffer in one step), with the old value read at
+  // other indices, or two states swapping values.
   void state_updates() {
     const std::vector<Value> ys = results();
     for (int64_t i = rng_.uniform(0, 2); i > 0 && !ys.empty(); --i) {
       const Value y = rng_.pick(ys);
       const Value s = g_.declare(ValueKind::state, g_.fresh_name("s"), g_.type(y));
-      assign(s, rng_.coin() ? y : ops::add(b_, ops::mul(b_, s, scalar(0.5)), y));
+      switch (rng_.uniform(0, 3)) {
+        case 0: assign(s, y); break;
+        case 1: assign(s, ops::add(b_, ops::mul(b_, s, scalar(0.5)), y)); break;
+        case 2: assign(s, ops::add(b_, read_elsewhere(s), y)); break;
+        default: {
+          const Value t = g_.declare(ValueKind::state, g_.fresh_name("s"), g_.type(y));
+          assign(s, t);
+          assign(t, rng_.coin() ? s : ops::add(b_, s, y));
+        }
+      }
     }
     for (Value p : g_.declarations(ValueKind::param))  // params a backward pass did not update
       if (std::find(assigned_.begin(), assigned_.end(), p) == assigned_.end() && rng_.coin(0.2))

@@ -12,9 +12,12 @@
 //     division by an input that may be 0 included: a run-time error);
 // over shapes of scalars, size-1 dims and sizes off the vector widths, where a
 // motif's operands are often values that earlier motifs made (one producer
-// feeding several fusions, outputs and assigns to state). Some graphs get the
-// backward pass of a scalar loss (engine/autodiff grad) and SGD or momentum
-// updates of their params, as a training step's joint graph does.
+// feeding several fusions, outputs and assigns to state; a state's update
+// blending in its old value, reading it at other indices, or two states
+// swapping values, which tests updates in place). Some graphs get the
+// backward pass of a scalar loss (sum(y * r), mean(y * y) or cross_entropy;
+// engine/autodiff grad) and SGD or momentum updates of their params, as a
+// training step's joint graph does.
 #include <cstdint>
 
 #include "engine/ir/graph.h"

@@ -132,8 +132,10 @@ Shrunk shrink_failure(const Graph& g, const FuzzFailure& failure) {
   return {std::move(r.graph), std::move(own), r.tries};
 }
 
-std::string save_regression(const Shrunk& shrunk, const std::string& dir, const std::string& name) {
-  std::string text = "# Found by tools/fuzz_compiler.sh and shrunk; it failed with\n# ";
+std::string save_regression(const Shrunk& shrunk, uint64_t seed, const std::string& dir, const std::string& name) {
+  std::string text = "# Found by tools/fuzz_compiler.sh (seed ";
+  text += std::to_string(seed);
+  text += ") and shrunk; it failed with\n# ";
   for (char c : shrunk.failure.str()) {
     text += c;
     if (c == '\n') text += "# ";

@@ -59,8 +59,8 @@ struct Shrunk {
 // Shrinks g, on which `failure` happened, checking only its pipeline and thread count.
 Shrunk shrink_failure(const Graph& g, const FuzzFailure& failure);
 
-// Writes DIR/NAME.kir: a comment naming the failure, then the graph's .kir.
-// Returns the path.
-std::string save_regression(const Shrunk& shrunk, const std::string& dir, const std::string& name);
+// Writes DIR/NAME.kir: a comment naming the seed that made the graph and the
+// failure, then the shrunk graph's .kir. Returns the path.
+std::string save_regression(const Shrunk& shrunk, uint64_t seed, const std::string& dir, const std::string& name);
 
 }  // namespace kiln::test

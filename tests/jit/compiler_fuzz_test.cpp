@@ -109,7 +109,7 @@ TEST_CASE("compiler fuzz driver" * doctest::skip()) {
       std::printf("fuzz: seed %llu: %s\nshrinking...\n", static_cast<unsigned long long>(seed), f->str().c_str());
       std::fflush(stdout);
       const Shrunk shrunk = shrink_failure(g, *f);
-      const std::string path = save_regression(shrunk, save, g.name());
+      const std::string path = save_regression(shrunk, seed, save, g.name());
       std::printf("fuzz: shrunk to %zu nodes in %d tries: %s\n%s\n%s", shrunk.graph.nodes().size(), shrunk.tries,
                   path.c_str(), shrunk.failure.str().c_str(), print_kir(shrunk.graph).c_str());
     }
