@@ -1,6 +1,7 @@
 #include "engine/interpreter.h"
 
 #include "engine/ir/error.h"
+#include "engine/ir/liveness.h"
 #include "engine/ir/op_def.h"
 #include "engine/numerics.h"
 
@@ -32,12 +33,14 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::v
   return results;
 }
 
-// Runs g's nodes over `values` (by value id, declarations already set), adding
-// each assign's (target name, value) to `assigned` if given, and with
+// Runs g's live nodes over `values` (by value id, declarations already set),
+// adding each assign's (target name, value) to `assigned` if given, and with
 // check_numerics stopping at the first result that holds a nan or +inf.
 void evaluate(const Graph& g, std::vector<Tensor>& values, std::vector<std::pair<std::string, Value>>* assigned,
               bool check_numerics = false) {
+  const std::vector<bool> live = live_nodes(g);
   for (size_t index = 0; index < g.nodes().size(); ++index) {
+    if (!live[index]) continue;
     const Node& node = g.nodes()[index];
     if (node.def->side_effect) {  // assign: takes effect when the step ends
       if (assigned) assigned->emplace_back(g.name_of(node.operands[0]), node.operands[1]);

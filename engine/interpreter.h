@@ -1,6 +1,7 @@
 #pragma once
 // The reference backend: runs a verified graph node by node with each op's
-// xtensor reference kernel. Every compiled result is tested against it.
+// xtensor reference kernel, skipping dead nodes (engine/ir/liveness.h) as every
+// backend does. Every compiled result is tested against it.
 #include "engine/executable.h"
 
 namespace kiln {

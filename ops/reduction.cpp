@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 
 #include "ops/constant.h"
@@ -86,14 +87,18 @@ void mean_kernel(const KernelArgs& k) {
 }
 
 // A nan anywhere in a reduced line makes its max nan, as in NumPy (xt::amax alone
-// keeps or drops a nan depending on where in the line it is).
+// keeps or drops a nan depending on where in the line it is), and a max over -inf
+// alone (a fully masked row) is -inf (xt::amax starts from -FLT_MAX), as the JIT's.
 void max_kernel(const KernelArgs& k) {
   if (fill_if_empty(k, 0)) return;
   const std::vector<std::size_t> axes = reduced_axes(k);
   if (k.in[0]->dtype() == DType::i32) return store_reduced<int32_t>(*k.out[0], xt::amax(k.in[0]->i32(), axes));
   const Tensor::F32& x = k.in[0]->f32();
+  const auto max_from_minus_inf = xt::make_xreducer_functor(
+      xt::math::maximum<void>(), xt::const_value<float>(-std::numeric_limits<float>::infinity()));
   const auto has_nan = xt::sum<int64_t>(xt::cast<int64_t>(xt::isnan(x)), axes) > 0;
-  store_reduced<float>(*k.out[0], xt::where(has_nan, std::numeric_limits<float>::quiet_NaN(), xt::amax(x, axes)));
+  store_reduced<float>(*k.out[0], xt::where(has_nan, std::numeric_limits<float>::quiet_NaN(),
+                                            xt::reduce(max_from_minus_inf, x, axes)));
 }
 
 // ---- gradient rules ----

@@ -9,16 +9,20 @@
 namespace kiln::cli {
 namespace {
 
-const CLI::Validator kPassName(
-    [](const std::string& name) {
-      try {
-        compiler::PassRegistry::global().get(name);
-        return std::string();
-      } catch (const Error& e) {
-        return std::string(e.what());
-      }
-    },
-    "PASS");
+// A registered pass's name; for --passes also "none" (run no pass).
+CLI::Validator pass_name(bool none_allowed) {
+  return CLI::Validator(
+      [none_allowed](const std::string& name) {
+        if (none_allowed && name == compiler::kNoPasses) return std::string();
+        try {
+          compiler::PassRegistry::global().get(name);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      "PASS");
+}
 
 std::string join(const std::vector<std::string>& names) {
   std::string out;
@@ -40,16 +44,17 @@ std::string passes_footer() {
 
 void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   const std::string pipeline = join(compiler::PassRegistry::global().default_pipeline());
-  sub->add_option("--passes", opts.passes, "comma-separated passes to run, in order (default: " + pipeline + ")")
+  sub->add_option("--passes", opts.passes,
+                  "comma-separated passes to run, in order (default: " + pipeline + "; none: no pass)")
       ->delimiter(',')
-      ->check(kPassName);
+      ->check(pass_name(true));
   sub->add_flag("--print-after-all", opts.print_after_all, "print the graph to stderr after each pass");
   sub->add_option("--print-after", opts.print_after, "print the graph to stderr after this pass (repeatable)")
       ->delimiter(',')
-      ->check(kPassName);
+      ->check(pass_name(false));
   sub->add_option("--print-before", opts.print_before, "print the graph to stderr before this pass (repeatable)")
       ->delimiter(',')
-      ->check(kPassName);
+      ->check(pass_name(false));
   sub->add_flag("--time-passes", opts.time_passes, "print each pass's time and node counts to stderr");
   sub->add_flag("--verify-each,!--no-verify-each", opts.verify_each,
                 "verify the graph and the pass invariants after each pass (default: on in debug builds)");

@@ -46,6 +46,7 @@ static bool is_kebab_case(std::string_view s) {
 
 void PassRegistry::add(Pass pass, bool in_default_pipeline) {
   if (!is_kebab_case(pass.name)) throw Error("pass name '" + pass.name + "' is not lowercase kebab-case");
+  if (pass.name == kNoPasses) throw Error("pass name '" + pass.name + "' is reserved for running no pass");
   if (find(pass.name)) throw Error("pass '" + pass.name + "' is already registered");
   if (in_default_pipeline) default_pipeline_.push_back(pass.name);
   passes_.push_back(std::make_unique<Pass>(std::move(pass)));
@@ -136,7 +137,8 @@ void print_timings(std::ostream& os, const std::vector<Timing>& rows) {
 Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry& registry) {
   const std::vector<std::string>& names = options.passes.empty() ? registry.default_pipeline() : options.passes;
   std::vector<const Pass*> pipeline;
-  for (const std::string& name : names) pipeline.push_back(&registry.get(name));
+  if (names != std::vector<std::string>{std::string(kNoPasses)})
+    for (const std::string& name : names) pipeline.push_back(&registry.get(name));
   for (const auto* list : {&options.print_after, &options.print_before})
     for (const std::string& name : *list) registry.get(name);
   std::ostream& dump = options.dump ? *options.dump : std::cerr;

@@ -56,8 +56,12 @@ class PassRegistry {
 // fusion.
 void register_builtin_passes(PassRegistry& r);
 
+// The pipeline that runs no pass (`--passes=none`): the graph goes to the
+// scheduler as written. No pass may take this name.
+inline constexpr std::string_view kNoPasses = "none";
+
 struct PassOptions {
-  std::vector<std::string> passes;  // empty: the default pipeline
+  std::vector<std::string> passes;  // empty: the default pipeline; {kNoPasses}: no pass at all
   bool print_after_all = false;
   std::vector<std::string> print_after;   // pass names
   std::vector<std::string> print_before;  // pass names

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/ir/error.h"
+#include "engine/ir/liveness.h"
 #include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
@@ -87,7 +88,10 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
   for (Value v : g.declarations()) add_buffer(v, declaration_kind(g.value(v).kind));
 
   std::map<std::string, size_t> kernel_by_text;
-  for (const Node& node : g.nodes()) {
+  const std::vector<bool> live = live_nodes(g);
+  for (size_t index = 0; index < g.nodes().size(); ++index) {
+    if (!live[index]) continue;  // without dce (--passes=none) too
+    const Node& node = g.nodes()[index];
     if (node.def->side_effect) {
       p.assigns.emplace_back(buffer_of[static_cast<size_t>(node.operands[0].id)],
                              buffer_of[static_cast<size_t>(node.operands[1].id)]);

@@ -89,6 +89,9 @@ TEST_CASE("kiln opt --passes runs exactly the named passes, in order") {
   CHECK(!contains(two.out, "%a = mul"));
   CHECK(contains(two.out, "%c = exp(%x)"));        // no cse
   CHECK(contains(two.out, "%k = add(%two, %q)"));  // no constant-fold
+  const KilnResult none = run_kiln({"opt", in, "--passes=none"});
+  REQUIRE(none.status == 0);
+  CHECK(none.out == print_kir(parse_kir(kGraph, "g.kir")));
 }
 
 TEST_CASE("kiln opt --print-after-all dumps after each pass to stderr") {
@@ -144,6 +147,7 @@ TEST_CASE("kiln opt rejects bad input with a message, a non-zero exit and no out
        2,
        "unknown pass 'fuse-all' (known: constant-fold, simplify, cse, dce, fusion)"},
       {{"opt", good, "--print-after=nope", "-o", out}, 2, "unknown pass 'nope'"},
+      {{"opt", good, "--print-after=none", "-o", out}, 2, "unknown pass 'none'"},
       {{"opt", dir.file("missing.kir"), "-o", out}, 1, "cannot read"},
       {{"opt", source_path("tests/kir_bad/missing_equals.kir"), "-o", out},
        1,

@@ -26,6 +26,25 @@ int64_t Rng::uniform(int64_t lo, int64_t hi) {
 
 bool Rng::coin(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
 
+int64_t vector_dim(Rng& rng) {
+  static const std::vector<int64_t> dims = {1, 1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 40};
+  return rng.pick(dims);
+}
+
+Shape random_shape(Rng& rng, int max_rank) {
+  Shape s;
+  const int64_t rank = rng.uniform(0, max_rank);
+  for (int64_t k = 0; k < rank; ++k) s.push_back(vector_dim(rng));
+  return s;
+}
+
+Shape broadcast_partner(Rng& rng, const Shape& s) {
+  Shape out(s.begin() + rng.uniform(0, static_cast<int64_t>(s.size())), s.end());
+  for (int64_t& d : out)
+    if (rng.coin(0.3)) d = 1;
+  return out;
+}
+
 namespace {
 
 // Values that stress float printing and parsing: binary fractions that never

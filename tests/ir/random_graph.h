@@ -30,6 +30,14 @@ class Rng {
   uint64_t state_;
 };
 
+// A dim that exercises vector loops: 1, small odd sizes, and sizes just off
+// multiples of the vector widths (15, 17, 33, ...).
+int64_t vector_dim(Rng& rng);
+// Shapes of such dims, rank 0 (scalars) included.
+Shape random_shape(Rng& rng, int max_rank = 3);
+// A shape that broadcasts to `s`: some leading axes dropped, some dims set to 1.
+Shape broadcast_partner(Rng& rng, const Shape& s);
+
 struct RandomGraphOptions {
   int steps = 12;       // ops to emit (assigns come on top)
   int max_rank = 3;     // of declarations and generated shapes; at least 2 (matmul)

@@ -62,21 +62,6 @@ std::map<std::string, Tensor> random_bindings(const Graph& g, Rng& rng, Values v
   return bindings;
 }
 
-Shape random_shape(Rng& rng, int max_rank) {
-  static const std::vector<int64_t> dims = {1, 1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 40};
-  Shape s;
-  const int64_t rank = rng.uniform(0, max_rank);
-  for (int64_t k = 0; k < rank; ++k) s.push_back(rng.pick(dims));
-  return s;
-}
-
-Shape broadcast_partner(Rng& rng, const Shape& s) {
-  Shape out(s.begin() + rng.uniform(0, static_cast<int64_t>(s.size())), s.end());
-  for (int64_t& d : out)
-    if (rng.coin(0.3)) d = 1;
-  return out;
-}
-
 Graph one_op_graph(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs) {
   Graph g(op);
   Builder b(g);

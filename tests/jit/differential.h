@@ -31,12 +31,6 @@ Tensor random_tensor(Rng& rng, const TensorType& t, Values values = Values::any)
 // A tensor for every declaration of g (inputs, params, state).
 std::map<std::string, Tensor> random_bindings(const Graph& g, Rng& rng, Values values = Values::any);
 
-// Shapes that exercise vector loops: dims mix 1, small odd sizes, and sizes just
-// off multiples of the vector widths (15, 17, 33, ...); rank 0 (scalars) included.
-Shape random_shape(Rng& rng, int max_rank = 3);
-// A shape that broadcasts to `s`: some leading axes dropped, some dims set to 1.
-Shape broadcast_partner(Rng& rng, const Shape& s);
-
 // A graph with inputs x0, x1, ... of these types, one `op` node, and its results
 // as outputs.
 Graph one_op_graph(const std::string& op, const std::vector<TensorType>& operands, const Attrs& attrs = {});

@@ -1,0 +1,150 @@
+#include "jit/compiler_fuzz.h"
+
+#include <exception>
+
+#include "compiler/jit_executable.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/atomic_file.h"
+#include "engine/fnv1a.h"
+#include "engine/interpreter.h"
+#include "engine/ir/printer.h"
+#include "ir/shrink_graph.h"
+
+namespace kiln::test {
+
+namespace {
+
+constexpr int kSteps = 2;
+
+// What one backend did with the bindings: every output and final param/state
+// value (by a label naming it), or the run-time error that stopped it.
+struct Observed {
+  std::map<std::string, Tensor> values;
+  std::string error;
+  int error_step = -1;
+};
+
+Observed observe(Executable& e, const std::map<std::string, Tensor>& bindings) {
+  Observed o;
+  for (const auto& [name, t] : bindings) e.bind(name, t);
+  for (int step = 0; step < kSteps; ++step) {
+    try {
+      e.run();
+    } catch (const std::exception& err) {
+      o.error = err.what();
+      o.error_step = step;
+      return o;
+    }
+  }
+  for (const std::string& name : e.output_names()) o.values.emplace("output %" + name, e.output(name));
+  const Graph& g = e.graph();
+  for (Value v : g.declarations())
+    if (g.value(v).kind != ValueKind::input) o.values.emplace("final %" + g.name_of(v), e.binding(g.name_of(v)));
+  return o;
+}
+
+// "" if the JIT observed what the interpreter did, else the first difference.
+std::string difference(const Observed& want, const Observed& got, std::string& kind) {
+  if (want.error != got.error || want.error_step != got.error_step) {
+    kind = "error";
+    const auto said = [](const Observed& o) {
+      return o.error.empty() ? std::string("no error") : "'" + o.error + "' at step " + std::to_string(o.error_step);
+    };
+    return "interpreter: " + said(want) + "; jit: " + said(got);
+  }
+  kind = "result";
+  for (const auto& [label, t] : want.values) {
+    const auto it = got.values.find(label);
+    if (it == got.values.end()) return label + " missing";
+    if (std::string d = compare_tensors(t, it->second, kFuzzTolerance); !d.empty()) return label + ": " + d;
+  }
+  return "";
+}
+
+FuzzPipeline pipeline(std::string name, std::vector<std::string> passes) {
+  FuzzPipeline p{std::move(name), {}};
+  p.options.passes.passes = std::move(passes);
+  p.options.passes.verify_each = true;  // a pass that breaks the graph is a failure too
+  return p;
+}
+
+}  // namespace
+
+std::vector<FuzzPipeline> fuzz_pipelines() {
+  std::vector<FuzzPipeline> out = {pipeline("none", {std::string(compiler::kNoPasses)})};
+  for (const compiler::Pass* p : compiler::PassRegistry::global().all()) out.push_back(pipeline(p->name, {p->name}));
+  out.push_back(pipeline("default", {}));
+  out.push_back(pipeline("default --no-reuse", {}));
+  out.back().options.reuse = false;
+  out.push_back(pipeline("default, assigns not in place", {}));
+  out.back().options.update_in_place = false;
+  return out;
+}
+
+bool FuzzFailure::same_way(const FuzzFailure& other) const {
+  return pipeline == other.pipeline && threads == other.threads && kind == other.kind;
+}
+
+std::string FuzzFailure::str() const {
+  return "pipeline '" + pipeline + "', " + std::to_string(threads) + " thread(s), " + kind + ": " + detail;
+}
+
+std::map<std::string, Tensor> fuzz_bindings(const Graph& g) {
+  Rng rng(fnv1a_64(print_kir(g)));
+  return random_bindings(g, rng, Values::moderate);
+}
+
+std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<FuzzPipeline>& pipelines,
+                                          const std::vector<int>& threads) {
+  const std::map<std::string, Tensor> bindings = fuzz_bindings(g);
+  Interpreter interp(g);
+  const Observed want = observe(interp, bindings);
+  for (const FuzzPipeline& p : pipelines) {
+    compiler::JitOptions options;
+    options.pipeline = p.options;
+    std::optional<compiler::JitExecutable> jit;
+    try {
+      jit.emplace(g, options);
+    } catch (const std::exception& e) {
+      return FuzzFailure{p.name, threads.front(), "compile", e.what()};
+    }
+    for (int n : threads) {
+      kiln_set_num_threads(n);
+      const Observed got = observe(*jit, bindings);
+      kiln_set_num_threads(0);
+      std::string kind;
+      if (std::string d = difference(want, got, kind); !d.empty()) return FuzzFailure{p.name, n, kind, d};
+    }
+  }
+  return std::nullopt;
+}
+
+Shrunk shrink_failure(const Graph& g, const FuzzFailure& failure) {
+  std::vector<FuzzPipeline> only;
+  for (FuzzPipeline& p : fuzz_pipelines())
+    if (p.name == failure.pipeline) only.push_back(std::move(p));
+  const auto check = [&](const Graph& v) { return check_compiler(v, only, {failure.threads}); };
+  ShrinkResult r = shrink_graph(g, [&](const Graph& v) {
+    const std::optional<FuzzFailure> f = check(v);
+    return f && f->same_way(failure);
+  });
+  FuzzFailure own = check(r.graph).value_or(failure);
+  return {std::move(r.graph), std::move(own), r.tries};
+}
+
+std::string save_regression(const Shrunk& shrunk, uint64_t seed, const std::string& dir, const std::string& name) {
+  std::string text = "# Found by tools/fuzz_compiler.sh (seed ";
+  text += std::to_string(seed);
+  text += ") and shrunk; it failed with\n# ";
+  for (char c : shrunk.failure.str()) {
+    text += c;
+    if (c == '\n') text += "# ";
+  }
+  text += "\n";
+  text += print_kir(shrunk.graph);
+  const std::string path = dir + "/" + name + ".kir";
+  write_file_atomically(path, text);
+  return path;
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,66 @@
+#pragma once
+// Differential fuzzing of the compiler. For one graph, the interpreter is the
+// oracle; the JIT runs it under every pipeline of a list, at 1 and 2 threads, 2
+// steps each (so assigns feed back), and every output and final param/state
+// must match the interpreter's within kFuzzTolerance (the random graph test's:
+// abs 1e-4 + rel 1e-4, room for chains of fast exp/log/tanh and f32 sums in
+// another order; i32 and bool exact, nan matches nan, infinities exact). A run-
+// time error of the interpreter must be the JIT's, word for word, at the same
+// step. A failure is shrunk (ir/shrink_graph.h) under its own pipeline and
+// thread count, and saved as a .kir regression (tests/jit/fuzz_regressions/).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/pipeline.h"
+#include "engine/ir/graph.h"
+#include "engine/tensor/tensor.h"
+#include "jit/differential.h"
+
+namespace kiln::test {
+
+inline constexpr Tolerance kFuzzTolerance{1e-4, 1e-4};
+
+struct FuzzPipeline {
+  std::string name;  // as --passes and the flags spell it: "none", "cse", "default --no-reuse", ...
+  compiler::PipelineOptions options;
+};
+
+// No pass; each pass alone; the default pipeline; the default with --no-reuse;
+// the default without assigns updated in place. Passes verify the graph after each.
+std::vector<FuzzPipeline> fuzz_pipelines();
+
+struct FuzzFailure {
+  std::string pipeline;
+  int threads = 0;
+  std::string kind;    // "compile" (the JIT threw building it), "error" (run-time errors differ), "result"
+  std::string detail;  // what differs first
+
+  // Same pipeline, thread count and kind: what the shrinker keeps.
+  bool same_way(const FuzzFailure& other) const;
+  std::string str() const;
+};
+
+// What the fuzzer binds: random_bindings (Values::moderate) seeded by a hash of
+// g's .kir text, so a graph read back from its .kir file gets the same values.
+std::map<std::string, Tensor> fuzz_bindings(const Graph& g);
+
+// The first failure of g over pipelines x threads, or nothing.
+std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<FuzzPipeline>& pipelines,
+                                          const std::vector<int>& threads = {1, 2});
+
+struct Shrunk {
+  Graph graph;
+  FuzzFailure failure;  // the shrunk graph's own
+  int tries = 0;
+};
+
+// Shrinks g, on which `failure` happened, checking only its pipeline and thread count.
+Shrunk shrink_failure(const Graph& g, const FuzzFailure& failure);
+
+// Writes DIR/NAME.kir: a comment naming the seed that made the graph and the
+// failure, then the shrunk graph's .kir. Returns the path.
+std::string save_regression(const Shrunk& shrunk, uint64_t seed, const std::string& dir, const std::string& name);
+
+}  // namespace kiln::test
