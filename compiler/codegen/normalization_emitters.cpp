@@ -21,7 +21,7 @@
 //    walked together, one vector per position on the axis, so the statistics are
 //    per lane and no horizontal step is needed.
 // Statistics accumulate in f32 (the reference: f32 for softmax, double for
-// layer_norm; tests/jit/normalization_test.cpp states the tolerances). A line of
+// layer_norm; tests/op_table/rows_normalization.cpp states the tolerances). A line of
 // -inf (a fully masked attention row) is shifted by 0, not by its max (-inf - -inf
 // would be nan), and its exps sum to 0: its softmax is 0 and its log_softmax -inf,
 // as in the reference.

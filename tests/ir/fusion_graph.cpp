@@ -262,8 +262,8 @@ class FusionGenerator {
       // A row of nearly equal values (tanh near saturation, a select of one
       // scalar) turns its producers' rounding (fast exp and tanh: 1-2 ulp) into
       // an error of rounding * gamma / sqrt(eps) in the result; eps >= 1e-3 and
-      // gamma within [-4, 4] keep it under the tolerance. normalization_test.cpp
-      // checks eps 1e-5 on inputs that are not that ill-conditioned.
+      // gamma within [-4, 4] keep it under the tolerance. The op table (its
+      // layer_norm row) checks eps 1e-5 on inputs that are not that ill-conditioned.
       const TensorType row{DType::f32, {g_.type(x).shape.back()}};
       const double eps = rng_.pick(std::vector<double>{1e-3, 0.1});
       y = ops::layer_norm(b_, x, declare(row), declare(row), eps);
