@@ -33,6 +33,15 @@ const std::set<std::string> kIndexOps = {"reshape", "broadcast", "transpose", "s
 constexpr size_t kMaxFusedNodes = 64;
 
 const OpEmitter* emitter_of(const Node& n) { return EmitterRegistry::global().find(n.op()); }
+
+// Elemental ops whose code reports run-time errors (an i32 division by zero, a
+// gather index out of range). Fused, a producer is computed only where its
+// consumer reads it: not outside a slice, not in a row cross_entropy ignores. So
+// such an op stays a kernel of its own and, like the interpreter, checks every
+// element it makes.
+bool may_fail(const Graph& g, const Node& n) {
+  return n.op() == "gather" || (n.op() == "div" && g.type(n.results[0]).dtype == DType::i32);
+}
 bool is_elemental(const Node& n) {
   const OpEmitter* e = emitter_of(n);
   return e && e->elemental;
@@ -242,6 +251,10 @@ class Fuser {
       if (owner_[static_cast<size_t>(p)] >= 0) {
         decide(p, root,
                "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
+        continue;
+      }
+      if (may_fail(g_, pn)) {
+        decide(p, root, "it can fail at run time, so it checks all its elements in a kernel of its own");
         continue;
       }
       if (!is_elemental(pn) && is_elemental(r) && epilogue_hero(group) < 0 && is_row_reduction_of(g_, pn, loop_shape)) {

@@ -96,14 +96,10 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolera
     case DType::f32: {
       const float* e = expected.f32().data();
       const float* a = actual.f32().data();
-      // The largest |expected| tells an error of f32 rounding in a sum of large
-      // terms (a small result) from a wrong one.
-      const auto largest = [&] {
-        double m = 0;
-        for (size_t j = 0; j < n; ++j)
-          if (std::isfinite(e[j])) m = std::max(m, std::fabs(static_cast<double>(e[j])));
-        return std::to_string(m);
-      };
+      double largest = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (std::isfinite(e[i])) largest = std::max(largest, std::fabs(static_cast<double>(e[i])));
+      const double room = tol.abs + tol.of_largest * largest;
       for (size_t i = 0; i < n; ++i) {
         if (std::isnan(e[i]) && std::isnan(a[i])) continue;
         if (std::isinf(e[i]) || std::isinf(a[i])) {
@@ -111,8 +107,8 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolera
           continue;
         }
         const double diff = std::fabs(static_cast<double>(e[i]) - a[i]);
-        if (!(diff <= tol.abs + tol.rel * std::fabs(e[i])))
-          return mismatch(i, e[i], a[i]) + " (the largest |expected| is " + largest() + ")";
+        if (!(diff <= room + tol.rel * std::fabs(e[i])))
+          return mismatch(i, e[i], a[i]) + " (the largest |expected| is " + std::to_string(largest) + ")";
       }
       return "";
     }

@@ -14,9 +14,14 @@
 
 namespace kiln::test {
 
+// |actual - expected| <= abs + rel * |expected| + of_largest * (the largest finite
+// |expected| in the tensor). The last term is for results that are sums of much
+// larger terms (a matmul's small entries next to large ones): their f32 rounding
+// is relative to the terms, not to themselves.
 struct Tolerance {
   double abs = 0;
   double rel = 0;
+  double of_largest = 0;
 };
 
 // What random values a test feeds: `any` mixes signs and magnitudes (mostly
