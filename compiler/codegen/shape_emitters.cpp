@@ -87,7 +87,11 @@ llvm::Value* concat(const ElementalArgs& a, const ElementIndex& index) {
     }
     ElementIndex in = index;
     in.dims[axis] = b.CreateSub(index.dims[axis], cx.i64c(offset), "", true, true);
-    incoming.emplace_back(a.operands[i](in), b.GetInsertBlock());
+    // The operand first: it may add blocks (a concat inside), and the phi's
+    // edge comes from the block it ends in. (As one call's two arguments, the
+    // order of the two is unspecified; GCC took the block first.)
+    llvm::Value* part = a.operands[i](in);
+    incoming.emplace_back(part, b.GetInsertBlock());
     b.CreateBr(done);
     if (next) b.SetInsertPoint(next);
     offset += len;
