@@ -72,27 +72,50 @@ void JitExecutable::check_results(size_t call_index, const std::vector<void*>& p
   }
 }
 
-void JitExecutable::time_calls(bool on) {
-  time_calls_ = on;
-  call_ms_.assign(on ? compiled_.program.calls.size() : 0, 0.0);
+void JitExecutable::profile(bool on) {
+  if (on) profile_ = {};
+  profiling_ = on;
 }
+
+namespace {
+
+// Chunk tracing for the length of one profiled run, so that its record holds
+// its own loops' chunks only (not those of other executables run in between).
+struct ChunkTracing {
+  explicit ChunkTracing(bool on) : on(on) {
+    if (!on) return;
+    take_chunk_spans();  // strays
+    trace_chunks(true);
+  }
+  ~ChunkTracing() {
+    if (on) trace_chunks(false);
+  }
+  const bool on;
+};
+
+}  // namespace
 
 void JitExecutable::execute() {
   const Program& p = compiled_.program;
   const std::vector<void*> ptrs = buffer_pointers();
   int32_t status = KILN_OK;
+  const ChunkTracing tracing(profiling_);
   std::vector<void*> args;
   for (size_t i = 0; i < p.calls.size(); ++i) {
     const KernelCall& call = p.calls[i];
     args.clear();
     for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
     args.push_back(&status);
-    const auto start = time_calls_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const int64_t begin = profiling_ ? trace_clock_ns() : 0;
     functions_[call.kernel](args.data());
-    if (time_calls_)
-      call_ms_[i] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (profiling_) profile_.calls.push_back({i, begin, trace_clock_ns()});
     if (status != KILN_OK) throw_run_error(status);
     if (check_numerics_) check_results(i, ptrs);
+  }
+  if (profiling_) {
+    ++profile_.runs;
+    std::vector<ChunkSpan> chunks = take_chunk_spans();
+    profile_.chunks.insert(profile_.chunks.end(), chunks.begin(), chunks.end());
   }
   // Outputs that are declarations are copies of them; the others were written in place.
   for (int o : p.outputs) {

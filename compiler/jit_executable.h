@@ -11,6 +11,7 @@
 
 #include "compiler/jit/jit_engine.h"
 #include "compiler/pipeline.h"
+#include "compiler/run_profile.h"
 #include "compiler/workspace.h"
 #include "engine/executable.h"
 
@@ -32,10 +33,11 @@ class JitExecutable : public Executable {
   const Target& target() const { return target_; }
   const CompiledGraph& compiled() const { return compiled_; }
 
-  // Per-call timing: while on, each run adds every kernel call's wall time to
-  // call_ms()[i] (i indexes program().calls); turning it on clears the sums.
-  void time_calls(bool on);
-  const std::vector<double>& call_ms() const { return call_ms_; }
+  // Profiling: while on, each run records its kernel calls' spans and their
+  // parallel loops' chunks, thread by thread (run_profile.h); turning it on
+  // (again) clears the record. One profiled executable at a time (chunk_trace.h).
+  void profile(bool on);
+  const RunProfile& run_profile() const { return profile_; }
 
  protected:
   void execute() override;
@@ -52,8 +54,8 @@ class JitExecutable : public Executable {
   CompiledGraph compiled_;
   std::vector<KernelFunction> functions_;  // by kernel
   std::shared_ptr<Workspace> workspace_;
-  bool time_calls_ = false;
-  std::vector<double> call_ms_;
+  bool profiling_ = false;
+  RunProfile profile_;
 };
 
 }  // namespace kiln::compiler

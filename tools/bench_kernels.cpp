@@ -40,10 +40,12 @@ void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) 
   for (int c = 0; c < 2; ++c) {
     kiln_set_num_threads(counts[c]);
     exe.run();  // warm the pool's threads
-    exe.time_calls(true);
+    exe.profile(true);
     for (int r = 0; r < opts.repeats; ++r) exe.run();
+    std::vector<double> call_ms(p.calls.size(), 0.0);
+    for (const compiler::CallSpan& span : exe.run_profile().calls) call_ms[span.call] += span.ms();
     for (size_t i = 0; i < p.calls.size(); ++i) {
-      const double ms = exe.call_ms()[i] / opts.repeats;
+      const double ms = call_ms[i] / opts.repeats;
       const compiler::Kernel& k = p.kernels[static_cast<size_t>(p.calls[i].kernel)];
       kinds[k.kind].ms[c] += ms;
       KindTime& same = kernels[compiler::describe(k)];
@@ -52,7 +54,7 @@ void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) 
       if (c == 0) flops[compiler::describe(k)] += static_cast<double>(matmul_flops(*k.graph));
       total[c] += ms;
     }
-    exe.time_calls(false);
+    exe.profile(false);
   }
   kiln_set_num_threads(threads);
   std::vector<std::pair<std::string, KindTime>> rows(kinds.begin(), kinds.end());

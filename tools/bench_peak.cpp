@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -115,6 +116,25 @@ PeakFlops measure_peak(int threads, double seconds) {
   return p;
 }
 
+double measure_bandwidth(int threads) {
+  constexpr size_t kBytes = size_t{256} << 20;  // each buffer: far beyond any L3
+  std::vector<char> from(kBytes, 1), to(kBytes, 0);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<std::thread> pool;
+    const auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const size_t begin = kBytes * static_cast<size_t>(t) / static_cast<size_t>(threads);
+        const size_t end = kBytes * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
+        std::memcpy(to.data() + begin, from.data() + begin, end - begin);
+      });
+    for (std::thread& t : pool) t.join();
+    best = std::max(best, 2.0 * kBytes / (ms_since(start) / 1000) / 1e9);
+  }
+  return best;
+}
+
 void bench_peak(const BenchOptions& opts) {
   const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
   const std::string cpu = compiler::detect_target().cpu;
@@ -127,6 +147,7 @@ void bench_peak(const BenchOptions& opts) {
     j["threads"] = p.threads;
     j["gflops_1"] = p.gflops_1;
     j["gflops_n"] = p.gflops_n;
+    j["bandwidth_gbps"] = measure_bandwidth(threads);
     std::printf("%s\n", j.dump().c_str());
     return;
   }
@@ -134,6 +155,7 @@ void bench_peak(const BenchOptions& opts) {
   std::printf("  1 thread    %8.1f GFLOP/s\n", p.gflops_1);
   if (threads > 1)
     std::printf("  %d threads   %8.1f GFLOP/s (%.2fx 1 thread)\n", threads, p.gflops_n, p.gflops_n / p.gflops_1);
+  std::printf("  memory      %8.1f GB/s read + written, %d thread(s) copying\n", measure_bandwidth(threads), threads);
 }
 
 }  // namespace kiln::cli

@@ -1,7 +1,8 @@
 #pragma once
 // `kiln bench --peak`: this machine's f32 FMA peak, measured with a loop of
 // independent vector FMA chains (the widest vectors the CPU has), at 1 thread
-// and at N threads at once. The yardstick for a model's achieved GFLOP/s.
+// and at N threads at once, and its memory bandwidth. The yardsticks for a
+// model's (and a kernel's, in `kiln profile`) achieved GFLOP/s and GB/s.
 #include <string>
 
 #include "tools/cmd_bench.h"
@@ -18,6 +19,11 @@ struct PeakFlops {
 // Measures for about `seconds` per thread count; `threads` >= 1. Throws kiln::Error
 // on a CPU without AVX2 and FMA.
 PeakFlops measure_peak(int threads, double seconds = 0.3);
+
+// This machine's memory bandwidth in GB/s (bytes read plus bytes written): each
+// of `threads` threads copies its share of a buffer far larger than the caches,
+// best of three. The yardstick for a kernel's achieved GB/s.
+double measure_bandwidth(int threads);
 
 // The --peak report at opts.threads (0: all cores), as a table or, with --json,
 // one JSON line.

@@ -3,11 +3,13 @@
 // errors into messages and exit codes; each subcommand lives in its own cmd_*.cpp
 // and reports failure by throwing kiln::Error.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compiler/backend.h"
+#include "compiler/jit_executable.h"
 #include "compiler/passes/pass_manager.h"
 #include "models/train/trainer.h"
 
@@ -23,8 +25,16 @@ namespace kiln::cli {
 // `kiln check FILE`: parses and verifies, then prints the canonical text form.
 void check(const std::string& path);
 
-// `kiln dot FILE`: prints Graphviz DOT.
-void dot(const std::string& path);
+// `kiln dot FILE`: prints Graphviz DOT; with `fuse`, of the graph after the
+// default passes (fusions as clusters of their bodies); with color_by "buffer"
+// or "time", of the compiled graph, each kernel coloured by its planned buffer
+// or its share of a profiled run's time (tools/dot_marks.h).
+struct DotOptions {
+  std::string graph_path;
+  bool fuse = false;
+  std::string color_by;  // "", "buffer" or "time"
+};
+void dot(const DotOptions& opts);
 
 // `kiln ops`: lists the registered ops with their operand counts, attributes and summaries.
 void list_ops();
@@ -92,8 +102,26 @@ struct OptOptions {
 };
 void opt(const OptOptions& opts);
 
+// `kiln profile FILE`: binds --input files (other inputs: zeros) and params from
+// the seed, runs once to warm up, then `steps` runs with every kernel call timed;
+// prints the kernel table and writes the Chrome trace to trace_path.
+struct ProfileOptions {
+  std::string graph_path;
+  std::vector<std::string> inputs;  // "NAME=PATH.npy"
+  uint64_t seed = 0;
+  compiler::BackendOptions exec;    // its pipeline, kernels and threads (0: all cores)
+  int64_t steps = 10;
+  std::string trace_path = "profile.trace.json";
+};
+void profile(const ProfileOptions& opts);
+// The runs behind it (also `kiln dot --color-by time`): the executable, profiled.
+std::unique_ptr<compiler::JitExecutable> profiled_runs(Graph g, const ProfileOptions& opts);
+
 // Splits "NAME=PATH" at the first '='; throws kiln::Error unless both sides are non-empty.
 std::pair<std::string, std::string> split_binding(const std::string& arg);
+
+// Loads and binds each --input NAME=PATH.npy (`run`, `profile`).
+void bind_inputs(Executable& exe, const std::vector<std::string>& args);
 
 // ---- The Transformer's training and decoding (tools/cmd_train.cpp, cmd_translate.cpp, cmd_eval.cpp) ----
 // Each add_*_command adds the subcommand and its flags to `app`, filling the options.

@@ -17,26 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Loads and binds each --input NAME=PATH. The name is checked before the file is read,
-// so a typo in NAME is reported as such.
-void bind_inputs(Executable& exe, const std::vector<std::string>& args) {
-  const Graph& g = exe.graph();
-  std::set<std::string> seen;
-  for (const std::string& arg : args) {
-    const auto [name, path] = split_binding(arg);
-    if (!seen.insert(name).second) throw Error("--input " + name + " is given twice");
-    const auto v = g.find(name);
-    if (!v || g.value(*v).kind == ValueKind::result)
-      throw Error("--input " + arg + ": graph @" + g.name() + " declares no input, param or state named '" + name + "'");
-    Tensor t = load_npy(path);
-    try {
-      exe.bind(name, std::move(t));
-    } catch (const Error& e) {
-      throw Error("--input " + arg + ": " + e.what());
-    }
-  }
-}
-
 void require_inputs_bound(const Executable& exe) {
   std::string missing;
   for (Value v : exe.graph().declarations(ValueKind::input)) {
@@ -123,6 +103,25 @@ std::pair<std::string, std::string> split_binding(const std::string& arg) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
     throw Error("'" + arg + "' is not NAME=PATH.npy");
   return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+// The name is checked before the file is read, so a typo in NAME is reported as such.
+void bind_inputs(Executable& exe, const std::vector<std::string>& args) {
+  const Graph& g = exe.graph();
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    const auto [name, path] = split_binding(arg);
+    if (!seen.insert(name).second) throw Error("--input " + name + " is given twice");
+    const auto v = g.find(name);
+    if (!v || g.value(*v).kind == ValueKind::result)
+      throw Error("--input " + arg + ": graph @" + g.name() + " declares no input, param or state named '" + name + "'");
+    Tensor t = load_npy(path);
+    try {
+      exe.bind(name, std::move(t));
+    } catch (const Error& e) {
+      throw Error("--input " + arg + ": " + e.what());
+    }
+  }
 }
 
 // Everything that can fail on user input happens before the first output is written.

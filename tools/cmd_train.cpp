@@ -2,10 +2,15 @@
 #include <iomanip>
 #include <iostream>
 
+#include "compiler/profile.h"
+#include "compiler/runtime/kiln_runtime.h"
+#include "engine/atomic_file.h"
+#include "engine/ir/error.h"
 #include "models/train/recipe.h"
 #include "tools/cli_common.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
+#include "tools/profile_table.h"
 
 namespace kiln::cli {
 
@@ -72,6 +77,19 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
       ->check(positive(opts.layers));
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--profile",
+         [&opts](const std::string& trace) {
+           opts.profile = [trace](const compiler::JitExecutable& step, const std::string& shape) {
+             std::cout << "profile of the training step " << shape << ":\n";
+             print_profile_table(step.compiled().program, step.run_profile(), kiln_num_threads(), std::cout);
+             write_file_atomically(trace, compiler::chrome_trace(step.compiled().program, step.run_profile()));
+             std::cout << "trace (chrome://tracing, ui.perfetto.dev): " << trace << '\n';
+           };
+         },
+         "jit: time every kernel call of the training step (each batch shape's runs 2 to 51) and at the end print "
+         "the table by kernel of the shape that ran most and write its Chrome trace to this file")
+      ->type_name("TRACE.json");
   cmd->footer([] { return models::recipes_help(); });  // before the passes footer
   // Exactly one budget: CLI11 names the flags in its message (exit 2).
   cmd->callback([minutes, steps] {
@@ -81,6 +99,7 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
 }
 
 void train(const models::TrainOptions& opts) {
+  if (opts.profile && opts.exec.backend != "jit") throw Error("--profile times the JIT's kernels: use --backend jit");
   const models::TrainResult r = models::train(opts);
   std::cout << "trained steps " << r.first_step << ".." << r.last_step << " (" << std::fixed << std::setprecision(1)
             << r.train_minutes << " min in all): " << std::defaultfloat << std::setprecision(6)

@@ -4,9 +4,10 @@
 # Usage: tools/install_deps.sh [--bench]
 set -euo pipefail
 
-# clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh.
+# clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh;
+# graphviz: `kiln dot FILE | dot -Tsvg`.
 packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
-          nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev)
+          nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev graphviz)
 # --bench: also what the comparisons with other libraries need (tools/bench/ and
 # `kiln bench --op matmul`): PyTorch on OpenBLAS, and oneDNN.
 if [[ "${1:-}" == "--bench" ]]; then

@@ -62,8 +62,15 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Parse and verify a .kir graph and print its canonical form");
   check->add_option("FILE", graph_path, "the .kir file")->required();
 
-  auto* dot = app.add_subcommand("dot", "Print a .kir graph as Graphviz DOT");
-  dot->add_option("FILE", graph_path, "the .kir file")->required();
+  kiln::cli::DotOptions dot_opts;
+  auto* dot = app.add_subcommand("dot", "Print a .kir graph as Graphviz DOT (kiln dot g.kir | dot -Tsvg > g.svg)");
+  dot->add_option("FILE", dot_opts.graph_path, "the .kir file")->required();
+  dot->add_flag("--fuse", dot_opts.fuse, "draw the graph after the default passes: each fusion a cluster of its ops");
+  dot->add_option("--color-by", dot_opts.color_by,
+                  "draw the compiled graph (as --fuse), each kernel coloured by its planned buffer (buffer: "
+                  "kernels whose results reuse the same arena bytes share a colour) or by its share of a profiled "
+                  "run's time (time: 10 runs with the JIT, inputs zeros)")
+      ->check(CLI::IsMember({"buffer", "time"}));
 
   app.add_subcommand("ops", "List the registered ops with their operands, attributes and summaries");
 
@@ -88,6 +95,28 @@ int main(int argc, char** argv) {
   run->add_option("--load", run_opts.load_dir, "bind each param and state that has a DIR/NAME.npy")
       ->check(CLI::ExistingDirectory);
   run->add_option("--save", run_opts.save_dir, "after the last step, write every param and state as DIR/NAME.npy");
+
+  kiln::cli::ProfileOptions profile_opts;
+  auto* profile = app.add_subcommand("profile", "Run a .kir graph with the JIT, every kernel call timed: print a table "
+                                                "by kernel and write a Chrome trace");
+  profile->add_option("FILE", profile_opts.graph_path, "the .kir file")->required();
+  profile->add_option("--input,-i", profile_opts.inputs,
+                      "bind a declared input, param or state to a .npy file (repeatable); unbound inputs are "
+                      "zeros (the time does not depend on them), unbound params and state come from --seed")
+      ->check(kNameEqualsPath)
+      ->allow_extra_args(false);
+  profile->add_option("--seed", profile_opts.seed, "seed of the param initialization")->capture_default_str();
+  profile->add_option("--steps", profile_opts.steps, "timed runs, after one warm-up run")
+      ->check(kiln::cli::positive(profile_opts.steps))
+      ->capture_default_str();
+  profile->add_option("--trace", profile_opts.trace_path,
+                      "the Chrome trace JSON to write (chrome://tracing, ui.perfetto.dev): a track per thread, the "
+                      "kernel calls on the caller's")
+      ->capture_default_str();
+  profile->add_option("--threads", profile_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
+      ->check(kiln::cli::positive(profile_opts.exec.threads));
+  profile->add_option("--target-cpu", profile_opts.exec.target_cpu, "generate code for this CPU (default: the host)");
+  kiln::cli::add_compiler_flags(profile, profile_opts.exec.pipeline, &profile_opts.exec.kernels);
 
   kiln::cli::CompileOptions compile_opts;
   auto* compile = app.add_subcommand("compile", "Compile a .kir graph to LLVM IR, assembly or an object file");
@@ -180,9 +209,10 @@ int main(int argc, char** argv) {
 
   try {
     if (*check) kiln::cli::check(graph_path);
-    if (*dot) kiln::cli::dot(graph_path);
+    if (*dot) kiln::cli::dot(dot_opts);
     if (app.got_subcommand("ops")) kiln::cli::list_ops();
     if (*run) kiln::cli::run(run_opts);
+    if (*profile) kiln::cli::profile(profile_opts);
     if (*compile) kiln::cli::compile(compile_opts);
     if (*grad) kiln::cli::grad(grad_opts);
     if (*train_graph) kiln::cli::train_graph(train_opts);

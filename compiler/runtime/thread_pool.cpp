@@ -10,9 +10,30 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/runtime/chunk_trace.h"
 #include "compiler/runtime/kiln_runtime.h"
 
 namespace {
+
+// Chunk tracing (chunk_trace.h): one track per pool thread, each with its own
+// lock, so the caller's track stays consistent if two callers run loops inline.
+struct Track {
+  std::mutex mutex;
+  std::vector<kiln::compiler::ChunkSpan> spans;
+};
+constexpr int kMaxTracks = 256;
+std::atomic<bool> tracing{false};
+Track tracks[kMaxTracks];
+
+// Runs body(ctx, begin, end) as `thread`, recording its span while tracing.
+void run_traced(int thread, kiln_loop_body body, void* ctx, int64_t begin, int64_t end) {
+  if (!tracing.load(std::memory_order_relaxed)) return body(ctx, begin, end);
+  const int64_t start = kiln::compiler::trace_clock_ns();
+  body(ctx, begin, end);
+  Track& track = tracks[std::min(thread, kMaxTracks - 1)];
+  std::lock_guard<std::mutex> lock(track.mutex);
+  track.spans.push_back({thread, start, kiln::compiler::trace_clock_ns()});
+}
 
 class ThreadPool {
  public:
@@ -32,7 +53,7 @@ class ThreadPool {
     const int64_t chunks = std::min<int64_t>(threads(), (n + grain - 1) / grain);
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (chunks <= 1 || !busy.owns_lock()) {
-      if (n > 0) body(ctx, 0, n);
+      if (n > 0) run_traced(0, body, ctx, 0, n);
       return;
     }
     {
@@ -120,7 +141,7 @@ class ThreadPool {
     int64_t done = 0;
     const auto run = [&](int64_t c) {
       if (c >= job_.chunks || taken_[static_cast<size_t>(c)].exchange(true)) return;
-      job_.body(job_.ctx, c * job_.n / job_.chunks, (c + 1) * job_.n / job_.chunks);
+      run_traced(self, job_.body, job_.ctx, c * job_.n / job_.chunks, (c + 1) * job_.n / job_.chunks);
       ++done;
     };
     run(self);
@@ -148,6 +169,27 @@ ThreadPool& pool() {
 }
 
 }  // namespace
+
+namespace kiln::compiler {
+
+void trace_chunks(bool on) { tracing.store(on); }
+
+std::vector<ChunkSpan> take_chunk_spans() {
+  std::vector<ChunkSpan> out;
+  for (Track& track : tracks) {
+    std::lock_guard<std::mutex> lock(track.mutex);
+    out.insert(out.end(), track.spans.begin(), track.spans.end());
+    track.spans.clear();
+  }
+  return out;
+}
+
+int64_t trace_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace kiln::compiler
 
 extern "C" {
 

@@ -100,7 +100,7 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
     Kernel k = make_kernel(g, node);
     auto [it, added] = kernel_by_text.emplace(k.text, p.kernels.size());
     if (added) p.kernels.push_back(std::move(k));
-    KernelCall call{it->second, {}, node.operands.size()};
+    KernelCall call{it->second, {}, node.operands.size(), index};
     for (Value v : node.operands) call.args.push_back(buffer_of[static_cast<size_t>(v.id)]);
     for (Value r : node.results) {
       add_buffer(r, is_output[static_cast<size_t>(r.id)] ? BufferKind::output : BufferKind::temp);

@@ -43,6 +43,7 @@ struct KernelCall {
   size_t kernel = 0;      // into Program::kernels
   std::vector<int> args;  // buffer ids: the kernel's inputs, then its outputs
   size_t num_inputs = 0;
+  size_t node = 0;        // the compiled graph's node it runs
 };
 
 struct Program {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "engine/atomic_file.h"
@@ -180,6 +181,10 @@ class Trainer {
     };
   }
   void save();  // pauses the training clock
+  // --profile: turns profiling on for `exe`'s second run and off after profile_runs.
+  void profile_step(Executable& exe, const BatchShape& shape);
+  // --profile: calls opts_.profile with the step that ran the most profiled runs.
+  void report_profile() const;
 
   const TrainOptions& opts_;
   std::ostream& log_;
@@ -191,6 +196,11 @@ class Trainer {
   ProgressLine progress_;
   TrainResult result_;
   std::vector<Batch> batches_;  // the current epoch's
+  struct Profiled {
+    BatchShape shape;
+    int64_t runs = 0;  // of the step, profiled or not
+  };
+  std::map<const compiler::JitExecutable*, Profiled> profiled_;
   Clock::time_point start_;
   double paused_seconds_ = 0;    // this call's evaluations and saves
   double resumed_seconds_ = 0;   // the checkpoint's training seconds before this call
@@ -276,6 +286,7 @@ void Trainer::step(const Batch& batch) {
     throw Error("stopping at step " + std::to_string(state_.step) + ": the step counter is an i32 and would wrap; " +
                 opts_.checkpoint_dir + " keeps its last checkpoint");
   Executable& exe = steps_->get(shape_of(batch));  // compiles a new shape: not timed
+  if (opts_.profile) profile_step(exe, shape_of(batch));
   const Clock::time_point start = Clock::now();
   exe.bind("src", batch.src);
   exe.bind("tgt_in", batch.tgt_in);
@@ -328,12 +339,32 @@ TrainResult Trainer::run() {
   }
   if (!evaluated_last) evaluate();
   save();
+  if (opts_.profile) report_profile();
   result_.last_step = state_.step;
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
   result_.tokens_per_second = static_cast<double>(tokens_) / std::max(step_seconds_, 1e-9);
   result_.train_minutes = state_.train_seconds / 60;
   return result_;
+}
+
+void Trainer::profile_step(Executable& exe, const BatchShape& shape) {
+  auto* jit = dynamic_cast<compiler::JitExecutable*>(&exe);
+  if (!jit) return;
+  Profiled& p = profiled_[jit];
+  p.shape = shape;
+  if (p.runs == 1) jit->profile(true);  // the first run warmed it up
+  if (p.runs == 1 + opts_.profile_runs) jit->profile(false);
+  ++p.runs;
+}
+
+void Trainer::report_profile() const {
+  const compiler::JitExecutable* most = nullptr;
+  for (const auto& [jit, p] : profiled_)
+    if (!most || jit->run_profile().runs > most->run_profile().runs) most = jit;
+  if (!most || most->run_profile().runs == 0)
+    throw Error("--profile: no step was profiled (each batch shape's first run is its warm-up; train longer)");
+  opts_.profile(*most, profiled_.at(most).shape.str());
 }
 
 void Trainer::evaluate() {

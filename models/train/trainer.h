@@ -3,12 +3,14 @@
 // periodic dev loss and BLEU (and exact match for copy), a loss curve as SVG
 // and atomic checkpoints that --resume continues on the same loss trajectory.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/backend.h"
+#include "compiler/jit_executable.h"
 
 namespace kiln::models {
 
@@ -44,6 +46,11 @@ struct TrainOptions {
   std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en dictionary
   int64_t log_every = 100;                          // steps between progress lines when the log is not a terminal
   std::ostream* log = nullptr;                      // progress and evaluations; nullptr: std::cerr
+  // --profile (jit): each batch shape's training step is profiled for its runs 2
+  // to 1 + profile_runs (compiler/run_profile.h); when training ends, `profile`
+  // is called with the step that ran the most of them and its shape.
+  std::function<void(const compiler::JitExecutable&, const std::string& shape)> profile;
+  int64_t profile_runs = 50;
 };
 
 struct EvalPoint {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -100,6 +101,45 @@ TEST_CASE("kiln dot prints a Graphviz digraph with every value of the graph") {
   CHECK(r.out.find("digraph") != std::string::npos);
   for (const char* name : {"x", "labels", "w1", "logits", "loss"}) CHECK(r.out.find(name) != std::string::npos);
   CHECK(r.out.find("cross_entropy") != std::string::npos);
+}
+
+TEST_CASE("kiln dot --fuse and --color-by draw the compiled graph's fusions as clusters, coloured") {
+  const std::string mlp = source_path("examples/mlp.kir");
+  const KilnResult fused = run_kiln({"dot", mlp, "--fuse"});
+  CHECK(fused.status == 0);
+  CHECK(fused.out.find("subgraph cluster_") != std::string::npos);
+  CHECK(fused.out.find("fusion {kind=\\\"matmul\\\"}") != std::string::npos);
+
+  const KilnResult buffers = run_kiln({"dot", mlp, "--color-by", "buffer"});
+  CHECK(buffers.status == 0);
+  CHECK(buffers.out.find("arena @") != std::string::npos);
+  CHECK(buffers.out.find("output %loss") != std::string::npos);
+
+  const KilnResult time = run_kiln({"dot", mlp, "--color-by", "time"});
+  INFO(time.err);
+  CHECK(time.status == 0);
+  CHECK(time.out.find(" ms (") != std::string::npos);
+  CHECK(time.out.find("fillcolor=\"#ff") != std::string::npos);
+
+  // Graphviz reads it (where Debian's graphviz is installed).
+  if (std::system("command -v dot > /dev/null 2>&1") == 0) {
+    TempDir tmp;
+    {
+      std::ofstream(tmp.file("g.dot")) << time.out;
+    }
+    const std::string cmd = "dot -Tsvg " + shell_quote(tmp.file("g.dot")) + " -o " + shell_quote(tmp.file("g.svg"));
+    CHECK(std::system(cmd.c_str()) == 0);
+    std::ifstream svg(tmp.file("g.svg"));
+    std::string first;
+    std::getline(svg, first);
+    CHECK(first.find("<?xml") == 0);
+  } else {
+    MESSAGE("graphviz's dot is not installed: the SVG check is skipped");
+  }
+
+  const KilnResult bad = run_kiln({"dot", mlp, "--color-by", "colour"});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--color-by") != std::string::npos);
 }
 
 TEST_CASE("kiln ops lists ops with their attributes and summaries") {

@@ -111,6 +111,27 @@ TEST_CASE("kiln train writes a checkpoint and a loss curve and never overwrites 
   CHECK(read_file(checkpoint_file(ckpt)) == before);
 }
 
+TEST_CASE("kiln train --profile prints the training step's kernel table and writes its Chrome trace") {
+  TempDir tmp;
+  std::vector<std::string> model = small_model();
+  std::replace(model.begin(), model.end(), std::string("interp"), std::string("jit"));
+  std::vector<std::string> args = {"train", "--task", "copy", "--steps", "12", "--checkpoint", tmp.file("ckpt"),
+                                   "--profile", tmp.file("step.json")};
+  args.insert(args.end(), model.begin(), model.end());
+  const KilnResult r = run_kiln(args);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("profile of the training step [B=") != std::string::npos);
+  CHECK(r.out.find("nearer limit") != std::string::npos);
+  CHECK(r.out.find("matmul") != std::string::npos);
+  CHECK(read_file(tmp.file("step.json")).find("\"thread 0 (the caller)\"") != std::string::npos);
+
+  const KilnResult interp = run_kiln(train_args(tmp.file("ckpt2"), {"--profile", tmp.file("t.json")}));
+  CHECK(interp.status == 1);
+  CHECK(interp.err.find("--profile times the JIT's kernels") != std::string::npos);
+  CHECK(!fs::exists(tmp.file("t.json")));
+}
+
 TEST_CASE("kiln train --resume with another config is an error naming a param") {
   TempDir dir;
   const std::string ckpt = dir.file("ckpt");

@@ -312,3 +312,34 @@ TEST_CASE("DOT output of an example has an edge for every operand and output") {
   for (size_t at = dot.find(" -> "); at != std::string::npos; at = dot.find(" -> ", at + 1)) ++edges;
   CHECK(edges == uses);
 }
+
+TEST_CASE("DOT output draws a fusion as a cluster of its body, wired to the values outside, with a caller's marks") {
+  const Graph g = parse_kir(R"(graph @fused {
+  input %x : f32[8,16]
+  param %w : f32[16,4]
+  %y = fusion(%x, %w) {kind="matmul"} : f32[8,4] graph @f_y {
+    input %p0 : f32[8,16]
+    input %p1 : f32[16,4]
+    %m = matmul(%p0, %p1) : f32[8,4]
+    %y = relu(%m) : f32[8,4]
+    output %y
+  }
+  %s = sum(%y) : f32[]
+  output %s
+})",
+                            "fused.kir");
+  const std::string dot = to_dot(g, {{0, {"1.5 ms (75.0%)", "#ff4040"}}, {1, {"arena @0", "#a6cee3"}}});
+  for (const char* line : {
+           "  subgraph cluster_n0 {\n  label=\"fusion {kind=\\\"matmul\\\"}\\n1.5 ms (75.0%)\"; "
+           "style=\"rounded,filled\"; fillcolor=\"#ff4040\"",
+           "  n0_0 [label=\"matmul\\nf32[8,4]\", shape=ellipse",
+           "  n0_1 [label=\"relu\\nf32[8,4]\", shape=ellipse",
+           "  v0 -> n0_0 [label=\"%x\"];\n",   // the body's inputs stand for the fusion's operands
+           "  v1 -> n0_0 [label=\"%w\"];\n",
+           "  n0_0 -> n0_1 [label=\"%m\"];\n",  // inside the body
+           "  n0_1 -> n1 [label=\"%y\"];\n",    // the fusion's result comes from the body node making it
+           "  n1 [label=\"sum\\nf32[]\\narena @0\", shape=ellipse, style=filled, fillcolor=\"#a6cee3\"];\n",
+       })
+    CHECK_MESSAGE(dot.find(line) != std::string::npos, line);
+  CHECK(dot.find("  n0 [") == std::string::npos);  // no node for the fusion itself
+}

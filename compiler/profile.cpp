@@ -1,0 +1,141 @@
+#include "compiler/profile.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "compiler/schedule/kernel.h"
+
+namespace kiln::compiler {
+namespace {
+
+// Multiply-adds of the products in a node (0 for other ops).
+double product_flops(const Graph& g, const Node& n) {
+  const auto dim = [&](size_t operand, size_t from_end) {
+    const Shape& s = g.type(n.operands[operand]).shape;
+    return static_cast<double>(s[s.size() - from_end]);
+  };
+  if (n.op() == "matmul") {
+    const double k = dim(0, n.attrs.get_bool("transpose_a") ? 2 : 1);
+    return 2 * static_cast<double>(g.type(n.results[0]).numel()) * k;
+  }
+  if (n.op() == "flash_attention" || n.op() == "flash_attention_backward") {
+    // q [..., T, D], k [..., S, D], v [..., S, Dv]: scores T x S x D and
+    // the weighted sum T x S x Dv; the backward recomputes the scores and
+    // makes dv, dp (T x S x Dv), dq and dk (T x S x D).
+    const double batch_t = static_cast<double>(g.type(n.operands[0]).numel()) / dim(0, 1);
+    const double s = dim(1, 2), d = dim(0, 1), dv = dim(2, 1);
+    return n.op() == "flash_attention" ? 2 * batch_t * s * (d + dv) : 2 * batch_t * s * (3 * d + 2 * dv);
+  }
+  return 0;
+}
+
+double node_flops(const Graph& g, const Node& n) {
+  if (const double f = product_flops(g, n); f > 0) return f;
+  int64_t elements = 0;  // one per element of its largest operand or result
+  for (Value v : n.operands) elements = std::max(elements, g.type(v).numel());
+  for (Value v : n.results) elements = std::max(elements, g.type(v).numel());
+  return static_cast<double>(elements);
+}
+
+// "matmul, add, relu", "exp x2": the kernel's ops in order, repeats counted.
+std::string op_list(const Graph& g) {
+  std::vector<std::pair<std::string, int>> runs;
+  for (const Node& n : g.nodes()) {
+    if (!runs.empty() && runs.back().first == n.op())
+      ++runs.back().second;
+    else
+      runs.emplace_back(n.op(), 1);
+  }
+  std::string out;
+  for (const auto& [op, count] : runs) {
+    if (!out.empty()) out += ", ";
+    out += op;
+    if (count > 1) out += " x" + std::to_string(count);
+  }
+  return out;
+}
+
+}  // namespace
+
+CallCost call_cost(const Program& p, const KernelCall& call) {
+  CallCost c;
+  const Graph& g = *p.kernels[call.kernel].graph;
+  for (const Node& n : g.nodes()) c.flops += node_flops(g, n);
+  for (int b : call.args) c.bytes += static_cast<double>(p.buffers[static_cast<size_t>(b)].bytes());
+  return c;
+}
+
+std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r) {
+  std::map<std::string, KernelProfileRow> rows;
+  const double runs = std::max(r.runs, 1);
+  for (const CallSpan& span : r.calls) {
+    const KernelCall& call = p.calls[span.call];
+    const Kernel& k = p.kernels[call.kernel];
+    KernelProfileRow& row = rows[describe(k)];
+    if (row.kernel.empty()) {
+      row.kernel = describe(k);
+      row.ops = op_list(*k.graph);
+    }
+    const CallCost cost = call_cost(p, call);
+    row.calls += 1;
+    row.ms += span.ms();
+    row.flops += cost.flops;
+    row.bytes += cost.bytes;
+  }
+  std::vector<KernelProfileRow> out;
+  for (auto& [name, row] : rows) {
+    row.calls = static_cast<int>(row.calls / runs);
+    row.ms /= runs;
+    row.flops /= runs;
+    row.bytes /= runs;
+    out.push_back(std::move(row));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  return out;
+}
+
+std::string chrome_trace(const Program& p, const RunProfile& r) {
+  using nlohmann::ordered_json;
+  const int64_t origin = r.calls.empty() ? 0 : r.calls.front().begin_ns;
+  const auto us = [&](int64_t ns) { return static_cast<double>(ns - origin) / 1e3; };
+  ordered_json events = ordered_json::array();
+  const auto track_name = [&](int tid, const std::string& name) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", name}}}});
+  };
+  int threads = 1;
+  for (const ChunkSpan& c : r.chunks) threads = std::max(threads, c.thread + 1);
+  for (int t = 0; t < threads; ++t) track_name(t, t == 0 ? "thread 0 (the caller)" : "worker " + std::to_string(t));
+
+  // Which call a chunk belongs to: the call whose span holds its start.
+  std::vector<CallSpan> by_start = r.calls;
+  std::sort(by_start.begin(), by_start.end(), [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; });
+  for (const CallSpan& span : r.calls) {
+    const KernelCall& call = p.calls[span.call];
+    const CallCost cost = call_cost(p, call);
+    events.push_back({{"name", describe(p.kernels[call.kernel])},
+                      {"cat", p.kernels[call.kernel].kind},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", 0},  // the caller runs every call; its own chunks nest inside
+                      {"ts", us(span.begin_ns)},
+                      {"dur", us(span.end_ns) - us(span.begin_ns)},
+                      {"args", {{"call", span.call}, {"flops", cost.flops}, {"bytes", cost.bytes}}}});
+  }
+  for (const ChunkSpan& c : r.chunks) {
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), c.begin_ns,
+                               [](int64_t t, const CallSpan& s) { return t < s.begin_ns; });
+    const std::string name =
+        it == by_start.begin() ? "loop" : describe(p.kernels[p.calls[std::prev(it)->call].kernel]);
+    events.push_back({{"name", name},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", c.thread},
+                      {"ts", us(c.begin_ns)},
+                      {"dur", us(c.end_ns) - us(c.begin_ns)}});
+  }
+  ordered_json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  return trace.dump() + "\n";
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,42 @@
+#pragma once
+// Reading a RunProfile (run_profile.h) against its program: a table row per
+// kernel with the work it does, and a Chrome trace (chrome://tracing, Perfetto)
+// with a track per pool thread. `kiln profile` and
+// `kiln train --profile` print and write these.
+#include <string>
+#include <vector>
+
+#include "compiler/run_profile.h"
+#include "compiler/schedule/program.h"
+
+namespace kiln::compiler {
+
+// The least work a kernel call does: its arithmetic (2 per multiply-add of a
+// matmul or an attention product, 1 per element per other op) and the bytes of
+// its operands and results, each read or written once.
+struct CallCost {
+  double flops = 0;
+  double bytes = 0;
+};
+CallCost call_cost(const Program& p, const KernelCall& call);
+
+struct KernelProfileRow {
+  std::string kernel;  // describe(): kind, op count, first result type
+  std::string ops;     // the ops it runs, in order, repeats counted: "matmul, add, relu" or "exp x2"
+  int calls = 0;       // per run
+  double ms = 0;       // per run, all its calls
+  double flops = 0;    // per run
+  double bytes = 0;    // per run
+};
+
+// One row per distinct kernel (its calls in a run summed, averaged over runs),
+// costliest first.
+std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r);
+
+// Chrome's trace event format: complete events ("X") in microseconds from the
+// first call, a track per pool thread: the kernel calls on the caller's (thread
+// 0), named by describe() with their cost as arguments, and each thread's
+// parallel-loop chunks on its own (the caller's nested in its calls).
+std::string chrome_trace(const Program& p, const RunProfile& r);
+
+}  // namespace kiln::compiler
