@@ -50,6 +50,14 @@ const Tensor& Executable::output(const std::string& name) const {
   return it->second;
 }
 
+Tensor Executable::take_output(const std::string& name) {
+  output(name);  // the error for an unknown name
+  auto it = outputs_.find(name);
+  Tensor t = std::move(it->second);
+  outputs_.erase(it);
+  return t;
+}
+
 std::vector<std::string> Executable::output_names() const {
   std::vector<std::string> names;
   for (Value v : graph_.outputs()) names.push_back(graph_.name_of(v));

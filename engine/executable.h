@@ -39,6 +39,10 @@ class Executable {
   void check_numerics(bool on) { check_numerics_ = on; }
 
   const Tensor& output(const std::string& name) const;
+  // Takes an output of the last run out (moved, not copied), so its memory
+  // outlives the next run, which makes the output anew; throws kiln::Error as
+  // output() does.
+  Tensor take_output(const std::string& name);
   std::vector<std::string> output_names() const;
 
  protected:

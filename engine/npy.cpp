@@ -230,6 +230,14 @@ Tensor read_array(std::istream& in, const Shape& shape, Convert convert) {
   return Tensor(std::move(out));
 }
 
+// Reads numel elements stored as `Stored` and narrows them with `narrow` (narrow_f64, narrow_i64).
+template <class Stored>
+Tensor read_narrowed(std::istream& in, const Shape& shape, Tensor (*narrow)(const Stored*, const Shape&)) {
+  std::vector<Stored> raw(static_cast<size_t>(numel(shape)));
+  read_exact(in, raw.data(), raw.size() * sizeof(Stored), "data");
+  return narrow(raw.data(), shape);
+}
+
 std::string element_error(size_t index, const std::string& what) {
   std::string msg = "element ";
   msg += std::to_string(index);
@@ -248,18 +256,8 @@ Tensor read_data(std::istream& in, FileDType t, const Shape& shape) {
         if (v > 1) throw Error(element_error(i, "of the bool data is byte " + std::to_string(v) + ", not 0 or 1"));
         return v == 1;
       });
-    case FileDType::f8:
-      return read_array<float, double>(in, shape, [](double v, size_t i) {
-        if (std::isfinite(v) && std::fabs(v) > FLT_MAX)
-          throw Error(element_error(i, "of the <f8 data does not fit in f32"));
-        return static_cast<float>(v);
-      });
-    case FileDType::i8:
-      return read_array<int32_t, int64_t>(in, shape, [](int64_t v, size_t i) {
-        if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-          throw Error(element_error(i, "of the <i8 data (" + std::to_string(v) + ") does not fit in i32"));
-        return static_cast<int32_t>(v);
-      });
+    case FileDType::f8: return read_narrowed<double>(in, shape, narrow_f64);
+    case FileDType::i8: return read_narrowed<int64_t>(in, shape, narrow_i64);
   }
   throw Error("bad dtype");
 }
@@ -303,6 +301,26 @@ Tensor named(const std::string& name, Read read) {
 }
 
 }  // namespace
+
+Tensor narrow_f64(const double* data, const Shape& shape) {
+  auto out = xt::xarray<float>::from_shape(xt_shape(shape));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::isfinite(data[i]) && std::fabs(data[i]) > FLT_MAX)
+      throw Error(element_error(i, "of the <f8 data does not fit in f32"));
+    out.flat(i) = static_cast<float>(data[i]);
+  }
+  return Tensor(std::move(out));
+}
+
+Tensor narrow_i64(const int64_t* data, const Shape& shape) {
+  auto out = xt::xarray<int32_t>::from_shape(xt_shape(shape));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (data[i] < std::numeric_limits<int32_t>::min() || data[i] > std::numeric_limits<int32_t>::max())
+      throw Error(element_error(i, "of the <i8 data (" + std::to_string(data[i]) + ") does not fit in i32"));
+    out.flat(i) = static_cast<int32_t>(data[i]);
+  }
+  return Tensor(std::move(out));
+}
 
 Tensor load_npy(const std::string& path) {
   return named(path, [&] {

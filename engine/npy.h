@@ -20,6 +20,12 @@ Tensor load_npy(const std::string& path);
 // The same from a seekable stream holding a whole .npy file (errors name NAME).
 Tensor read_npy(std::istream& in, const std::string& name);
 
+// Numpy's default dtypes as loading converts them: f64 to f32, i64 to i32, from
+// `numel(shape)` row-major elements. kiln::Error naming the first element the
+// narrower type cannot hold (a finite f64 beyond f32's range; an i64 beyond i32's).
+Tensor narrow_f64(const double* data, const Shape& shape);
+Tensor narrow_i64(const int64_t* data, const Shape& shape);
+
 // The .npy file of `t` as its header and its data (a view of t's memory), for
 // writing without a copy of the data.
 std::string npy_header(const Tensor& t);

@@ -1,11 +1,7 @@
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cctype>
 #include <iostream>
 
 #include "engine/ir/error.h"
-#include "models/decode/decode_all.h"
-#include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
 #include "tools/cli_common.h"
 #include "tools/pass_flags.h"
@@ -33,10 +29,6 @@ CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
 
 namespace {
 
-bool blank(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
-}
-
 // The longest stdin line read: past it the input is not sentences (an endless
 // /dev/zero, a binary file) and reading on would only grow memory.
 constexpr size_t kMaxLineBytes = 64 * 1024;
@@ -55,38 +47,6 @@ bool read_line(std::istream& in, std::string& line, int64_t number) {
   return !line.empty();
 }
 
-// Why `s` is not a line of UTF-8 text ("" if it is): a NUL or another control
-// byte, or a malformed UTF-8 sequence, at a 1-based byte column.
-std::string not_text(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const std::string at = " at byte " + std::to_string(i + 1);
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\r') return "control byte " + std::to_string(c) + at;
-      ++i;
-      continue;
-    }
-    const size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-    bool ok = len > 0 && i + len <= s.size() && !(c >= 0xF0 && len != 4);
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (!ok) return "malformed UTF-8" + at;
-    i += len;
-  }
-  return "";
-}
-
-// One output line per input line, so outputs stay aligned with inputs.
-std::string translate_line(models::TrainedModel& m, const std::string& line, const TranslateOptions& opts) {
-  if (blank(line)) throw Error("the line is empty: nothing to translate");
-  if (const std::string why = not_text(line); !why.empty()) throw Error("not text: " + why);
-  models::Example e;
-  e.src = m.task->encode(line);
-  e.src_text = line;
-  const auto out = models::decode_all(*m.decoder, {e.src}, {m.task->max_output_len(e)}, models::decode_tokens(*m.task),
-                                      {opts.beam, opts.length_penalty});
-  return m.task->decode(out.front());
-}
-
 }  // namespace
 
 void translate(const TranslateOptions& opts) {
@@ -95,8 +55,10 @@ void translate(const TranslateOptions& opts) {
   int64_t number = 0;
   const auto one = [&](const std::string& line) {
     ++number;
+    // One output line per input line, so outputs stay aligned with inputs;
+    // flushed: stdin may be interactive.
     try {
-      std::cout << translate_line(m, line, opts) << std::endl;  // flushed: stdin may be interactive
+      std::cout << models::translate(m, line, {opts.beam, opts.length_penalty}) << std::endl;
     } catch (const Error& e) {
       std::cout << std::endl;
       std::cerr << "kiln: error: line " << number << ": " << e.what() << '\n';

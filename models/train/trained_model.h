@@ -7,6 +7,7 @@
 
 #include "compiler/backend.h"
 #include "models/checkpoint.h"
+#include "models/decode/decode_all.h"
 #include "models/decode/decoder.h"
 #include "models/tasks/task.h"
 
@@ -22,5 +23,10 @@ struct TrainedModel {
 // not fit its config, or a task whose vocabulary differs from the config's.
 TrainedModel load_trained_model(const std::string& checkpoint_dir, const std::string& data_path,
                                 const compiler::BackendOptions& exec);
+
+// One sentence translated (greedy, or beam search with opts.beam_size > 1):
+// what `kiln translate` prints for a line. kiln::Error for a blank sentence, one
+// that is not UTF-8 text (naming the byte), or one the task cannot encode.
+std::string translate(TrainedModel& m, const std::string& sentence, const DecodeOptions& opts);
 
 }  // namespace kiln::models
