@@ -5,9 +5,11 @@
 set -euo pipefail
 
 # clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh;
-# graphviz: `kiln dot FILE | dot -Tsvg`.
+# graphviz: `kiln dot FILE | dot -Tsvg`; pybind11-dev, python3-dev, python3-numpy,
+# python3-pytest: the Python module and its tests (tools/python/).
 packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
-          nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev graphviz)
+          nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev graphviz
+          pybind11-dev python3-dev python3-numpy python3-pytest)
 # --bench: also what the comparisons with other libraries need (tools/bench/ and
 # `kiln bench --op matmul`): PyTorch on OpenBLAS, and oneDNN.
 if [[ "${1:-}" == "--bench" ]]; then

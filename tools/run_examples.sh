@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds the kiln command, then checks and runs every examples/NAME.kir, binding
 # each examples/inputs/NAME/INPUT.npy to INPUT (outputs go to out/NAME/), and
-# finally trains a small Transformer on the copy task briefly (checkpoint in
-# out/copy/, replaced on every run) and shows a greedy translation.
+# trains a small Transformer on the copy task briefly (checkpoint in out/copy/,
+# replaced on every run) and shows a greedy translation, and finally runs the
+# Python example (examples/python/).
 # Usage: tools/run_examples.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-ninja -C "$build" -j"$(nproc)" kiln
+ninja -C "$build" -j"$(nproc)" kiln kiln_python
 
 shopt -s nullglob
 for kir in examples/*.kir; do
@@ -29,3 +30,6 @@ rm -rf out/copy
   --checkpoint out/copy
 echo "== kiln translate --checkpoint out/copy \"1 2 3 4 5 6 7 8 9 10\""
 "$build/kiln" translate --checkpoint out/copy "1 2 3 4 5 6 7 8 9 10"
+
+echo "== examples/python/mlp.py: an MLP built, differentiated, compiled and trained from Python"
+PYTHONPATH="$build/python" /usr/bin/python3 examples/python/mlp.py

@@ -1,0 +1,75 @@
+# kiln.compile and running: the JIT against the interpreter, params, errors.
+import numpy as np
+import pytest
+
+import kiln
+
+
+def test_jit_matches_the_interpreter(mlp, mlp_inputs):
+    jit = kiln.compile(mlp, backend="jit", threads=2, seed=3).run(**mlp_inputs)
+    interp = kiln.compile(mlp, backend="interp", seed=3).run(**mlp_inputs)
+    assert list(jit) == ["loss", "logits"]
+    for name in jit:
+        # Summation order differs (vector width, fusion): a few ulps.
+        np.testing.assert_allclose(jit[name], interp[name], rtol=1e-5, atol=1e-6)
+
+
+def test_compile_options(mlp, mlp_inputs):
+    exe = kiln.compile(mlp, passes="none", cache=False, reuse=False)
+    assert exe.backend == "jit" and repr(exe) == "<kiln.Executable @mlp (jit)>"
+    assert "fusion" not in str(exe.compiled_graph)
+    fused = kiln.compile(mlp)
+    assert "fusion" in str(fused.compiled_graph)
+    assert kiln.compile(mlp, backend="interp").compiled_graph is None
+    np.testing.assert_allclose(exe.run(**mlp_inputs)["loss"], fused.run(**mlp_inputs)["loss"], rtol=1e-5)
+    assert str(exe.graph) == str(mlp)
+
+
+def test_params_come_from_the_seed(mlp):
+    a, b, c = (kiln.compile(mlp, backend="interp", seed=s) for s in (1, 1, 2))
+    for exe in (a, b, c):
+        exe.initialize()
+    np.testing.assert_array_equal(a["w1"], b["w1"])
+    assert not np.array_equal(a["w1"], c["w1"])
+    np.testing.assert_array_equal(a["b1"], np.zeros(32))  # rank 1: zeros
+    bound = np.full((16, 32), 0.5, np.float32)
+    a["w1"] = bound
+    a.initialize(seed=7)  # binds only what is unbound
+    np.testing.assert_array_equal(a["w1"], bound)
+
+
+def test_compile_errors(mlp, mlp_inputs):
+    with pytest.raises(kiln.Error, match=r"unknown backend"):
+        kiln.compile(mlp, backend="gpu")
+    with pytest.raises(kiln.Error, match=r"unknown pass 'bogus'"):
+        kiln.compile(mlp, passes="simplify,bogus")
+    with pytest.raises(kiln.Error, match=r"threads: -1 is negative"):
+        kiln.compile(mlp, threads=-1)
+
+
+def test_run_errors(mlp, mlp_inputs):
+    exe = kiln.compile(mlp, backend="interp")
+    with pytest.raises(kiln.Error, match=r"^graph @mlp: unbound input %labels$"):
+        exe.run(x=mlp_inputs["x"])
+    with pytest.raises(kiln.Error, match=r"has no output 'loss' \(or it has not run\)"):
+        exe.output("loss")
+    with pytest.raises(kiln.Error, match=r"^%x is not bound$"):
+        kiln.compile(mlp, backend="interp").get("x")
+    exe.run(**mlp_inputs)
+    with pytest.raises(kiln.Error, match=r"has no output 'nope'"):
+        exe["nope"]
+    bad_labels = mlp_inputs["labels"].copy()
+    bad_labels[2] = 9
+    for backend in ("interp", "jit"):
+        with pytest.raises(kiln.Error, match=r"9"):  # a class index outside [0, 4)
+            kiln.compile(mlp, backend=backend).run(x=mlp_inputs["x"], labels=bad_labels)
+
+
+def test_check_numerics_names_the_node():
+    g = kiln.parse("graph @g {\n  input %x : f32[3]\n  %y = log(%x) : f32[3]\n  output %y\n}\n", "g.kir")
+    for backend in ("interp", "jit"):
+        exe = kiln.compile(g, backend=backend, check_numerics=True)
+        with pytest.raises(kiln.Error, match=r"nan.*g\.kir:3"):
+            exe.run(x=np.array([1, -1, 2], np.float32))
+        unchecked = kiln.compile(g, backend=backend).run(x=np.array([1, -1, 2], np.float32))["y"]
+        assert np.isnan(unchecked[1])

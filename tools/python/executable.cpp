@@ -1,0 +1,236 @@
+// kiln.compile and kiln.Executable: bind numpy arrays, run, read results as
+// numpy arrays over kiln's own memory.
+#include <pybind11/stl.h>
+
+#include <map>
+#include <optional>
+
+#include "compiler/backend.h"
+#include "engine/ir/error.h"
+#include "engine/param_init.h"
+#include "tools/python/bindings.h"
+
+namespace kiln::python {
+namespace {
+
+// What the numpy views of one of an executable's tensors own: nothing while
+// the tensor is the executable's, the tensor itself once detached from it.
+struct ViewStorage {
+  std::optional<Tensor> tensor;
+};
+
+// An Executable whose tensors numpy arrays view without a copy. A backend may
+// free or replace a tensor when it runs (the interpreter makes its outputs and
+// assigned params anew) or when it is bound again, so before that, and when the
+// executable goes, each tensor that a live view still shows is detached: moved
+// (its memory unchanged) into the views' storage, the executable keeping a copy
+// of a binding. A view thus never dangles and never changes under its reader.
+class PyExecutable {
+ public:
+  PyExecutable(std::unique_ptr<Executable> exe, std::string backend, uint64_t seed)
+      : exe_(std::move(exe)), backend_(std::move(backend)), seed_(seed) {}
+  ~PyExecutable() { detach_all(false); }
+  PyExecutable(const PyExecutable&) = delete;
+  PyExecutable& operator=(const PyExecutable&) = delete;
+
+  const Executable& exe() const { return *exe_; }
+  const std::string& backend() const { return backend_; }
+
+  void bind(const std::string& name, const py::handle& array) {
+    const Graph& g = exe_->graph();
+    const auto v = g.find(name);
+    if (!v || g.value(*v).kind == ValueKind::result)
+      exe_->bind(name, Tensor());  // throws "graph @G declares no input, param or state named 'NAME'"
+    const std::string decl = std::string(value_kind_name(g.value(*v).kind)) + " %" + name;
+    ArrayTensor a;
+    try {
+      a = tensor_from_array(array);
+    } catch (const Error& e) {
+      throw Error(decl + ": " + e.what());
+    }
+    detach_binding(name, true);
+    try {
+      exe_->bind(name, std::move(a.tensor));
+    } catch (const Error& e) {
+      if (a.converted_from.empty()) throw;
+      throw Error(std::string(e.what()) + " (converted from numpy " + a.converted_from + ")");
+    }
+  }
+
+  void initialize(std::optional<uint64_t> seed) { bind_initial_values(*exe_, seed.value_or(seed_)); }
+
+  py::dict run(const py::kwargs& inputs) {
+    for (const auto& [name, array] : inputs) bind(name.cast<std::string>(), array);
+    initialize(std::nullopt);
+    detach_all(true);
+    {
+      py::gil_scoped_release unlocked;
+      exe_->run();
+    }
+    return outputs(false);
+  }
+
+  // A declaration's current tensor if `name` is declared, else the output of that name.
+  py::array get(const std::string& name, bool copy) {
+    const auto v = exe_->graph().find(name);
+    if (!v || exe_->graph().value(*v).kind == ValueKind::result) return output(name, copy);
+    const Tensor& t = exe_->binding(name);
+    return copy ? array_copy(t) : view(binding_views_, name, t);
+  }
+
+  py::array output(const std::string& name, bool copy) {
+    const Tensor& t = exe_->output(name);
+    return copy ? array_copy(t) : view(output_views_, name, t);
+  }
+
+  py::dict outputs(bool copy) {
+    py::dict out;
+    for (const std::string& name : exe_->output_names()) out[py::str(name)] = output(name, copy);
+    return out;
+  }
+
+ private:
+  using Views = std::map<std::string, std::weak_ptr<ViewStorage>>;
+
+  // Views of one tensor share one storage, so np.shares_memory holds between them.
+  static py::array view(Views& views, const std::string& name, const Tensor& t) {
+    std::shared_ptr<ViewStorage> storage = views[name].lock();
+    if (!storage) {
+      storage = std::make_shared<ViewStorage>();
+      views[name] = storage;
+    }
+    py::capsule owner(new std::shared_ptr<ViewStorage>(storage),
+                      [](void* p) { delete static_cast<std::shared_ptr<ViewStorage>*>(p); });
+    return array_view(t, owner);
+  }
+
+  void detach_binding(const std::string& name, bool rebind) {
+    const auto it = binding_views_.find(name);
+    if (it == binding_views_.end()) return;
+    if (const auto storage = it->second.lock()) {
+      storage->tensor = exe_->unbind(name);
+      if (rebind) exe_->bind(name, *storage->tensor);
+    }
+    binding_views_.erase(it);
+  }
+
+  // `rebind`: the executable keeps a copy of each detached binding (not when it goes).
+  void detach_all(bool rebind) {
+    while (!binding_views_.empty()) detach_binding(binding_views_.begin()->first, rebind);
+    for (const auto& [name, weak] : output_views_)
+      if (const auto storage = weak.lock()) storage->tensor = exe_->take_output(name);
+    output_views_.clear();
+  }
+
+  std::unique_ptr<Executable> exe_;
+  std::string backend_;
+  uint64_t seed_;
+  Views binding_views_, output_views_;
+};
+
+std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int threads,
+                                      const py::object& passes, bool check_numerics, uint64_t seed,
+                                      const std::string& target_cpu, bool cache, bool reuse) {
+  if (threads < 0) throw Error("threads: " + std::to_string(threads) + " is negative (0: all cores)");
+  compiler::BackendOptions opts;
+  opts.backend = backend;
+  opts.threads = threads;
+  opts.target_cpu = target_cpu;
+  opts.pipeline.passes.passes = pass_names(passes);
+  opts.pipeline.reuse = reuse;
+  opts.kernels.cache = cache;
+  opts.check_numerics = check_numerics;
+  Graph g = graph;
+  std::unique_ptr<Executable> exe;
+  {
+    py::gil_scoped_release unlocked;
+    exe = compiler::make_executable(std::move(g), opts);
+  }
+  return std::make_unique<PyExecutable>(std::move(exe), backend, seed);
+}
+
+const char* const kCompileDoc = R"(Compiles a graph into a kiln.Executable.
+
+backend         'jit' (LLVM, vectorized and multi-threaded) or 'interp' (the reference
+                interpreter, which every JIT result is tested against)
+threads         threads of the JIT's parallel loops (process-wide); 0: leave as is (all cores)
+passes          jit: the graph passes, as for kiln.optimize (None: the default pipeline)
+check_numerics  stop at the first nan or +inf, naming the kernel and node that made it
+seed            seed of the initial values of params and state left unbound at a run
+                (their `init` attributes; as `kiln run --seed`)
+target_cpu      jit: generate code for this CPU ('': the host)
+cache           jit: read and write the on-disk kernel cache
+reuse           jit: False gives every buffer its own memory (for debugging)
+
+kiln.Error for an unknown backend, pass or CPU, or an op the JIT cannot lower.
+The graph is copied: changing it afterwards does not change the executable.
+
+    exe = kiln.compile(kiln.load('examples/mlp.kir'))
+    out = exe.run(x=x, labels=labels)      # {'loss': array(...), 'logits': array(...)})";
+
+const char* const kExecutableDoc = R"(A compiled graph: bind inputs, params and state, run, read the results.
+
+Binding (exe.bind(name, array), exe[name] = array, or exe.run(name=array)) copies
+the array into kiln's memory: float32, int32 and bool as they are; float64 and
+int64 (numpy's defaults) are narrowed to f32 and i32 as `kiln run` narrows .npy
+files, refusing values that do not fit; other dtypes are refused; a non-contiguous
+array is read in C order. The dtype and shape must be the declaration's.
+
+Params and state persist between runs (a graph's assigns update them). Those left
+unbound when a run starts get their initial values from the compile's seed.
+
+Results (exe.run(...), exe.outputs, exe[name], exe.output(name)) are read-only numpy
+arrays over kiln's own tensors, without a copy: two reads between runs share memory.
+An array never changes under its reader and stays valid as long as it lives: when a
+run or a bind would free or overwrite a tensor that an array still shows, the array
+keeps that memory and kiln continues with a copy (a param) or a fresh tensor (an
+output). copy=True gives a writable copy instead.
+
+Not thread-safe: one call at a time per executable.)";
+
+}  // namespace
+
+void define_executable(py::module_& m) {
+  py::class_<PyExecutable>(m, "Executable", kExecutableDoc)
+      .def("bind", &PyExecutable::bind, py::arg("name"), py::arg("array"),
+           "Binds a declared input, param or state to a copy of `array`. kiln.Error naming the\n"
+           "declaration and both types if the dtype or shape differs, or naming an unknown name.")
+      .def("__setitem__", &PyExecutable::bind, "exe[name] = array: bind().")
+      .def("run", &PyExecutable::run,
+           "run(**inputs) -> dict: binds each keyword (bind()), initializes params and state left\n"
+           "unbound, runs the graph once and returns its outputs {name: read-only array}, in\n"
+           "output order. kiln.Error for an unbound input or a failure at run time.")
+      .def("initialize", &PyExecutable::initialize, py::arg("seed") = py::none(),
+           "Binds the initial value of every param and state not bound yet (their `init`\n"
+           "attributes), from `seed` (None: the compile's seed). run() does this itself.")
+      .def("get", &PyExecutable::get, py::arg("name"), py::arg("copy") = false,
+           "The current tensor of a declaration (its binding), or else the last run's output of\n"
+           "that name, as a read-only view (copy=True: a writable copy). kiln.Error if unbound.")
+      .def("__getitem__", [](PyExecutable& self, const std::string& name) { return self.get(name, false); },
+           "exe[name]: get(name).")
+      .def("output", &PyExecutable::output, py::arg("name"), py::arg("copy") = false,
+           "The last run's output `name` as a read-only view (copy=True: a writable copy).")
+      .def_property_readonly(
+          "outputs", [](PyExecutable& self) { return self.outputs(false); },
+          "The last run's outputs {name: read-only array}, in output order.")
+      .def_property_readonly("backend", &PyExecutable::backend, "'jit' or 'interp'.")
+      .def_property_readonly(
+          "graph", [](const PyExecutable& self) { return std::make_shared<Graph>(self.exe().graph()); },
+          "A copy of the graph it runs (as given to kiln.compile).")
+      .def_property_readonly(
+          "compiled_graph",
+          [](const PyExecutable& self) -> py::object {
+            const auto* jit = dynamic_cast<const compiler::JitExecutable*>(&self.exe());
+            if (!jit) return py::none();
+            return py::cast(std::make_shared<Graph>(jit->compiled().graph));
+          },
+          "jit: the graph after the passes and fusion, whose fusion nodes are its kernels; interp: None.")
+      .def("__repr__", [](const PyExecutable& self) {
+        return "<kiln.Executable @" + self.exe().graph().name() + " (" + self.backend() + ")>";
+      });
+  m.def("compile", &compile, py::arg("graph"), py::arg("backend") = "jit", py::arg("threads") = 0,
+        py::arg("passes") = py::none(), py::arg("check_numerics") = false, py::arg("seed") = 0,
+        py::arg("target_cpu") = "", py::arg("cache") = true, py::arg("reuse") = true, kCompileDoc);
+}
+
+}  // namespace kiln::python

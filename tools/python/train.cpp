@@ -1,0 +1,255 @@
+// kiln.train, kiln.Translator and kiln.translate: what `kiln train` and
+// `kiln translate` do, through the same functions of models/.
+#include <pybind11/stl.h>
+
+#include <exception>
+#include <ostream>
+#include <streambuf>
+
+#include "engine/ir/error.h"
+#include "models/train/trained_model.h"
+#include "models/train/trainer.h"
+#include "tools/python/bindings.h"
+
+namespace kiln::python {
+namespace {
+
+// An ostream's lines, each handed to a Python callable (which runs with the GIL
+// taken). A callable that raises is not called again, and its exception is
+// rethrown by rethrow() (an ostream would swallow it).
+class LineSink : public std::streambuf {
+ public:
+  explicit LineSink(py::object fn) : fn_(std::move(fn)) {}
+  void rethrow() {
+    finish_line();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ protected:
+  int overflow(int c) override {
+    if (c == '\n' || c == '\r') finish_line();
+    else if (c != traits_type::eof()) line_.push_back(static_cast<char>(c));
+    return traits_type::not_eof(c);
+  }
+
+ private:
+  void finish_line() {
+    if (line_.empty() || error_) return;
+    py::gil_scoped_acquire locked;
+    try {
+      fn_(line_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    line_.clear();
+  }
+
+  py::object fn_;
+  std::string line_;
+  std::exception_ptr error_;
+};
+
+void check_not_negative(const char* option, double value) {
+  if (value < 0) throw Error(std::string(option) + ": " + std::to_string(value) + " is negative");
+}
+
+compiler::BackendOptions backend_options(const std::string& backend, int threads) {
+  check_not_negative("threads", threads);
+  compiler::BackendOptions exec;
+  exec.backend = backend;
+  exec.threads = threads;
+  return exec;
+}
+
+models::TrainResult train(const std::string& task, const std::string& checkpoint, int64_t steps, double minutes,
+                          bool resume, const std::string& config, int64_t d_model, int64_t heads, int64_t d_ff,
+                          int64_t layers, std::optional<double> dropout, std::optional<double> label_smoothing,
+                          std::optional<uint64_t> seed, int64_t batch_tokens, int64_t max_train_len, int64_t warmup,
+                          double lr_factor, int64_t eval_every, double eval_minutes, int64_t save_every,
+                          int64_t keep_snapshots, int64_t eval_sentences, int64_t log_every,
+                          const std::string& data_dir, const std::string& backend, int threads,
+                          const py::object& log) {
+  models::TrainOptions o;
+  o.task = task;
+  o.checkpoint_dir = checkpoint;
+  o.steps = steps;
+  o.minutes = minutes;
+  o.resume = resume;
+  o.config = config;
+  for (const auto& [option, value] : {std::pair<const char*, int64_t>{"d_model", d_model}, {"heads", heads},
+                                      {"d_ff", d_ff}, {"layers", layers}, {"batch_tokens", batch_tokens},
+                                      {"max_train_len", max_train_len}, {"warmup", warmup},
+                                      {"eval_every", eval_every}, {"save_every", save_every},
+                                      {"keep_snapshots", keep_snapshots}})
+    check_not_negative(option, static_cast<double>(value));
+  check_not_negative("lr_factor", lr_factor);
+  check_not_negative("eval_minutes", eval_minutes);
+  if (eval_sentences <= 0 || log_every <= 0) throw Error("eval_sentences and log_every must be positive");
+  o.d_model = d_model;
+  o.heads = heads;
+  o.d_ff = d_ff;
+  o.layers = layers;
+  if (dropout) check_not_negative("dropout", *dropout);
+  if (label_smoothing) check_not_negative("label_smoothing", *label_smoothing);
+  o.dropout = dropout.value_or(-1);
+  o.label_smoothing = label_smoothing.value_or(-1);
+  o.seed = seed;
+  o.batch_tokens = batch_tokens;
+  o.max_train_len = max_train_len;
+  o.warmup = warmup;
+  o.lr_factor = lr_factor;
+  o.eval_every = eval_every;
+  o.eval_minutes = eval_minutes;
+  o.save_every = save_every;
+  o.keep_snapshots = keep_snapshots;
+  o.eval_sentences = eval_sentences;
+  o.log_every = log_every;
+  o.data_dir = data_dir;
+  o.exec = backend_options(backend, threads);
+  std::optional<LineSink> sink;
+  std::optional<std::ostream> stream;
+  if (!log.is_none()) {
+    sink.emplace(log);
+    stream.emplace(&*sink);
+    o.log = &*stream;
+  }
+  models::TrainResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = models::train(o);
+  }
+  if (sink) sink->rethrow();
+  return r;
+}
+
+py::list step_losses(const std::vector<models::EvalPoint>& points) {
+  py::list out;
+  for (const models::EvalPoint& p : points) out.append(py::make_tuple(p.step, p.loss));
+  return out;
+}
+
+// A checkpoint loaded once, translating many calls' sentences.
+class Translator {
+ public:
+  Translator(const std::string& checkpoint, int beam, double length_penalty, const std::string& data_dir,
+             const std::string& backend, int threads)
+      : decode_{beam, length_penalty} {
+    if (beam < 1) throw Error("beam: " + std::to_string(beam) + " is not a beam size (1: greedy)");
+    check_not_negative("length_penalty", length_penalty);
+    const compiler::BackendOptions exec = backend_options(backend, threads);
+    py::gil_scoped_release unlocked;
+    model_ = models::load_trained_model(checkpoint, data_dir, exec);
+  }
+
+  // Each sentence's translation, in order. The sentences that cannot be
+  // translated are named, with why, in one kiln.Error after all were tried.
+  std::vector<std::string> translate(const std::vector<std::string>& sentences) {
+    py::gil_scoped_release unlocked;
+    std::vector<std::string> out;
+    std::string errors, numbers;
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      try {
+        out.push_back(models::translate(model_, sentences[i], decode_));
+      } catch (const Error& e) {
+        errors += "sentence " + std::to_string(i + 1) + ": " + e.what() + "\n";
+        numbers += (numbers.empty() ? "" : ", ") + std::to_string(i + 1);
+      }
+    }
+    if (!errors.empty())
+      throw Error(errors + std::to_string(sentences.size() - out.size()) + " of " + std::to_string(sentences.size()) +
+                  " sentences were not translated (sentence " + numbers + ")");
+    return out;
+  }
+
+  py::object call(const py::handle& sentences) {
+    if (py::isinstance<py::str>(sentences)) return py::str(translate({sentences.cast<std::string>()}).front());
+    return py::cast(translate(sentences.cast<std::vector<std::string>>()));
+  }
+
+ private:
+  models::DecodeOptions decode_;
+  models::TrainedModel model_;
+};
+
+const char* const kTrainDoc = R"(Trains the Transformer on a task, as `kiln train` does, and returns a kiln.TrainResult.
+
+task            'copy' (the synthetic copy task) or 'de-en' (German to English, trans-de-en)
+checkpoint      the checkpoint directory (written at save_every and at the end)
+steps, minutes  the budget: exactly one of them (minutes: training wall time, compiles included)
+resume          continue the checkpoint in `checkpoint` on the same trajectory
+config          'tiny', 'small' or 'base' ('': the task's recipe, or the checkpoint's)
+d_model, heads, d_ff, layers      override the preset's sizes (0: the preset's)
+dropout, label_smoothing, seed    None: the recipe's (or the checkpoint's)
+batch_tokens, max_train_len, warmup, lr_factor    0: the recipe's (max_train_len 0: all shapes)
+eval_every, eval_minutes, save_every, keep_snapshots, eval_sentences, log_every: as the command's flags
+data_dir        de-en: the trans-de-en dictionary
+backend, threads  'jit' or 'interp'; the JIT's threads (0: all cores)
+log             None: progress lines on stderr, as the command prints them; or a callable
+                called with each line (str)
+
+kiln.Error with the command's message for bad options, an existing checkpoint
+without resume, or a loss that stops being finite.
+
+    r = kiln.train('copy', 'ckpt', steps=400, d_model=64, heads=4, d_ff=256, layers=2, dropout=0, warmup=100))";
+
+}  // namespace
+
+void define_train(py::module_& m) {
+  py::class_<models::TrainResult>(m, "TrainResult", "What kiln.train reports at the end.")
+      .def_readonly("first_step", &models::TrainResult::first_step, "The first step this call ran.")
+      .def_readonly("last_step", &models::TrainResult::last_step, "The last step this call ran.")
+      .def_property_readonly(
+          "train_losses", [](const models::TrainResult& r) { return step_losses(r.train_losses); },
+          "[(step, loss)] for every step of the whole run, resumes included.")
+      .def_property_readonly(
+          "dev_losses", [](const models::TrainResult& r) { return step_losses(r.dev_losses); },
+          "[(step, loss)] for every dev evaluation.")
+      .def_readonly("bleu", &models::TrainResult::bleu, "The last dev BLEU; -1 if not measured.")
+      .def_readonly("exact_match", &models::TrainResult::exact_match,
+                    "The last dev exact-match share in [0, 1]; -1 if not measured.")
+      .def_readonly("tokens_per_second", &models::TrainResult::tokens_per_second,
+                    "Target tokens of this call's steps per second of their time.")
+      .def_readonly("train_minutes", &models::TrainResult::train_minutes,
+                    "Training time of the whole run, resumes included.")
+      .def("__repr__", [](const models::TrainResult& r) {
+        return "<kiln.TrainResult steps " + std::to_string(r.first_step) + ".." + std::to_string(r.last_step) +
+               ", BLEU " + std::to_string(r.bleu) + ", exact match " + std::to_string(r.exact_match) + ">";
+      });
+  m.def("train", &train, py::arg("task"), py::arg("checkpoint"), py::kw_only(), py::arg("steps") = 0,
+        py::arg("minutes") = 0.0, py::arg("resume") = false, py::arg("config") = "", py::arg("d_model") = 0,
+        py::arg("heads") = 0, py::arg("d_ff") = 0, py::arg("layers") = 0, py::arg("dropout") = py::none(),
+        py::arg("label_smoothing") = py::none(), py::arg("seed") = py::none(), py::arg("batch_tokens") = 0,
+        py::arg("max_train_len") = 0, py::arg("warmup") = 0, py::arg("lr_factor") = 0.0, py::arg("eval_every") = 0,
+        py::arg("eval_minutes") = 0.0, py::arg("save_every") = 0, py::arg("keep_snapshots") = 0,
+        py::arg("eval_sentences") = 200, py::arg("log_every") = 100,
+        py::arg("data_dir") = models::TrainOptions{}.data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
+        py::arg("log") = py::none(), kTrainDoc);
+
+  const std::string default_data_dir = models::TrainOptions{}.data_dir;
+  py::class_<Translator>(m, "Translator",
+                         "A trained checkpoint loaded once for many kiln.translate-like calls:\n\n"
+                         "    t = kiln.Translator('ckpt'); t(['1 2 3 4 5 6 7 8 9 10'])")
+      .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int>(),
+           py::arg("checkpoint"), py::kw_only(), py::arg("beam") = 1, py::arg("length_penalty") = 0.6,
+           py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
+           "Loads the checkpoint directory of kiln.train (or `kiln train`). beam 1 decodes\n"
+           "greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty.\n"
+           "kiln.Error for a missing or corrupt checkpoint.")
+      .def("__call__", &Translator::call, py::arg("sentences"),
+           "The translation of a sentence (str), or of each of a list of them (a list).\n"
+           "kiln.Error naming each sentence that cannot be translated (empty, not text, not\n"
+           "encodable by the task) once all were tried.");
+  m.def(
+      "translate",
+      [](const std::string& checkpoint, const py::handle& sentences, int beam, double length_penalty,
+         const std::string& data_dir, const std::string& backend, int threads) {
+        return Translator(checkpoint, beam, length_penalty, data_dir, backend, threads).call(sentences);
+      },
+      py::arg("checkpoint"), py::arg("sentences"), py::kw_only(), py::arg("beam") = 1,
+      py::arg("length_penalty") = 0.6, py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit",
+      py::arg("threads") = 0,
+      "Translates a sentence (str) or a list of them with a trained checkpoint, as\n"
+      "`kiln translate --checkpoint DIR` does: kiln.Translator(checkpoint, ...)(sentences).");
+}
+
+}  // namespace kiln::python
