@@ -48,7 +48,9 @@ class PyExecutable {
     } catch (const Error& e) {
       throw Error(decl + ": " + e.what());
     }
-    detach_binding(name, true);
+    // The old tensor goes to its views without a copy, once the new one is
+    // known to bind (bind() refuses a wrong type before it changes anything).
+    if (a.tensor.type() == g.type(*v)) detach_binding(name, false);
     try {
       exe_->bind(name, std::move(a.tensor));
     } catch (const Error& e) {
