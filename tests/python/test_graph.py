@@ -113,6 +113,8 @@ def test_builder_mistakes():
         b.matmul(x, w)
     with pytest.raises(kiln.Error, match=r"unknown op 'bogus'"):
         b.emit("bogus", [x])
+    with pytest.raises(kiln.Error, match=r"^add\(f32\[2,3\]\): expects 2 operand\(s\), got 1$"):
+        b.add(x)
     with pytest.raises(kiln.Error, match=r"attribute 'axes' of op 'sum' must be int list, got float"):
         b.sum(x, axes=1.5)
     with pytest.raises(kiln.Error, match=r"unknown attribute 'axis' for op 'sum'"):
