@@ -132,6 +132,16 @@ std::vector<ElementwiseOp> unary_ops() {
        .reference = unary_kernel<float>([](const auto& x) { return xt::tanh(x); }),
        .gradient = unary_grad(
            [](Builder& b, Value, Value y, Value dy) { return mul(b, dy, sub(b, scalar(b, 1.0), mul(b, y, y))); })},
+      {.name = "erf",
+       .summary = "error function",
+       .operands = 1,
+       .infer = same_type_infer(kFloat),
+       .reference = unary_kernel<float>([](const auto& x) { return xt::erf(x); }),
+       // d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2)
+       .gradient = unary_grad([](Builder& b, Value x, Value, Value dy) {
+         const Value slope = mul(b, exp(b, neg(b, mul(b, x, x))), scalar(b, 1.1283791670955126));
+         return mul(b, dy, slope);
+       })},
       {.name = "relu",
        .summary = "max(x, 0)",
        .operands = 1,
@@ -346,6 +356,7 @@ Value log(Builder& b, Value x) { return attrless(b, "log", {x}); }
 Value sqrt(Builder& b, Value x) { return attrless(b, "sqrt", {x}); }
 Value rsqrt(Builder& b, Value x) { return attrless(b, "rsqrt", {x}); }
 Value tanh(Builder& b, Value x) { return attrless(b, "tanh", {x}); }
+Value erf(Builder& b, Value x) { return attrless(b, "erf", {x}); }
 Value relu(Builder& b, Value x) { return attrless(b, "relu", {x}); }
 Value add(Builder& b, Value x, Value y) { return attrless(b, "add", {x, y}); }
 Value sub(Builder& b, Value x, Value y) { return attrless(b, "sub", {x, y}); }

@@ -18,6 +18,7 @@ Value log(Builder& b, Value x);
 Value sqrt(Builder& b, Value x);
 Value rsqrt(Builder& b, Value x);  // 1 / sqrt(x)
 Value tanh(Builder& b, Value x);
+Value erf(Builder& b, Value x);
 Value relu(Builder& b, Value x);
 
 // Binary arithmetic: operands of one dtype, f32 or i32 (pow: f32).

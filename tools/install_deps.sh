@@ -5,11 +5,12 @@
 set -euo pipefail
 
 # clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh;
-# graphviz: `kiln dot FILE | dot -Tsvg`; pybind11-dev, python3-dev, python3-numpy,
-# python3-pytest: the Python module and its tests (tools/python/).
+# graphviz: `kiln dot FILE | dot -Tsvg`; libonnx-dev: `kiln import` (its tests against
+# PyTorch also want python3-torch and python3-onnx, and skip without them); pybind11-dev,
+# python3-dev, python3-numpy, python3-pytest: the Python module and its tests (tools/python/).
 packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
           nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev graphviz
-          pybind11-dev python3-dev python3-numpy python3-pytest)
+          libonnx-dev libprotobuf-dev pybind11-dev python3-dev python3-numpy python3-pytest)
 # --bench: also what the comparisons with other libraries need (tools/bench/ and
 # `kiln bench --op matmul`): PyTorch on OpenBLAS, and oneDNN.
 if [[ "${1:-}" == "--bench" ]]; then

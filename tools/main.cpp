@@ -13,6 +13,7 @@
 #include "tools/cmd_batches.h"
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
+#include "tools/cmd_import.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
 
@@ -198,6 +199,11 @@ int main(int argc, char** argv) {
   kiln::cli::ExportOptions export_opts;
   auto* export_cmd = kiln::cli::add_export_command(app, export_opts);
 
+  // ONNX models as .kir graphs: kiln-import does it (cmd_import.h says why).
+  auto* import_cmd = app.add_subcommand("import", "Import an ONNX model as a .kir graph and its params as .npy "
+                                                  "files (kiln import --help for its flags)");
+  import_cmd->prefix_command()->set_help_flag();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -224,6 +230,7 @@ int main(int argc, char** argv) {
     if (*average) kiln::cli::average(average_opts);
     if (*batches) kiln::cli::write_batches(batches_opts);
     if (*export_cmd) kiln::cli::export_model(export_opts);
+    if (*import_cmd) kiln::cli::exec_import(import_cmd->remaining());
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
     return 1;

@@ -1,8 +1,8 @@
 // Elemental generators for ops/elementwise.cpp: unary math, binary arithmetic with
 // broadcasting, comparisons, logic, select and cast. Semantics match the reference
 // kernels exactly where IEEE allows (maximum is `x > y ? x : y` as xtensor's, i32
-// arithmetic wraps, i32 division truncates and wraps INT_MIN / -1); exp, log and
-// tanh use fast_math.h.
+// arithmetic wraps, i32 division truncates and wraps INT_MIN / -1); exp, log,
+// tanh and erf use fast_math.h.
 #include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/families.h"
@@ -81,6 +81,7 @@ void add_unary(EmitterRegistry& r) {
   r.add_pointwise("exp", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_exp(cx, x); }));
   r.add_pointwise("log", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_log(cx, x); }));
   r.add_pointwise("tanh", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_tanh(cx, x); }));
+  r.add_pointwise("erf", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_erf(cx, x); }));
   r.add_pointwise("sqrt", unary([](LoweringContext& cx, DType, llvm::Value* x) -> llvm::Value* {
                     return cx.b().CreateUnaryIntrinsic(I(llvm::Intrinsic::sqrt), x);
                   }));

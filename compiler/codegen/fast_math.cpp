@@ -125,4 +125,23 @@ llvm::Value* emit_tanh(LoweringContext& cx, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOEQ(x, e.f(0.0f)), x, y);  // tanh(-0) = -0
 }
 
+// erf(x) = x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf is +-1 in f32 beyond),
+// the rational approximation of Eigen's generic_fast_erf_float. Compares are
+// ordered, so a nan passes the clamp and gives nan.
+llvm::Value* emit_erf(LoweringContext& cx, llvm::Value* x) {
+  static constexpr float kNumerator[] = {-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
+                                         -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+                                         -1.60960333262415e-02f};
+  static constexpr float kDenominator[] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+                                           -7.37332916720468e-03f, -1.42647390514189e-02f};
+  Emit e{cx, lanes(x)};
+  auto& b = e.b();
+  llvm::Value* above = b.CreateSelect(b.CreateFCmpOGT(x, e.f(4.0f)), e.f(4.0f), x);
+  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOLT(above, e.f(-4.0f)), e.f(-4.0f), above);
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p = b.CreateFMul(xc, emit_polynomial(cx, x2, kNumerator, static_cast<int>(std::size(kNumerator))));
+  llvm::Value* q = emit_polynomial(cx, x2, kDenominator, static_cast<int>(std::size(kDenominator)));
+  return b.CreateFDiv(p, q);
+}
+
 }  // namespace kiln::compiler

@@ -1,5 +1,5 @@
 #pragma once
-// Vectorizable f32 exp, log and tanh emitted as IR (Cephes-style range reduction
+// Vectorizable f32 exp, log, tanh and erf emitted as IR (Cephes-style range reduction
 // and polynomials), for float or <W x float> operands. Special inputs behave as
 // std:: does: exp(-inf) = 0, exp(inf) = inf, exp overflows to inf above 88.72 and
 // underflows through the subnormals to 0; log(0) = -inf, log(x < 0) = nan,
@@ -13,6 +13,7 @@
 //   exp   1.5 ulp  (measured 1.25, near x = 15.66)
 //   log   1.0 ulp  (measured 0.78, near x = 0.706)
 //   tanh  1.5 ulp  (measured 1.32, near x = -0.646)
+//   erf   a rational approximation: within 5e-7 relative (and 5e-7 absolute)
 // Results are deterministic for a target but may differ in the last bit between
 // targets with and without FMA (the polynomials use llvm.fmuladd).
 namespace llvm {
@@ -26,6 +27,7 @@ class LoweringContext;
 llvm::Value* emit_exp(LoweringContext& cx, llvm::Value* x);
 llvm::Value* emit_log(LoweringContext& cx, llvm::Value* x);
 llvm::Value* emit_tanh(LoweringContext& cx, llvm::Value* x);
+llvm::Value* emit_erf(LoweringContext& cx, llvm::Value* x);
 
 // Horner's rule with fused multiply-adds: ((c[0] x + c[1]) x + ...) + c[n-1].
 llvm::Value* emit_polynomial(LoweringContext& cx, llvm::Value* x, const float* coefficients, int n);

@@ -24,7 +24,7 @@ constexpr int64_t kMaxOperandElements = 4096;
 // (broadcast) index: with splat operands the result is the splat of one element.
 bool is_elementwise(const std::string& op) {
   static const std::set<std::string> ops = {"neg",         "exp",        "log",         "sqrt",    "rsqrt",
-                                            "tanh",        "relu",       "add",         "sub",     "mul",
+                                            "tanh",        "erf",        "relu",       "add",         "sub",     "mul",
                                             "div",         "pow",        "maximum",     "minimum", "equal",
                                             "not_equal",   "less",       "less_equal",  "greater", "greater_equal",
                                             "logical_and", "logical_or", "logical_not", "select",  "cast"};

@@ -80,12 +80,18 @@ TEST_CASE("fast tanh is within 1.5 ulp over the float range") {
   CHECK(s.max_ulp <= 1.5);
 }
 
+TEST_CASE("fast erf is within 8 ulp over the float range") {
+  const Sweep s = sweep("erf", [](double x) { return std::erf(x); });
+  MESSAGE("max error " << s.max_ulp << " ulp at x = " << s.worst_input);
+  CHECK(s.max_ulp <= 8.0);
+}
+
 TEST_CASE("fast math special inputs behave as std does") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor x(Tensor::F32{-inf, inf, nan, 0.0f, -0.0f, 88.72283f, 88.7229f, -103.972f, -103.98f, -1.0f,
                              1e-45f, 1.17549435e-38f, 9.0f, -9.5f, 20.0f});
   for (const auto& [op, f] : std::vector<std::pair<std::string, float (*)(float)>>{
-           {"exp", std::exp}, {"log", std::log}, {"tanh", std::tanh}}) {
+           {"exp", std::exp}, {"log", std::log}, {"tanh", std::tanh}, {"erf", std::erf}}) {
     compiler::JitExecutable jit(test::one_op_graph(op, {x.type()}));
     jit.bind("x0", x);
     jit.run();

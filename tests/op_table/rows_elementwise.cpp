@@ -4,7 +4,8 @@
 // Forward tolerances: exact for everything IEEE defines exactly (arithmetic,
 // sqrt, the comparisons, select, cast, pow through the same libm powf); exp, log
 // and tanh within 3 ulp relative (3 * 2^-23): fast_math.h's bounds (<= 1.5 ulp)
-// plus std::'s own error against the exact value, subnormal results absolutely.
+// plus std::'s own error against the exact value, subnormal results absolutely;
+// erf, a rational approximation, within 6e-7 relative.
 #include <cmath>
 #include <map>
 #include <utility>
@@ -18,6 +19,7 @@ namespace {
 
 constexpr Tolerance kExact{0, 0};
 constexpr Tolerance kFastMath{1e-44, 3.6e-7};
+constexpr Tolerance kErf{1e-44, 6e-7};
 constexpr int kShapesPerDtype = 8;
 
 const std::vector<DType> kFloat = {DType::f32};
@@ -200,6 +202,7 @@ std::vector<OpInfo> elementwise_rows() {
       unary("exp", kFloat, kFastMath, Values::any, unary_grad(any)),
       unary("log", kFloat, kFastMath, Values::positive, unary_grad(positive)),
       unary("tanh", kFloat, kFastMath, Values::any, unary_grad(in_range(-2.0f, 2.0f))),
+      unary("erf", kFloat, kErf, Values::any, unary_grad(in_range(-2.0f, 2.0f))),
       with_no_gradient(unary("logical_not", kBool, kExact, Values::any, {}), kNoGradientOfBool),
       binary("add", kNumeric, kExact, Values::any, binary_grad(any, any)),
       binary("sub", kNumeric, kExact, Values::any, binary_grad(any, any)),
@@ -229,6 +232,7 @@ std::vector<OpInfo> elementwise_rows() {
       {"exp", pointwise([](auto x) { return std::exp(x); })},
       {"log", pointwise([](auto x) { return std::log(x); })},
       {"tanh", pointwise([](auto x) { return std::tanh(x); })},
+      {"erf", pointwise([](auto x) { return std::erf(x); })},
       {"logical_not", pointwise([](auto x) { return !x; })},
       {"add", pointwise([](auto x, auto y) { return x + y; })},
       {"sub", pointwise([](auto x, auto y) { return x - y; })},

@@ -1,0 +1,220 @@
+// Converters of the ONNX math ops: elementwise, MatMul and Gemm, Softmax and
+// LayerNormalization, reductions, Cast.
+#include <onnx/onnx_pb.h>
+
+#include "engine/onnx/converters.h"
+
+namespace kiln::onnx {
+
+namespace {
+
+using Node = ::onnx::NodeProto;
+using Results = std::vector<Operand>;
+
+Value scalar(ImportContext& c, double v) { return c.b().emit1("fill", {}, {{"shape", Shape{}}, {"value", v}}); }
+
+Value reshape(ImportContext& c, Value x, const Shape& shape) {
+  if (c.b().type(x).shape == shape) return x;
+  return c.b().emit1("reshape", {x}, {{"shape", shape}});
+}
+
+int64_t product(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
+ConvertFn unary(std::string op) {
+  return [op](ImportContext& c, const Node& n) { return Results{c.b().emit1(op, {c.value(n, 0)})}; };
+}
+
+// ONNX's binary ops broadcast as numpy does, as kiln's do.
+ConvertFn binary(std::string op) {
+  return [op](ImportContext& c, const Node& n) { return Results{c.b().emit1(op, {c.value(n, 0), c.value(n, 1)})}; };
+}
+
+// Max and Min take one or more operands.
+ConvertFn variadic(std::string op) {
+  return [op](ImportContext& c, const Node& n) {
+    Value acc = c.value(n, 0);
+    for (int i = 1; i < n.input_size(); ++i) acc = c.b().emit1(op, {acc, c.value(n, i)});
+    return Results{acc};
+  };
+}
+
+// x^2 (torch's variance) as x * x: exact, and with no log(x) in its gradient. A
+// one-element exponent of rank <= x's leaves x's shape unchanged.
+Results pow(ImportContext& c, const Node& n) {
+  const Value x = c.value(n, 0);
+  if (c.is_constant(n, 1)) {
+    const Constant& e = c.constant(n, 1);
+    if (e.numel() == 1 && e.shape.size() <= c.type(n, 0).shape.size() && e.at(0) == 2.0)
+      return {c.b().emit1("mul", {x, x})};
+  }
+  Value y = c.value(n, 1);
+  if (c.b().type(y).dtype != DType::f32) y = c.b().emit1("cast", {y}, {{"dtype", DType::f32}});
+  return {c.b().emit1("pow", {x, y})};
+}
+
+Results reciprocal(ImportContext& c, const Node& n) { return {c.b().emit1("div", {scalar(c, 1.0), c.value(n, 0)})}; }
+
+Results sigmoid(ImportContext& c, const Node& n) {
+  const Value e = c.b().emit1("exp", {c.b().emit1("neg", {c.value(n, 0)})});
+  return {c.b().emit1("div", {scalar(c, 1.0), c.b().emit1("add", {scalar(c, 1.0), e})})};
+}
+
+// numpy's matmul: a 1-D operand is a row (lhs) or column (rhs), dropped from the result.
+Results matmul(ImportContext& c, const Node& n) {
+  Value a = c.value(n, 0), b = c.value(n, 1);
+  const Shape sa = c.b().type(a).shape, sb = c.b().type(b).shape;
+  if (sa.empty() || sb.empty()) fail(n, "MatMul of a scalar");
+  if (sa.size() == 1) a = reshape(c, a, {1, sa[0]});
+  if (sb.size() == 1) b = reshape(c, b, {sb[0], 1});
+  const Value y = c.b().emit1("matmul", {a, b});
+  Shape out = c.b().type(y).shape;
+  if (sb.size() == 1) out.pop_back();
+  if (sa.size() == 1) out.erase(out.end() - (sb.size() == 1 ? 1 : 2));
+  return {reshape(c, y, out)};
+}
+
+// alpha * op(A) @ op(B) + beta * C
+Results gemm(ImportContext& c, const Node& n) {
+  const bool ta = c.attr_int(n, "transA", 0) != 0, tb = c.attr_int(n, "transB", 0) != 0;
+  const double alpha = c.attr_float(n, "alpha", 1.0), beta = c.attr_float(n, "beta", 1.0);
+  Value y = c.b().emit1("matmul", {c.value(n, 0), c.value(n, 1)}, {{"transpose_a", ta}, {"transpose_b", tb}});
+  if (alpha != 1.0) y = c.b().emit1("mul", {y, scalar(c, alpha)});
+  if (c.has_input(n, 2) && beta != 0.0) {
+    Value bias = c.value(n, 2);
+    if (beta != 1.0) bias = c.b().emit1("mul", {bias, scalar(c, beta)});
+    y = c.b().emit1("add", {y, bias});
+  }
+  return {y};
+}
+
+// Before opset 13, Softmax and LogSoftmax flatten x to 2-D at `axis` (default 1)
+// and normalize the rows; from 13 on, along `axis` (default -1).
+ConvertFn softmax(std::string op) {
+  return [op](ImportContext& c, const Node& n) {
+    const Value x = c.value(n, 0);
+    const Shape shape = c.b().type(x).shape;
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    const int64_t axis = normalize_axis(c.attr_int(n, "axis", c.opset() >= 13 ? -1 : 1), rank);
+    if (c.opset() >= 13 || axis == rank - 1) return Results{c.b().emit1(op, {x}, {{"axis", axis}})};
+    const auto a = static_cast<size_t>(axis);
+    const Value rows = reshape(c, x, {product(shape, 0, a), product(shape, a, shape.size())});
+    return Results{reshape(c, c.b().emit1(op, {rows}, {{"axis", int64_t{-1}}}), shape)};
+  };
+}
+
+// kiln's layer_norm normalizes the last axis; ONNX's, every axis from `axis` on,
+// so x is viewed as [outer, inner] when axis is not the last.
+Results layer_normalization(ImportContext& c, const Node& n) {
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty()) fail(n, "its Mean and InvStdDev outputs are not supported");
+  const Value x = c.value(n, 0);
+  const Shape shape = c.b().type(x).shape;
+  const auto axis = static_cast<size_t>(normalize_axis(c.attr_int(n, "axis", -1), static_cast<int64_t>(shape.size())));
+  const int64_t inner = product(shape, axis, shape.size());
+  Shape rows(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  rows.push_back(inner);
+  auto row_param = [&](int i) {
+    const Value v = c.value(n, i);
+    if (c.b().type(v).numel() != inner)
+      fail(n, "input " + std::to_string(i) + " has shape " + shape_str(c.b().type(v).shape) +
+                  ", expected the normalized shape " + shape_str(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end())));
+    return reshape(c, v, {inner});
+  };
+  const Value gamma = row_param(1);
+  const Value beta = c.has_input(n, 2) ? row_param(2)
+                                       : c.b().emit1("fill", {}, {{"shape", Shape{inner}}, {"value", 0.0}});
+  const double eps = c.attr_float(n, "epsilon", 1e-5);
+  const Value y = c.b().emit("layer_norm", {reshape(c, x, rows), gamma, beta}, {{"eps", eps}})[0];
+  return {reshape(c, y, shape)};
+}
+
+// Axes from the attribute (or, for ReduceSum from opset 13, the second input);
+// none means all, unless noop_with_empty_axes makes it the identity.
+ConvertFn reduce(std::string op) {
+  return [op](ImportContext& c, const Node& n) {
+    const std::vector<int64_t> axes = c.ints_from_input_or_attr(n, 1, "axes", {});
+    const Value x = c.value(n, 0);
+    if (axes.empty() && c.attr_int(n, "noop_with_empty_axes", 0) != 0) return Results{x};
+    const bool keepdims = c.attr_int(n, "keepdims", 1) != 0;
+    return Results{c.b().emit1(op, {x}, {{"axes", axes}, {"keepdims", keepdims}})};
+  };
+}
+
+DType cast_target(const Node& n, int64_t to) {
+  using P = ::onnx::TensorProto;
+  switch (to) {
+    case P::FLOAT:
+    case P::DOUBLE:
+      return DType::f32;
+    case P::INT64:
+    case P::INT32:
+    case P::INT16:
+    case P::INT8:
+    case P::UINT8:
+    case P::UINT16:
+      return DType::i32;
+    case P::BOOL:
+      return DType::boolean;
+    default:
+      fail(n, "cast to ONNX element type " + std::to_string(to) + ", which kiln has no dtype for (f32, i32, bool)");
+  }
+}
+
+Results cast(ImportContext& c, const Node& n) {
+  if (!c.attr(n, "to")) fail(n, "attribute 'to' is missing");
+  const DType to = cast_target(n, c.attr_int(n, "to", 0));
+  const Value x = c.value(n, 0);
+  if (c.b().type(x).dtype == to) return {x};
+  return {c.b().emit1("cast", {x}, {{"dtype", to}})};
+}
+
+Results where(ImportContext& c, const Node& n) {
+  return {c.b().emit1("select", {c.value(n, 0), c.value(n, 1), c.value(n, 2)})};
+}
+
+}  // namespace
+
+std::vector<OpConverter> math_converters() {
+  return {
+      {"Relu", unary("relu")},
+      {"Tanh", unary("tanh")},
+      {"Sqrt", unary("sqrt")},
+      {"Exp", unary("exp")},
+      {"Log", unary("log")},
+      {"Neg", unary("neg")},
+      {"Erf", unary("erf")},
+      {"Not", unary("logical_not")},
+      {"Reciprocal", reciprocal},
+      {"Sigmoid", sigmoid},
+      {"Add", binary("add")},
+      {"Sub", binary("sub")},
+      {"Mul", binary("mul")},
+      {"Div", binary("div")},
+      {"Pow", pow},
+      {"Equal", binary("equal")},
+      {"Less", binary("less")},
+      {"LessOrEqual", binary("less_equal")},
+      {"Greater", binary("greater")},
+      {"GreaterOrEqual", binary("greater_equal")},
+      {"And", binary("logical_and")},
+      {"Or", binary("logical_or")},
+      {"Max", variadic("maximum")},
+      {"Min", variadic("minimum")},
+      {"Where", where},
+      {"Cast", cast},
+      {"MatMul", matmul},
+      {"Gemm", gemm},
+      {"Softmax", softmax("softmax")},
+      {"LogSoftmax", softmax("log_softmax")},
+      {"LayerNormalization", layer_normalization},
+      {"ReduceMean", reduce("mean")},
+      {"ReduceSum", reduce("sum")},
+      {"ReduceMax", reduce("max")},
+  };
+}
+
+}  // namespace kiln::onnx

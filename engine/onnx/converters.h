@@ -1,0 +1,30 @@
+#pragma once
+// The table of ONNX op converters, one row per ONNX op (default domain): each
+// turns one node into kiln ops through the Builder, or into import-time
+// constants (Shape, Constant). Rows live with their family: convert_math.cpp
+// (elementwise, matmul, normalization, reductions), convert_shape.cpp (shapes,
+// constants, indexing).
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/onnx/import_context.h"
+
+namespace kiln::onnx {
+
+// One result per node output (fewer if the trailing outputs are not supported).
+using ConvertFn = std::function<std::vector<Operand>(ImportContext&, const ::onnx::NodeProto&)>;
+
+struct OpConverter {
+  std::string onnx_op;
+  ConvertFn convert;
+};
+
+std::vector<OpConverter> math_converters();
+std::vector<OpConverter> shape_converters();
+
+// The row of an ONNX op type; null if kiln cannot import the op.
+const ConvertFn* find_converter(const std::string& op_type);
+
+}  // namespace kiln::onnx

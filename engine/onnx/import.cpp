@@ -1,0 +1,248 @@
+#include "engine/onnx/import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "engine/ir/read_file.h"
+#include "engine/ir/verifier.h"
+#include "engine/onnx/converters.h"
+#include "engine/onnx/fold.h"
+#include "engine/onnx/model_reader.h"
+
+namespace kiln::onnx {
+
+namespace {
+
+// Protobuf's own limit on a message.
+constexpr size_t kMaxModelBytes = 2047 * kMiB;
+
+DType dtype_of(int32_t elem_type, const std::string& what) {
+  using P = ::onnx::TensorProto;
+  switch (elem_type) {
+    case P::FLOAT:
+    case P::DOUBLE:
+      return DType::f32;
+    case P::INT64:
+    case P::INT32:
+    case P::INT16:
+    case P::INT8:
+    case P::UINT8:
+    case P::UINT16:
+      return DType::i32;
+    case P::BOOL:
+      return DType::boolean;
+    default:
+      throw Error(what + ": ONNX element type " + P::DataType_Name(static_cast<P::DataType>(elem_type)) +
+                  " has no kiln dtype (kiln has f32, i32 and bool)");
+  }
+}
+
+// Resolves the graph inputs' shapes; every dim without a value is reported at once.
+class InputShapes {
+ public:
+  explicit InputShapes(const ImportOptions& options) : options_(options) {}
+
+  Shape shape_of(const ::onnx::ValueInfoProto& in) {
+    const auto& tt = in.type().tensor_type();
+    const auto given = options_.input_shapes.find(in.name());
+    if (given != options_.input_shapes.end()) {
+      used_shapes_.insert(in.name());
+      check_given(in, given->second);
+      return given->second;
+    }
+    if (!tt.has_shape()) {
+      missing_.push_back("input '" + in.name() + "' has no shape (pass --input-shape " + in.name() + "=D0,D1,...)");
+      return {};
+    }
+    Shape s;
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        s.push_back(d.dim_value());
+      } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
+        used_dims_.insert(d.dim_param());
+        s.push_back(options_.dims.at(d.dim_param()));
+      } else {
+        const std::string hint = d.has_dim_param() ? "--dim " + d.dim_param() + "=N or " : "";
+        missing_.push_back("input '" + in.name() + "' dim " + std::to_string(i) +
+                           (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") + " has no value (pass " + hint +
+                           "--input-shape " + in.name() + "=D0,D1,...)");
+      }
+    }
+    return s;
+  }
+
+  // Throws for dims left without values and for options that name nothing.
+  void finish() const {
+    std::string msg;
+    for (const auto& [name, value] : options_.dims)
+      if (!used_dims_.count(name)) msg += "\n  --dim " + name + ": no input dim is named '" + name + "'";
+    for (const auto& [name, shape] : options_.input_shapes)
+      if (!used_shapes_.count(name)) msg += "\n  --input-shape " + name + ": the graph has no input named '" + name + "'";
+    for (const std::string& m : missing_) msg += "\n  " + m;
+    if (!msg.empty()) throw Error("dynamic dimensions without values:" + msg);
+  }
+
+ private:
+  static void check_given(const ::onnx::ValueInfoProto& in, const Shape& given) {
+    const auto& tt = in.type().tensor_type();
+    if (!tt.has_shape()) return;
+    bool fits = tt.shape().dim_size() == static_cast<int>(given.size());
+    for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
+      fits = !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == given[static_cast<size_t>(i)];
+    if (!fits) throw Error("--input-shape " + in.name() + "=" + shape_str(given) + " does not fit the model's shape of it");
+  }
+
+  const ImportOptions& options_;
+  std::set<std::string> used_dims_, used_shapes_;
+  std::vector<std::string> missing_;
+};
+
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, const ImportOptions& options)
+      : model_(model),
+        options_(options),
+        out_{.graph = Graph(kiln_name(model.graph().name().empty() ? "main" : model.graph().name()))},
+        c_(out_.graph, default_opset(model), [this](Builder& b, const Constant& k, const std::string& onnx_name) {
+          return materialize(b, k, onnx_name);
+        }) {}
+
+  ImportedModel run() {
+    declare_inputs();
+    declare_initializers();
+    for (const auto& n : model_.graph().node()) convert(n);
+    for (const auto& o : model_.graph().output()) c_.b().output(c_.value_of(o.name()));
+    const std::vector<std::string> problems = verify_problems(out_.graph);
+    if (!problems.empty()) throw Error("the imported graph does not verify: " + problems.front());
+    return std::move(out_);
+  }
+
+ private:
+  Graph& g() { return out_.graph; }
+
+  // A constant the graph needs as a tensor: a fill when uniform, else a state
+  // declaration whose value goes with the params.
+  Value materialize(Builder& b, const Constant& k, const std::string& onnx_name) {
+    const std::string name = g().fresh_name(kiln_name(onnx_name));
+    const std::string what = "constant '" + onnx_name + "'";
+    if (k.numel() > 0 && k.uniform()) {
+      Constant one = k;
+      one.shape = {};
+      one.reals.resize(k.dtype == DType::f32 ? 1 : 0);
+      one.ints.resize(k.dtype == DType::f32 ? 0 : 1);
+      one.to_tensor(what);  // checks that an integer fits in i32
+      return b.emit1("fill", {}, {{"shape", k.shape}, {"dtype", k.dtype}, {"value", k.at(0)}}, name);
+    }
+    out_.tensors.emplace(name, k.to_tensor(what));
+    return b.state(name, k.type());
+  }
+
+  void declare_inputs() {
+    std::set<std::string> initializers;
+    for (const auto& t : model_.graph().initializer()) initializers.insert(t.name());
+    InputShapes shapes(options_);
+    std::vector<std::pair<std::string, TensorType>> inputs;
+    for (const auto& in : model_.graph().input()) {
+      if (initializers.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
+      const std::string what = "input '" + in.name() + "'";
+      if (!in.type().has_tensor_type()) throw Error(what + ": not a tensor");
+      const DType dtype = dtype_of(in.type().tensor_type().elem_type(), what);
+      inputs.emplace_back(in.name(), TensorType{dtype, shapes.shape_of(in)});
+    }
+    shapes.finish();
+    for (const auto& [name, type] : inputs) c_.define(name, c_.b().input(g().fresh_name(kiln_name(name)), type));
+  }
+
+  // Float initializers are the trainable params; the others import-time constants.
+  void declare_initializers() {
+    for (const auto& t : model_.graph().initializer()) {
+      Constant k = constant_from_proto(t, "initializer '" + t.name() + "'");
+      if (k.dtype != DType::f32) {
+        c_.define(t.name(), std::move(k));
+        continue;
+      }
+      const std::string name = g().fresh_name(kiln_name(t.name()));
+      out_.tensors.emplace(name, k.to_tensor(name));
+      c_.define(t.name(), c_.b().param(name, k.type()));
+    }
+  }
+
+  bool all_inputs_constant(const ::onnx::NodeProto& n) const {
+    bool any = false;
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i).empty()) continue;
+      if (!c_.is_constant(n, i)) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  void convert(const ::onnx::NodeProto& n) {
+    ++out_.onnx_ops[n.op_type()];
+    const ConvertFn& convert = *find_converter(n.op_type());
+    const auto first_new = static_cast<int32_t>(g().num_values());
+    std::vector<Operand> results;
+    try {
+      if (all_inputs_constant(n)) {
+        std::map<std::string, Constant> inputs;
+        for (int i = 0; i < n.input_size(); ++i)
+          if (!n.input(i).empty()) inputs.emplace(n.input(i), c_.constant(n, i));
+        for (Constant& k : fold_node(convert, n, inputs, c_.opset())) results.emplace_back(std::move(k));
+        ++out_.folded_nodes;
+      } else {
+        results = convert(c_, n);
+      }
+    } catch (const NodeError&) {
+      throw;
+    } catch (const Error& e) {
+      fail(n, e.what());
+    }
+    for (int i = 0; i < n.output_size(); ++i) {
+      if (n.output(i).empty()) continue;
+      if (static_cast<size_t>(i) >= results.size()) fail(n, "output " + std::to_string(i) + " is not supported");
+      c_.define(n.output(i), results[static_cast<size_t>(i)]);
+    }
+    name_new_values(n, results, first_new);
+  }
+
+  // The node's results take its output names; the other values it made, those
+  // names with a suffix, so the .kir reads like the ONNX graph.
+  void name_new_values(const ::onnx::NodeProto& n, const std::vector<Operand>& results, int32_t first_new) {
+    auto is_new_result = [&](Value v) { return v.id >= first_new && g().value(v).kind == ValueKind::result; };
+    std::set<int32_t> named;
+    for (size_t i = 0; i < results.size() && i < static_cast<size_t>(n.output_size()); ++i) {
+      const Value* v = std::get_if<Value>(&results[i]);
+      if (!v || !is_new_result(*v) || !named.insert(v->id).second) continue;
+      g().rename(*v, g().fresh_name(kiln_name(n.output(static_cast<int>(i)))));
+    }
+    const std::string base = kiln_name(n.output_size() > 0 ? n.output(0) : n.op_type());
+    for (auto id = first_new; id < static_cast<int32_t>(g().num_values()); ++id)
+      if (is_new_result(Value{id}) && !named.count(id)) g().rename(Value{id}, g().fresh_name(base));
+  }
+
+  const ::onnx::ModelProto& model_;
+  const ImportOptions& options_;
+  ImportedModel out_;
+  ImportContext c_;
+};
+
+}  // namespace
+
+ImportedModel import_model_bytes(const std::string& bytes, const std::string& source, const ImportOptions& options) {
+  try {
+    const ::onnx::ModelProto model = parse_model(bytes);
+    check_ops_supported(model.graph());
+    check_model(model);
+    return Importer(model, options).run();
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+}
+
+ImportedModel import_model(const std::string& path, const ImportOptions& options) {
+  return import_model_bytes(read_file(path, kMaxModelBytes, "an ONNX model"), path, options);
+}
+
+}  // namespace kiln::onnx

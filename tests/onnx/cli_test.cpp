@@ -1,0 +1,93 @@
+// `kiln import`: writes the .kir and its params for kiln run --load; on bad input
+// exits non-zero with a message naming the file and node, and writes nothing.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/run_kiln.h"
+#include "engine/npy.h"
+#include "onnx/model_builder.h"
+#include "side_files.h"
+
+using kiln::test::ModelBuilder;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+ModelBuilder linear_model() {
+  ModelBuilder m;
+  m.input("x", {std::string("batch"), int64_t{2}})
+      .output("y")
+      .floats("w", {2, 3}, {1, 2, 3, 4, 5, 6})
+      .floats("b", {3}, {0.5f, 0.5f, 0.5f})
+      .node("MatMul", "mm", {"x", "w"}, {"xw"})
+      .node("Add", "bias", {"xw", "b"}, {"y"});
+  return m;
+}
+
+// Nothing at OUT, no params directory, no temporaries beside OUT.
+void check_nothing_written(const TempDir& dir) {
+  CHECK_FALSE(fs::exists(dir.file("out.kir")));
+  CHECK_FALSE(fs::exists(dir.file("out.params")));
+  CHECK(side_files(dir.file("out.kir")).empty());
+}
+
+}  // namespace
+
+TEST_CASE("kiln import writes a graph and params that kiln run --load runs") {
+  TempDir dir;
+  write(dir.file("linear.onnx"), linear_model().bytes());
+  const KilnResult r = run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--dim", "batch=1"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("input %x : f32[1,2]") != std::string::npos);
+  CHECK(fs::exists(dir.file("out.params/w.npy")));
+  CHECK(fs::exists(dir.file("out.params/b.npy")));
+  const std::string x_npy = dir.file("x.npy");
+  kiln::save_npy(x_npy, kiln::Tensor(kiln::Tensor::F32{{1.0f, -1.0f}}));
+  const KilnResult run = run_kiln({"run", dir.file("out.kir"), "--load", dir.file("out.params"), "--input",
+                                   "x=" + x_npy, "--output-dir", dir.file("run"), "--backend", "interp"});
+  REQUIRE_MESSAGE(run.status == 0, run.err);
+  // y = [1, -1] @ [[1, 2, 3], [4, 5, 6]] + 0.5
+  const kiln::Tensor y = kiln::load_npy(dir.file("run/y.npy"));
+  CHECK(y.shape() == kiln::Shape{1, 3});
+  CHECK(y.f32()(0, 0) == -2.5f);
+  CHECK(y.f32()(0, 2) == -2.5f);
+}
+
+TEST_CASE("kiln import of a truncated, non-ONNX or missing file exits 1 and writes nothing") {
+  TempDir dir;
+  const std::string bytes = linear_model().bytes();
+  write(dir.file("cut.onnx"), bytes.substr(0, bytes.size() / 2));
+  write(dir.file("text.onnx"), "not a model at all\n");
+  for (const std::string name : {"cut.onnx", "text.onnx", "missing.onnx"}) {
+    const KilnResult r = run_kiln({"import", dir.file(name), "-o", dir.file("out.kir"), "--dim", "batch=1"});
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find(dir.file(name)) != std::string::npos, r.err);
+    check_nothing_written(dir);
+  }
+}
+
+TEST_CASE("kiln import lists every op it cannot import, and a dim without value, then writes nothing") {
+  TempDir dir;
+  ModelBuilder m = linear_model();
+  m.node("Conv", "conv1", {"y"}, {"c"}).node("Conv", "conv2", {"c"}, {"d"});
+  write(dir.file("conv.onnx"), m.bytes());
+  const KilnResult ops = run_kiln({"import", dir.file("conv.onnx"), "-o", dir.file("out.kir")});
+  CHECK(ops.status == 1);
+  CHECK_MESSAGE(ops.err.find("Conv: nodes 'conv1', 'conv2'") != std::string::npos, ops.err);
+  check_nothing_written(dir);
+
+  write(dir.file("linear.onnx"), linear_model().bytes());
+  const KilnResult dim = run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir")});
+  CHECK(dim.status == 1);
+  CHECK_MESSAGE(dim.err.find("input 'x' dim 0 ('batch') has no value") != std::string::npos, dim.err);
+  check_nothing_written(dir);
+
+  const KilnResult flag = run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--dim", "batch=two"});
+  CHECK(flag.status == 2);
+  CHECK_MESSAGE(flag.err.find("'two' is not a dim") != std::string::npos, flag.err);
+  check_nothing_written(dir);
+}

@@ -1,0 +1,118 @@
+// ONNX models built in C++, imported and run: the ops' ONNX semantics (Gemm's
+// flags, Reshape's 0 and -1, Softmax, ReduceMean, Erf), constants folded at
+// import, symbolic dims given values, and initializers as params.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "compiler/backend.h"
+#include "engine/onnx/import.h"
+#include "onnx/model_builder.h"
+
+using namespace kiln;
+using kiln::test::ModelBuilder;
+
+namespace {
+
+const std::vector<float> kW = {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f, 0.7f, 0.8f, -0.9f, 1.0f, 1.1f, -1.2f,
+                               -0.3f, 0.2f, 0.5f, -0.1f, 0.9f, -0.4f, 0.6f, 0.6f, -0.7f, 0.2f, 0.3f, 0.1f};
+const std::vector<float> kB = {0.5f, -0.25f, 0.125f, 1.0f};
+
+// erf(mean(softmax(reshape(0.5 * x @ W^T + b, [0, 2, -1]), axis -1), axis 1)), with
+// the reshape's shape computed from Shape(x) as torch exports it.
+ModelBuilder small_model(int64_t opset = 17) {
+  ModelBuilder m(opset);
+  m.input("x", {std::string("batch"), int64_t{6}})
+      .output("y")
+      .floats("W", {4, 6}, kW)
+      .floats("B", {4}, kB)
+      .ints("zero", {1}, {0})
+      .ints("tail", {2}, {2, -1})
+      .node("Gemm", "fc", {"x", "W", "B"}, {"h"}, {{"transB", int64_t{1}}, {"alpha", 0.5f}})
+      .node("Shape", "shape", {"h"}, {"h_shape"})
+      .node("Gather", "batch_dim", {"h_shape", "zero"}, {"batch"}, {{"axis", int64_t{0}}})
+      .node("Mul", "times_zero", {"batch", "zero"}, {"zero_dim"})
+      .node("Concat", "target", {"zero_dim", "tail"}, {"target_shape"}, {{"axis", int64_t{0}}})
+      .node("Reshape", "split", {"h", "target_shape"}, {"r"})
+      .node("Softmax", "softmax", {"r"}, {"p"}, {{"axis", int64_t{-1}}})
+      .node("ReduceMean", "mean", {"p"}, {"m"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}})
+      .node("Erf", "erf", {"m"}, {"y"});
+  return m;
+}
+
+// The same computed directly, for x f32[batch, 6].
+std::vector<float> expected(const std::vector<float>& x, int64_t batch) {
+  std::vector<float> y;
+  for (int64_t r = 0; r < batch; ++r) {
+    float h[4];
+    for (int j = 0; j < 4; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 6; ++k) acc += x[static_cast<size_t>(r * 6 + k)] * kW[static_cast<size_t>(j * 6 + k)];
+      h[j] = static_cast<float>(0.5 * acc + kB[static_cast<size_t>(j)]);
+    }
+    // softmax over each pair (h0, h1), (h2, h3); then element j averaged over the pairs
+    double mean[2] = {0, 0};
+    for (int pair = 0; pair < 2; ++pair) {
+      const double a = std::exp(h[2 * pair]), b = std::exp(h[2 * pair + 1]);
+      mean[0] += a / (a + b) / 2;
+      mean[1] += b / (a + b) / 2;
+    }
+    for (double v : mean) y.push_back(static_cast<float>(std::erf(v)));
+  }
+  return y;
+}
+
+Tensor run(Graph g, const Tensor& x, const std::map<std::string, Tensor>& params, const std::string& backend) {
+  compiler::BackendOptions options;
+  options.backend = backend;
+  auto exe = compiler::make_executable(std::move(g), options);
+  exe->bind("x", x);
+  for (const auto& [name, t] : params) exe->bind(name, t);
+  exe->run();
+  return exe->output(exe->output_names().at(0));
+}
+
+}  // namespace
+
+TEST_CASE("a small model imports with its shape arithmetic folded and runs as ONNX says") {
+  kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(small_model().bytes(), "small.onnx", {.dims = {{"batch", 3}}});
+  CHECK(m.folded_nodes == 3);  // Gather, Mul, Concat (Shape gives a constant by itself)
+  CHECK(m.tensors.size() == 2);
+  CHECK(m.tensors.at("W").shape() == Shape{4, 6});
+  CHECK(m.graph.type(*m.graph.find("x")).shape == Shape{3, 6});
+  CHECK(m.graph.type(m.graph.outputs().at(0)).shape == Shape{3, 2});
+  Tensor::F32 x = Tensor::F32::from_shape({3, 6});
+  for (size_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(static_cast<float>(i));
+  const std::vector<float> want = expected(std::vector<float>(x.begin(), x.end()), 3);
+  for (const std::string backend : {"interp", "jit"}) {
+    const Tensor y = run(m.graph, Tensor(x), m.tensors, backend);
+    REQUIRE(y.shape() == Shape{3, 2});
+    for (size_t i = 0; i < want.size(); ++i) CHECK(y.f32().data()[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("float initializers become params, the other graph inputs inputs") {
+  ModelBuilder mb;
+  mb.input("x", {int64_t{2}, int64_t{6}}).output("h").floats("W", {4, 6}, kW).floats("B", {4}, kB);
+  mb.node("Gemm", "fc", {"x", "W", "B"}, {"h"}, {{"transB", int64_t{1}}});
+  const kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(mb.bytes(), "gemm.onnx");
+  CHECK(m.graph.declarations(ValueKind::param).size() == 2);
+  CHECK(m.graph.declarations(ValueKind::input).size() == 1);
+}
+
+TEST_CASE("opset 12 Softmax flattens at its axis; Unsqueeze and ReduceSum take axes as attribute or input") {
+  ModelBuilder m(12);
+  m.input("x", {int64_t{2}, int64_t{3}, int64_t{2}})
+      .output("y")
+      .node("Softmax", "softmax", {"x"}, {"p"}, {{"axis", int64_t{1}}})
+      .node("ReduceSum", "rows", {"p"}, {"s"}, {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", int64_t{0}}})
+      .node("Unsqueeze", "unsqueeze", {"s"}, {"y"}, {{"axes", std::vector<int64_t>{-1}}});
+  const kiln::onnx::ImportedModel imported = kiln::onnx::import_model_bytes(m.bytes(), "old.onnx");
+  Tensor::F32 x = Tensor::F32::from_shape({2, 3, 2});
+  for (size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i) * 0.3f;
+  const Tensor y = run(imported.graph, Tensor(x), {}, "interp");
+  REQUIRE(y.shape() == Shape{2, 1});
+  // each batch row is one softmax over its 6 elements: they sum to 1
+  CHECK(y.f32()(0, 0) == doctest::Approx(1.0f));
+  CHECK(y.f32()(1, 0) == doctest::Approx(1.0f));
+}

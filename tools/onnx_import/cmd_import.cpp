@@ -1,0 +1,116 @@
+#include "tools/onnx_import/cmd_import.h"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+
+#include "engine/atomic_file.h"
+#include "engine/ir/error.h"
+#include "engine/ir/printer.h"
+#include "engine/npy.h"
+#include "engine/onnx/import.h"
+#include "engine/onnx/import_report.h"
+
+namespace kiln::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t parse_dim(std::string_view text, const std::string& arg) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+    throw Error("'" + arg + "': '" + std::string(text) + "' is not a dim (an integer >= 0)");
+  return v;
+}
+
+std::pair<std::string, std::string> split_name(const std::string& arg, const char* form) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) throw Error("'" + arg + "' is not " + form);
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+std::pair<std::string, int64_t> parse_dim_flag(const std::string& arg) {
+  const auto [name, value] = split_name(arg, "NAME=N");
+  return {name, parse_dim(value, arg)};
+}
+
+// "x=2,3,4"; "x=" is a scalar.
+std::pair<std::string, Shape> parse_shape_flag(const std::string& arg) {
+  const auto [name, dims] = split_name(arg, "NAME=D0,D1,...");
+  Shape shape;
+  for (size_t begin = 0; begin < dims.size();) {
+    const size_t comma = std::min(dims.find(',', begin), dims.size());
+    shape.push_back(parse_dim(std::string_view(dims).substr(begin, comma - begin), arg));
+    begin = comma + 1;
+  }
+  return {name, shape};
+}
+
+template <class Parse>
+CLI::Validator validator(Parse parse, const char* form) {
+  return CLI::Validator(
+      [parse](const std::string& arg) {
+        try {
+          parse(arg);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      form);
+}
+
+onnx::ImportOptions import_options(const ImportOptions& opts) {
+  onnx::ImportOptions o;
+  for (const std::string& arg : opts.dims) {
+    const auto [name, value] = parse_dim_flag(arg);
+    if (!o.dims.emplace(name, value).second) throw Error("--dim " + name + " is given twice");
+  }
+  for (const std::string& arg : opts.input_shapes) {
+    auto [name, shape] = parse_shape_flag(arg);
+    if (!o.input_shapes.emplace(name, std::move(shape)).second) throw Error("--input-shape " + name + " is given twice");
+  }
+  return o;
+}
+
+}  // namespace
+
+void add_import_flags(CLI::App& app, ImportOptions& opts) {
+  CLI::App* cmd = &app;
+  cmd->add_option("MODEL", opts.model_path, "the .onnx file")->required();
+  cmd->add_option("-o,--output", opts.output_path, "the .kir file to write")->required();
+  cmd->add_option("--params", opts.params_dir,
+                  "where to write each param and state as NAME.npy, for kiln run --load (default: OUT with the "
+                  "extension .params)");
+  cmd->add_option("--dim", opts.dims, "a value for the symbolic input dims named NAME")
+      ->check(validator(parse_dim_flag, "NAME=N"));
+  cmd->add_option("--input-shape", opts.input_shapes, "the whole shape of the ONNX input NAME")
+      ->check(validator(parse_shape_flag, "NAME=D0,D1,..."));
+}
+
+void import_onnx(const ImportOptions& opts) {
+  const onnx::ImportedModel m = onnx::import_model(opts.model_path, import_options(opts));
+  const std::string params_dir =
+      opts.params_dir.empty() ? fs::path(opts.output_path).replace_extension(".params").string() : opts.params_dir;
+
+  std::vector<FileBytes> files = {{opts.output_path, print_kir(m.graph)}};
+  for (const auto& [name, t] : m.tensors)
+    files.push_back({(fs::path(params_dir) / (name + ".npy")).string(), npy_header(t), tensor_bytes(t)});
+  if (!m.tensors.empty()) {
+    std::error_code ec;
+    fs::create_directories(params_dir, ec);
+    if (ec) throw Error("--params " + params_dir + ": " + ec.message());
+  }
+  write_files_atomically(files);  // the graph and its params, all or none
+
+  std::cout << onnx::import_report(m) << opts.output_path;
+  if (!m.tensors.empty()) std::cout << " and " << m.tensors.size() << " tensors in " << params_dir << "/ (kiln run "
+                                    << opts.output_path << " --load " << params_dir << ")";
+  std::cout << '\n';
+}
+
+}  // namespace kiln::cli

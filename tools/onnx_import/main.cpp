@@ -1,0 +1,29 @@
+// kiln-import: `kiln import` (tools/cmd_import.h says why it is a program of its
+// own). Exit codes as kiln's: 0 success, 1 a bad model or file, 2 bad flags.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "ops/register_all.h"
+#include "tools/onnx_import/cmd_import.h"
+
+int main(int argc, char** argv) {
+  kiln::register_all_ops();
+  CLI::App app{"kiln import: an ONNX model as a .kir graph and its params as .npy files", "kiln import"};
+  kiln::cli::ImportOptions opts;
+  kiln::cli::add_import_flags(app, opts);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\nRun 'kiln import --help' for usage.\n";
+    return 2;
+  }
+  try {
+    kiln::cli::import_onnx(opts);
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
