@@ -1,0 +1,123 @@
+"""kiln import of models PyTorch exports to ONNX (an nn.Sequential MLP, an
+nn.TransformerEncoderLayer, an nn.TransformerDecoderLayer, at opsets 14 and 17):
+kiln runs each and differentiates a loss through it, and the outputs and the
+gradients with respect to the inputs and every param match PyTorch's.
+
+Needs Debian's python3-torch and python3-onnx (skipped without them) and the
+kiln binary in KILN_BINARY (CTest sets it). Run with -s to see the max errors.
+"""
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs PyTorch (Debian's python3-torch)")
+pytest.importorskip("onnx", reason="torch.onnx.export needs onnx (Debian's python3-onnx)")
+
+KILN = os.environ.get("KILN_BINARY")
+if not KILN:
+    pytest.skip("KILN_BINARY (the kiln binary) is not set", allow_module_level=True)
+
+D_MODEL, HEADS, FF = 16, 2, 32
+
+
+def mlp():
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16), torch.nn.Tanh(),
+                               torch.nn.Linear(16, 4)), {"x": (3, 8)}
+
+
+def encoder(**kw):
+    return torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0, batch_first=True, **kw), {"x": (2, 5, D_MODEL)}
+
+
+def decoder():
+    layer = torch.nn.TransformerDecoderLayer(D_MODEL, HEADS, FF, dropout=0.0, batch_first=True)
+    return layer, {"x": (2, 5, D_MODEL), "memory": (2, 6, D_MODEL)}
+
+
+MODELS = {
+    "mlp": mlp,
+    "encoder": encoder,
+    "encoder_gelu_norm_first": lambda: encoder(activation="gelu", norm_first=True),
+    "decoder": decoder,
+}
+
+
+def kiln(*args):
+    r = subprocess.run([KILN, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, f"kiln {' '.join(map(str, args))}:\n{r.stderr}"
+    return r.stdout
+
+
+def with_loss(kir, output, probe_shape):
+    """The graph plus loss = sum(output * probe), probe a new input."""
+    dims = ",".join(map(str, probe_shape))
+    header, rest = kir.split("\n", 1)
+    body = rest.rstrip()
+    assert body.endswith("}")
+    return (f"{header}\n  input %probe : f32[{dims}]\n{body[:-1]}"
+            f"  %weighted = mul(%{output}, %probe) : f32[{dims}]\n"
+            f"  %loss = sum(%weighted) : f32[]\n  output %loss\n}}\n")
+
+
+def torch_grad_for(value, params):
+    """How the gradient of an ONNX initializer comes from a torch param's: torch
+    exports a param, its transpose, or a block of its rows (or their transpose)."""
+    for p in params:
+        w = p.detach().numpy()
+        for transposed in (False, True):
+            v = value.T if transposed else value
+            if v.ndim != w.ndim or v.shape[1:] != w.shape[1:]:
+                continue
+            for start in range(w.shape[0] - v.shape[0] + 1):
+                if np.array_equal(w[start:start + v.shape[0]], v):
+                    def grad(p=p, start=start, rows=v.shape[0], transposed=transposed):
+                        g = p.grad.numpy()[start:start + rows]
+                        return g.T if transposed else g
+                    return grad
+    raise AssertionError(f"no torch param holds an initializer of shape {value.shape}")
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_import_matches_pytorch(tmp_path, name, opset):
+    torch.manual_seed(0)
+    model, input_shapes = MODELS[name]()
+    with torch.no_grad():  # distinct values, so torch shares no initializers between params
+        for p in model.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    model.eval()
+    inputs = {k: torch.randn(*s) for k, s in input_shapes.items()}
+    torch.onnx.export(model, tuple(inputs.values()), tmp_path / "model.onnx", opset_version=opset,
+                      input_names=list(inputs), output_names=["y"])
+
+    kiln("import", tmp_path / "model.onnx", "-o", tmp_path / "model.kir", "--params", tmp_path / "params")
+    kir = (tmp_path / "model.kir").read_text()
+    params = re.findall(r"^  param %(\S+) :", kir, re.M)
+
+    xs = {k: v.clone().requires_grad_(True) for k, v in inputs.items()}
+    y = model(*xs.values())
+    probe = torch.randn_like(y)
+    (y * probe).sum().backward()
+
+    (tmp_path / "loss.kir").write_text(with_loss(kir, "y", y.shape))
+    kiln("grad", tmp_path / "loss.kir", "--loss", "loss", "--wrt", ",".join([*inputs, *params]),
+         "-o", tmp_path / "grad.kir")
+    bindings = []
+    for k, v in [*inputs.items(), ("probe", probe)]:
+        np.save(tmp_path / f"{k}.npy", v.detach().numpy())
+        bindings += ["--input", f"{k}={tmp_path / (k + '.npy')}"]
+    kiln("run", tmp_path / "grad.kir", *bindings, "--load", tmp_path / "params", "--output-dir", tmp_path / "out")
+
+    out = lambda n: np.load(tmp_path / "out" / f"{n}.npy")
+    y_err = np.abs(out("y") - y.detach().numpy()).max()
+    grad_err = max(np.abs(out(f"{k}.grad") - xs[k].grad.numpy()).max() for k in inputs)
+    for p in params:
+        expected = torch_grad_for(np.load(tmp_path / "params" / f"{p}.npy"), list(model.parameters()))()
+        grad_err = max(grad_err, np.abs(out(f"{p}.grad") - expected).max())
+    print(f"{name} opset {opset}: max |y - torch| = {y_err:.2e}, max |grad - torch| = {grad_err:.2e} "
+          f"(inputs and {len(params)} params)")
+    assert y_err < 1e-4
+    assert grad_err < 1e-3
