@@ -5,7 +5,9 @@
 // must match the interpreter's within kFuzzTolerance (the random graph test's:
 // abs 1e-4 + rel 1e-4, room for chains of fast exp/log/tanh and f32 sums in
 // another order, plus 1e-6 of the tensor's largest |expected| for small entries
-// of products whose terms are large; i32 and bool exact, nan matches nan,
+// of products whose terms are large; plus 8 times how far the element moves when
+// the f32 bindings are nudged by 4 ulps, room for ill-conditioned elements such as
+// sums of large terms that cancel; i32 and bool exact, nan matches nan,
 // infinities exact). A run-
 // time error of the interpreter must be the JIT's, word for word, at the same
 // step. A failure is shrunk (ir/shrink_graph.h) under its own pipeline and

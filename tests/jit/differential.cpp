@@ -83,7 +83,7 @@ void check_op(const std::string& op, const std::vector<TensorType>& operands, co
   check_jit_matches_interpreter(g, random_bindings(g, rng, values), tol);
 }
 
-std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol) {
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol, const Tensor* slack) {
   if (!(expected.type() == actual.type()))
     return "type " + type_str(actual.type()) + " differs from expected " + type_str(expected.type());
   const auto mismatch = [](size_t i, auto e, auto a) {
@@ -100,6 +100,7 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolera
       for (size_t i = 0; i < n; ++i)
         if (std::isfinite(e[i])) largest = std::max(largest, std::fabs(static_cast<double>(e[i])));
       const double room = tol.abs + tol.of_largest * largest;
+      const float* extra = slack ? slack->f32().data() : nullptr;
       for (size_t i = 0; i < n; ++i) {
         if (std::isnan(e[i]) && std::isnan(a[i])) continue;
         if (std::isinf(e[i]) || std::isinf(a[i])) {
@@ -107,8 +108,10 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolera
           continue;
         }
         const double diff = std::fabs(static_cast<double>(e[i]) - a[i]);
-        if (!(diff <= room + tol.rel * std::fabs(e[i])))
-          return mismatch(i, e[i], a[i]) + " (the largest |expected| is " + std::to_string(largest) + ")";
+        const double element_slack = extra ? extra[i] : 0.0;
+        if (!(diff <= room + tol.rel * std::fabs(e[i]) + element_slack))
+          return mismatch(i, e[i], a[i]) + " (the largest |expected| is " + std::to_string(largest) +
+                 (extra ? ", the element's slack " + std::to_string(element_slack) : std::string()) + ")";
       }
       return "";
     }

@@ -55,8 +55,10 @@ inline compiler::JitOptions jit_for_cpu(const std::string& cpu) {
   return options;
 }
 
-// "" if equal within tolerance, else a description of the first mismatch.
-std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol);
+// "" if equal within tolerance, else a description of the first mismatch. An
+// f32 `slack` (expected's shape) adds its element to each element's room.
+std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol,
+                            const Tensor* slack = nullptr);
 
 // Runs g with both backends on `bindings` (`steps` runs, so assigns feed back)
 // and checks every output and every final param/state with doctest CHECKs.
