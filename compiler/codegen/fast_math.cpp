@@ -139,9 +139,10 @@ llvm::Value* emit_erf(LoweringContext& cx, llvm::Value* x) {
   llvm::Value* above = b.CreateSelect(b.CreateFCmpOGT(x, e.f(4.0f)), e.f(4.0f), x);
   llvm::Value* xc = b.CreateSelect(b.CreateFCmpOLT(above, e.f(-4.0f)), e.f(-4.0f), above);
   llvm::Value* x2 = b.CreateFMul(xc, xc);
-  llvm::Value* p = b.CreateFMul(xc, emit_polynomial(cx, x2, kNumerator, static_cast<int>(std::size(kNumerator))));
+  llvm::Value* p = emit_polynomial(cx, x2, kNumerator, static_cast<int>(std::size(kNumerator)));
   llvm::Value* q = emit_polynomial(cx, x2, kDenominator, static_cast<int>(std::size(kDenominator)));
-  return b.CreateFDiv(p, q);
+  // x times the ratio (near 2/sqrt(pi)), not x P / Q: a subnormal x P would round early.
+  return b.CreateFMul(xc, b.CreateFDiv(p, q));
 }
 
 }  // namespace kiln::compiler
