@@ -52,5 +52,6 @@ void define_builder(py::module_& m);
 void define_transforms(py::module_& m);
 void define_executable(py::module_& m);
 void define_train(py::module_& m);
+void define_onnx_import(py::module_& m);
 
 }  // namespace kiln::python
