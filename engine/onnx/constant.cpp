@@ -138,4 +138,24 @@ Constant constant_from_proto(const ::onnx::TensorProto& t, const std::string& wh
   }
 }
 
+std::optional<DType> dtype_for_element_type(int32_t elem_type) {
+  using P = ::onnx::TensorProto;
+  switch (elem_type) {
+    case P::FLOAT:
+    case P::DOUBLE:
+      return DType::f32;
+    case P::INT64:
+    case P::INT32:
+    case P::INT16:
+    case P::INT8:
+    case P::UINT8:
+    case P::UINT16:
+      return DType::i32;
+    case P::BOOL:
+      return DType::boolean;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace kiln::onnx

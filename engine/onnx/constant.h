@@ -4,6 +4,7 @@
 // stay int64 (ONNX's index type: Slice's "to the end" is INT64_MAX) until they
 // become a kiln i32 tensor, which checks that every value fits.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,10 @@ struct Constant {
 // int8, uint8 and uint16 become integers, bool stays bool. Other element types,
 // external data and data sizes that do not match the dims are errors naming `what`.
 Constant constant_from_proto(const ::onnx::TensorProto& t, const std::string& what);
+
+// The kiln dtype of an ONNX element type (TensorProto::DataType), as above:
+// float and double f32, the integers up to int64 i32, bool boolean; nullopt for
+// the others.
+std::optional<DType> dtype_for_element_type(int32_t elem_type);
 
 }  // namespace kiln::onnx

@@ -145,23 +145,11 @@ ConvertFn reduce(std::string op) {
 }
 
 DType cast_target(const Node& n, int64_t to) {
-  using P = ::onnx::TensorProto;
-  switch (to) {
-    case P::FLOAT:
-    case P::DOUBLE:
-      return DType::f32;
-    case P::INT64:
-    case P::INT32:
-    case P::INT16:
-    case P::INT8:
-    case P::UINT8:
-    case P::UINT16:
-      return DType::i32;
-    case P::BOOL:
-      return DType::boolean;
-    default:
-      fail(n, "cast to ONNX element type " + std::to_string(to) + ", which kiln has no dtype for (f32, i32, bool)");
-  }
+  const std::optional<DType> dtype = to >= 0 && to <= INT32_MAX ? dtype_for_element_type(static_cast<int32_t>(to))
+                                                                : std::nullopt;
+  if (!dtype)
+    fail(n, "cast to ONNX element type " + std::to_string(to) + ", which kiln has no dtype for (f32, i32, bool)");
+  return *dtype;
 }
 
 Results cast(ImportContext& c, const Node& n) {

@@ -18,24 +18,12 @@ namespace {
 constexpr size_t kMaxModelBytes = 2047 * kMiB;
 
 DType dtype_of(int32_t elem_type, const std::string& what) {
-  using P = ::onnx::TensorProto;
-  switch (elem_type) {
-    case P::FLOAT:
-    case P::DOUBLE:
-      return DType::f32;
-    case P::INT64:
-    case P::INT32:
-    case P::INT16:
-    case P::INT8:
-    case P::UINT8:
-    case P::UINT16:
-      return DType::i32;
-    case P::BOOL:
-      return DType::boolean;
-    default:
-      throw Error(what + ": ONNX element type " + P::DataType_Name(static_cast<P::DataType>(elem_type)) +
-                  " has no kiln dtype (kiln has f32, i32 and bool)");
-  }
+  const std::optional<DType> dtype = dtype_for_element_type(elem_type);
+  if (!dtype)
+    throw Error(what + ": ONNX element type " +
+                ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(elem_type)) +
+                " has no kiln dtype (kiln has f32, i32 and bool)");
+  return *dtype;
 }
 
 // Resolves the graph inputs' shapes; every dim without a value is reported at once.
