@@ -17,7 +17,7 @@ JitExecutable::JitExecutable(Graph graph, const JitOptions& options)
   const auto start = std::chrono::steady_clock::now();
   compiled_ = compile_graph(graph_, options.pipeline);
   times_.passes_ms = compiled_.passes_ms;
-  functions_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
+  kernels_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
   times_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -107,7 +107,7 @@ void JitExecutable::execute() {
     for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
     args.push_back(&status);
     const int64_t begin = profiling_ ? trace_clock_ns() : 0;
-    functions_[call.kernel](args.data());
+    kernels_.functions()[call.kernel](args.data());
     if (profiling_) profile_.calls.push_back({i, begin, trace_clock_ns()});
     if (status != KILN_OK) throw_run_error(status);
     if (check_numerics_) check_results(i, ptrs);

@@ -52,7 +52,7 @@ class JitExecutable : public Executable {
   Target target_;
   CompileTimes times_;
   CompiledGraph compiled_;
-  std::vector<KernelFunction> functions_;  // by kernel
+  LoadedKernels kernels_;  // by kernel, held while this lives
   std::shared_ptr<Workspace> workspace_;
   bool profiling_ = false;
   RunProfile profile_;

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/emit_file.h"
@@ -54,21 +55,50 @@ class Linker {
     return linker;
   }
 
-  // The address of `symbol` if this process has loaded it.
-  KernelFunction find(const std::string& symbol) {
+  // The address of `symbol`, held once more, if this process has loaded it.
+  KernelFunction hold(const std::string& symbol) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = loaded_.find(symbol);
-    return it == loaded_.end() ? nullptr : it->second;
+    if (it == loaded_.end()) return nullptr;
+    ++it->second.holders;
+    return it->second.function;
   }
 
-  // `label` says what the kernel is, for the perf map.
+  // Loads `object` (unless loaded) and holds `symbol` once more; `label` says
+  // what the kernel is, for the perf map. Each object has its own resource
+  // tracker, so release() can unload it alone, and a failed load leaves nothing.
   KernelFunction add(const std::string& symbol, const std::string& object, const std::string& label) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = loaded_.find(symbol); it != loaded_.end()) return it->second;
+    if (auto it = loaded_.find(symbol); it != loaded_.end()) {
+      ++it->second.holders;
+      return it->second.function;
+    }
     set_perf_map_label(label);
-    check(jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, symbol)), "adding " + symbol);
-    const auto addr = unwrap(jit_->lookup(symbol), "looking up " + symbol);
-    return loaded_[symbol] = addr.toPtr<KernelFunction>();
+    llvm::orc::ResourceTrackerSP tracker = jit_->getMainJITDylib().createResourceTracker();
+    try {
+      check(jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, symbol)), "adding " + symbol);
+      const auto addr = unwrap(jit_->lookup(symbol), "looking up " + symbol);
+      loaded_[symbol] = {addr.toPtr<KernelFunction>(), tracker, 1};
+      return addr.toPtr<KernelFunction>();
+    } catch (const Error&) {
+      llvm::consumeError(tracker->remove());
+      throw;
+    }
+  }
+
+  // Lets go of one hold on `symbol`; the last unloads its code.
+  void release(const std::string& symbol) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(symbol);
+    if (it == loaded_.end() || --it->second.holders > 0) return;
+    // Removing only frees memory: nothing is left to report to a destructor.
+    llvm::consumeError(it->second.tracker->remove());
+    loaded_.erase(it);
+  }
+
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return loaded_.size();
   }
 
  private:
@@ -88,9 +118,15 @@ class Linker {
                "searching process symbols"));
   }
 
+  struct Loaded {
+    KernelFunction function;
+    llvm::orc::ResourceTrackerSP tracker;
+    int holders;
+  };
+
   std::mutex mutex_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::map<std::string, KernelFunction> loaded_;
+  std::map<std::string, Loaded> loaded_;
 };
 
 // What identifies a kernel's machine code: its text, the target, how it is
@@ -189,13 +225,37 @@ std::string time_passes_report(const CompileTimes& t, const Target& target) {
   return buf;
 }
 
-std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, const Target& target,
-                                         const KernelJitOptions& options, CompileTimes& times) {
+LoadedKernels::LoadedKernels(LoadedKernels&& other) noexcept
+    : held_(std::exchange(other.held_, {})), functions_(std::exchange(other.functions_, {})) {}
+
+LoadedKernels& LoadedKernels::operator=(LoadedKernels&& other) noexcept {
+  if (this != &other) {
+    release();
+    held_ = std::exchange(other.held_, {});
+    functions_ = std::exchange(other.functions_, {});
+  }
+  return *this;
+}
+
+LoadedKernels::~LoadedKernels() { release(); }
+
+void LoadedKernels::release() {
+  for (const std::string& symbol : held_) Linker::global().release(symbol);
+  held_.clear();
+  functions_.clear();
+}
+
+size_t loaded_kernel_count() { return Linker::global().count(); }
+
+LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& target,
+                           const KernelJitOptions& options, CompileTimes& times) {
   Linker& linker = Linker::global();
   KernelCache cache(options.cache ? (options.cache_dir.empty() ? KernelCache::default_dir() : options.cache_dir)
                                   : std::string());
   std::vector<Job> jobs(kernels.size());
-  std::vector<KernelFunction> out(kernels.size(), nullptr);
+  LoadedKernels loaded;  // holds what it has so far, so an error lets go of it
+  loaded.functions_.assign(kernels.size(), nullptr);
+  std::vector<KernelFunction>& out = loaded.functions_;
   std::vector<Job*> to_compile;
   for (size_t i = 0; i < kernels.size(); ++i) {
     Job& job = jobs[i];
@@ -203,7 +263,8 @@ std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, con
     job.level = opt_level_for(*kernels[i].graph);
     job.key = cache_key(kernels[i], target, job.level);
     job.symbol = symbol_of(job.key);
-    if ((out[i] = linker.find(job.symbol))) {
+    if ((out[i] = linker.hold(job.symbol))) {
+      loaded.held_.push_back(job.symbol);
       ++times.in_process;
     } else if (std::optional<std::string> object = cache.load(job.symbol, job.key)) {
       job.object = std::move(*object);
@@ -217,10 +278,13 @@ std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, con
   compile_all(to_compile, target, times);
   for (Job* job : to_compile) cache.store(job->symbol, job->key, job->object);
   const auto start = Clock::now();
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (!out[i]) out[i] = linker.add(jobs[i].symbol, jobs[i].object, perf_label(kernels[i]));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (out[i]) continue;
+    out[i] = linker.add(jobs[i].symbol, jobs[i].object, perf_label(kernels[i]));
+    loaded.held_.push_back(jobs[i].symbol);
+  }
   times.link_ms += ms_since(start);
-  return out;
+  return loaded;
 }
 
 }  // namespace kiln::compiler

@@ -40,9 +40,36 @@ struct KernelJitOptions {
 
 using KernelFunction = void (*)(void** args);  // kernel_codegen.h documents the ABI
 
+// The machine code of a program's kernels, held: the process loads a kernel once
+// for every executable that uses it and unloads it when the last holder goes, so
+// a long-lived process that compiles graph after graph (a Python session, the
+// compiler fuzzer) keeps only the kernels of the executables alive, not every
+// kernel it ever compiled (each costs memory mappings, 65,530 at most by default).
+class LoadedKernels {
+ public:
+  LoadedKernels() = default;
+  LoadedKernels(LoadedKernels&& other) noexcept;
+  LoadedKernels& operator=(LoadedKernels&& other) noexcept;
+  ~LoadedKernels();
+
+  // By kernel, in the program's order.
+  const std::vector<KernelFunction>& functions() const { return functions_; }
+
+ private:
+  friend LoadedKernels load_kernels(const std::vector<Kernel>&, const Target&, const KernelJitOptions&,
+                                    CompileTimes&);
+  void release();
+
+  std::vector<std::string> held_;  // the symbols this holds, once per kernel
+  std::vector<KernelFunction> functions_;
+};
+
 // The machine code of each kernel for `target`, in order. Throws kiln::Error.
 // Thread-safe.
-std::vector<KernelFunction> load_kernels(const std::vector<Kernel>& kernels, const Target& target,
-                                         const KernelJitOptions& options, CompileTimes& times);
+LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& target,
+                           const KernelJitOptions& options, CompileTimes& times);
+
+// How many kernels this process has loaded now (for tests).
+size_t loaded_kernel_count();
 
 }  // namespace kiln::compiler
