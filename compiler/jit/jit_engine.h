@@ -5,8 +5,9 @@
 // come from, and go to, the on-disk kernel cache (kernel_cache.h). One ORC
 // LLJIT per process links them, so executables of one process share every
 // kernel they have in common (a trainer's bucket shapes, an encoder and a
-// decoder). The runtime's C functions (compiler/runtime/kiln_runtime.h) are made
-// visible to the JIT'd code; libm functions resolve from the process.
+// decoder), and it unloads a kernel when the last of them goes. The runtime's C
+// functions (compiler/runtime/kiln_runtime.h) are made visible to the JIT'd code;
+// libm functions resolve from the process.
 #include <string>
 #include <vector>
 
