@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,8 +63,8 @@ int run(const std::vector<std::string>& args, const fs::path& err_path) {
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw Error("import_onnx: cannot run " + args[0] + ": " + std::strerror(spawned));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error("import_onnx: waiting for " + args[0] + ": " + std::strerror(errno));
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
