@@ -56,7 +56,9 @@ TEST_CASE("the compiler matches the interpreter on fusion-biased random graphs: 
     const Graph g = fusion_graph(seed);
     const std::set<std::string> k = fusion_kinds(g);
     kinds.insert(k.begin(), k.end());
-    if (const std::optional<FuzzFailure> f = check_compiler(g, pipelines))
+    const std::optional<FuzzFailure> f = check_compiler(g, pipelines);
+    if (f && f->excused()) MESSAGE("seed " << seed << ": " << f->str());
+    if (f && !f->excused())
       FAIL_CHECK("seed " << seed << " (tools/fuzz_compiler.sh --seed " << seed << " shrinks it): " << f->str()
                          << "\n" << print_kir(g));
   }
@@ -75,14 +77,29 @@ TEST_CASE("each saved fuzz regression matches the interpreter under every pipeli
     ++files;
     const Graph g = parse_kir_file(entry.path().string());
     const std::optional<FuzzFailure> f = check_compiler(g, pipelines);
-    CHECK_MESSAGE(!f, entry.path().filename().string(), ": ", (f ? f->str() : ""));
+    CHECK_MESSAGE((!f || f->excused()), entry.path().filename().string(), ": ", (f ? f->str() : ""));
   }
   CHECK(files > 0);
 }
 
+// Found by the 30-minute driver run (seed 7006547): a near one-hot softmax makes
+// matmul(%10, %p) equal %p to an ulp, and the JIT's softmax rounds the other way,
+// so greater() flips. Either answer is right; the fuzzer must excuse it and say
+// where. (Should the JIT's rounding change so that it no longer flips, nothing is
+// excused and this checks that the graph passes.)
+TEST_CASE("a comparison the JIT decides the other way at a rounding tie is excused, not a mismatch") {
+  const Graph g = parse_kir_file(kRegressions + "/tie_greater_after_one_hot_softmax.kir");
+  const std::optional<FuzzFailure> f = check_compiler(g, fuzz_pipelines());
+  REQUIRE_MESSAGE((!f || f->excused()), (f ? f->str() : ""));
+  if (f) {
+    MESSAGE(f->str());
+    CHECK(f->tie.find("%13 = greater(%11, %p) decided the other way at step 2") == 0);
+  }
+}
+
 // tools/fuzz_compiler.sh runs this (with --no-skip) for KILN_FUZZ_MINUTES minutes
 // from seed KILN_FUZZ_SEED; each mismatch is shrunk and saved to KILN_FUZZ_SAVE
-// (default: the regressions folder above).
+// (default: the regressions folder above). Excused ties are printed, not shrunk.
 TEST_CASE("compiler fuzz driver" * doctest::skip()) {
   const double budget_s = 60 * std::stod(env_or("KILN_FUZZ_MINUTES", "1"));
   const uint64_t first = std::stoull(env_or("KILN_FUZZ_SEED", "1000000"));
@@ -90,12 +107,12 @@ TEST_CASE("compiler fuzz driver" * doctest::skip()) {
   const std::vector<FuzzPipeline> pipelines = fuzz_pipelines();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  int graphs = 0, mismatches = 0;
+  int graphs = 0, mismatches = 0, excused = 0;
   double next_report = 0;
   const auto report = [&] {
     const double s = elapsed();
-    std::printf("fuzz: %d graphs, %d mismatches, %.1f graphs/min, %s elapsed, %s left (seeds %llu..%llu)\n", graphs,
-                mismatches, graphs * 60.0 / std::max(s, 1.0), minutes_text(s).c_str(),
+    std::printf("fuzz: %d graphs, %d mismatches, %d excused ties, %.1f graphs/min, %s elapsed, %s left (seeds %llu..%llu)\n",
+                graphs, mismatches, excused, graphs * 60.0 / std::max(s, 1.0), minutes_text(s).c_str(),
                 minutes_text(std::max(0.0, budget_s - s)).c_str(), static_cast<unsigned long long>(first),
                 static_cast<unsigned long long>(first + static_cast<uint64_t>(graphs)));
     std::fflush(stdout);
@@ -104,7 +121,10 @@ TEST_CASE("compiler fuzz driver" * doctest::skip()) {
     const Graph g = fusion_graph(seed);
     const std::optional<FuzzFailure> f = check_compiler(g, pipelines);
     ++graphs;
-    if (f) {
+    if (f && f->excused()) {
+      ++excused;
+      std::printf("fuzz: seed %llu: %s\n", static_cast<unsigned long long>(seed), f->str().c_str());
+    } else if (f) {
       ++mismatches;
       std::printf("fuzz: seed %llu: %s\nshrinking...\n", static_cast<unsigned long long>(seed), f->str().c_str());
       std::fflush(stdout);
