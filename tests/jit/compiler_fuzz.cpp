@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
+#include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xoperation.hpp>
 
@@ -121,8 +124,7 @@ bool is_f32_comparison(const Graph& g, const Node& n) {
 
 // Whether the JIT (pipeline p, `threads` threads) decided an f32 comparison of g
 // the other way from the interpreter only where the interpreter's operands were
-// tied: within kFuzzTolerance's abs + rel of each other, the room the fuzzer gives
-// any f32 result, so either outcome is right. Both backends run g with every live
+// tied (decision_flips), at some step. Both backends run g with every live
 // comparison's operands and result as outputs (that may fuse differently; a flip
 // that does not show there is not excused). Returns where the first such flip was,
 // or "" if none was, or if one was where the operands were not tied (a real
@@ -154,18 +156,18 @@ std::string tie_flip(const Graph& g, const std::map<std::string, Tensor>& bindin
   std::string first;
   for (size_t step = 0; step < std::min(want.size(), got.size()); ++step) {
     for (const Node* n : comparisons) {
-      const auto& a = want[step].at(g.name_of(n->operands[0])).f32();
-      const auto& b = want[step].at(g.name_of(n->operands[1])).f32();
+      const Tensor& a = want[step].at(g.name_of(n->operands[0]));
+      const Tensor& b = want[step].at(g.name_of(n->operands[1]));
       const std::string& result = g.name_of(n->results[0]);
-      const xt::xarray<bool> flipped = xt::not_equal(want[step].at(result).b8(), got[step].at(result).b8());
-      const xt::xarray<bool> tied =
-          xt::abs(a - b) <= kFuzzTolerance.abs + kFuzzTolerance.rel * xt::maximum(xt::abs(a), xt::abs(b));
-      if (xt::any(flipped && !tied)) return "";
-      if (!first.empty() || !xt::any(flipped)) continue;
-      const auto at = static_cast<size_t>(std::find(flipped.begin(), flipped.end(), true) - flipped.begin());
-      first = "%" + result + " = " + n->op() + "(%" + g.name_of(n->operands[0]) + ", %" + g.name_of(n->operands[1]) +
-              ") decided the other way at step " + std::to_string(step + 1) + ", element " + std::to_string(at) +
-              ", where its operands are tied";
+      const DecisionFlips flips = decision_flips(a, b, want[step].at(result), got[step].at(result));
+      if (flips.kind == DecisionFlips::elsewhere) return "";
+      if (flips.kind == DecisionFlips::none || !first.empty()) continue;
+      std::ostringstream os;
+      os << std::setprecision(9) << "%" << result << " = " << n->op() << "(%" << g.name_of(n->operands[0]) << ", %"
+         << g.name_of(n->operands[1]) << ") decided the other way at step " << step + 1 << ", element "
+         << flips.element << ", where its operands are tied (" << flips.a << " and " << flips.b
+         << " in the interpreter)";
+      first = os.str();
     }
   }
   return first;
@@ -179,6 +181,21 @@ FuzzPipeline pipeline(std::string name, std::vector<std::string> passes) {
 }
 
 }  // namespace
+
+DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got) {
+  const xt::xarray<bool> flipped = xt::not_equal(want.b8(), got.b8());
+  const xt::xarray<float> a_at = xt::broadcast(a.f32(), flipped.shape());
+  const xt::xarray<float> b_at = xt::broadcast(b.f32(), flipped.shape());
+  DecisionFlips flips;
+  for (size_t i = 0; i < flipped.size(); ++i) {
+    if (!flipped.flat(i)) continue;
+    const float x = a_at.flat(i), y = b_at.flat(i);
+    const bool tied = std::fabs(x - y) <= kFuzzTolerance.abs + kFuzzTolerance.rel * std::max(std::fabs(x), std::fabs(y));
+    if (!tied) return {DecisionFlips::elsewhere, i, x, y};
+    if (flips.kind == DecisionFlips::none) flips = {DecisionFlips::at_ties, i, x, y};
+  }
+  return flips;
+}
 
 std::vector<FuzzPipeline> fuzz_pipelines() {
   std::vector<FuzzPipeline> out = {pipeline("none", {std::string(compiler::kNoPasses)})};

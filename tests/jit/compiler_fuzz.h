@@ -57,6 +57,18 @@ struct FuzzFailure {
 // g's .kir text, so a graph read back from its .kir file gets the same values.
 std::map<std::string, Tensor> fuzz_bindings(const Graph& g);
 
+// Where the JIT's result `got` of an f32 comparison of a and b (broadcasting)
+// differs from the interpreter's `want`: nowhere; only where a and b are tied
+// (within kFuzzTolerance's abs + rel of each other, the room the fuzzer gives any
+// f32 result, so either outcome is right); or somewhere they are not (a real
+// difference). `element` (of the result), a and b: the first such place.
+struct DecisionFlips {
+  enum Kind { none, at_ties, elsewhere } kind = none;
+  size_t element = 0;
+  float a = 0, b = 0;
+};
+DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got);
+
 // The first failure of g over pipelines x threads that is not excused; else the
 // first excused one; else nothing.
 std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<FuzzPipeline>& pipelines,

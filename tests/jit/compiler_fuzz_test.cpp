@@ -82,6 +82,26 @@ TEST_CASE("each saved fuzz regression matches the interpreter under every pipeli
   CHECK(files > 0);
 }
 
+TEST_CASE("a comparison's flips are excused only where its operands are tied") {
+  const auto f32 = [](Tensor::F32 v) { return Tensor(std::move(v)); };
+  const auto b8 = [](Tensor::Bool v) { return Tensor(std::move(v)); };
+  // greater(a, b), b broadcast along the rows; a[0][0] is b[0] moved by an ulp.
+  const Tensor a = f32({{-2.21140099f, 3.0f}, {0.5f, -1.0f}});
+  const Tensor b = f32({-2.21140122f, 2.0f});
+  const Tensor want = b8({{true, true}, {true, false}});
+  CHECK(decision_flips(a, b, want, want).kind == DecisionFlips::none);
+  const DecisionFlips tie = decision_flips(a, b, want, b8({{false, true}, {true, false}}));
+  CHECK(tie.kind == DecisionFlips::at_ties);
+  CHECK(tie.element == 0);
+  CHECK(tie.a == -2.21140099f);
+  CHECK(tie.b == -2.21140122f);
+  // A flip where the operands are apart (0.5 > -2.2) is real, even beside a tie.
+  const DecisionFlips real = decision_flips(a, b, want, b8({{false, true}, {false, false}}));
+  CHECK(real.kind == DecisionFlips::elsewhere);
+  CHECK(real.element == 2);
+  CHECK(real.b == -2.21140122f);
+}
+
 // Found by the 30-minute driver run (seed 7006547): a near one-hot softmax makes
 // matmul(%10, %p) equal %p to an ulp, and the JIT's softmax rounds the other way,
 // so greater() flips. Either answer is right; the fuzzer must excuse it and say
