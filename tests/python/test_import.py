@@ -42,6 +42,19 @@ def test_import_runs_like_numpy(tmp_path):
     np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
 
 
+def test_a_model_without_initializers_has_no_params(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="act")], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    g, params = kiln.import_onnx(str(save(tmp_path, model)))
+    assert params == {} and g.params == []
+    x = np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32)
+    (y,) = kiln.compile(g).run(x=x).values()
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
 def test_symbolic_dims_need_values(tmp_path):
     path = save(tmp_path, dense_relu_model(batch_dim="batch")[0])
     with pytest.raises(kiln.Error, match="batch"):

@@ -92,6 +92,7 @@ py::tuple import_onnx(const std::string& model, const std::map<std::string, int6
   }
   auto graph = std::make_shared<Graph>(parse_kir_file(kir.string()));
   py::dict values;
+  if (!fs::exists(params)) return py::make_tuple(graph, values);  // kiln-import writes it only for a model with params
   for (const auto& entry : fs::directory_iterator(params))
     values[py::str(entry.path().stem().string())] = array_copy(load_npy(entry.path().string()));
   return py::make_tuple(graph, values);
