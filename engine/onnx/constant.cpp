@@ -53,6 +53,12 @@ std::vector<float> narrow_doubles(const std::vector<double>& v, const std::strin
   return out;
 }
 
+[[noreturn]] void no_kiln_dtype(int32_t elem_type, const std::string& what) {
+  using P = ::onnx::TensorProto;
+  throw Error(what + ": ONNX element type " + P::DataType_Name(static_cast<P::DataType>(elem_type)) +
+              " has no kiln dtype (kiln has f32, i32 and bool)");
+}
+
 }  // namespace
 
 Constant Constant::integers(std::vector<int64_t> values, Shape shape) {
@@ -133,8 +139,7 @@ Constant constant_from_proto(const ::onnx::TensorProto& t, const std::string& wh
       return c;
     }
     default:
-      throw Error(what + ": ONNX element type " + P::DataType_Name(static_cast<P::DataType>(t.data_type())) +
-                  " has no kiln dtype (kiln has f32, i32 and bool)");
+      no_kiln_dtype(t.data_type(), what);
   }
 }
 
@@ -156,6 +161,12 @@ std::optional<DType> dtype_for_element_type(int32_t elem_type) {
     default:
       return std::nullopt;
   }
+}
+
+DType checked_dtype_for_element_type(int32_t elem_type, const std::string& what) {
+  const std::optional<DType> dtype = dtype_for_element_type(elem_type);
+  if (!dtype) no_kiln_dtype(elem_type, what);
+  return *dtype;
 }
 
 }  // namespace kiln::onnx

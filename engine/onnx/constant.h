@@ -47,5 +47,7 @@ Constant constant_from_proto(const ::onnx::TensorProto& t, const std::string& wh
 // float and double f32, the integers up to int64 i32, bool boolean; nullopt for
 // the others.
 std::optional<DType> dtype_for_element_type(int32_t elem_type);
+// The same, or kiln::Error "WHAT: ONNX element type NAME has no kiln dtype ...".
+DType checked_dtype_for_element_type(int32_t elem_type, const std::string& what);
 
 }  // namespace kiln::onnx

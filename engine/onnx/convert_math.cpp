@@ -13,17 +13,6 @@ using Results = std::vector<Operand>;
 
 Value scalar(ImportContext& c, double v) { return c.b().emit1("fill", {}, {{"shape", Shape{}}, {"value", v}}); }
 
-Value reshape(ImportContext& c, Value x, const Shape& shape) {
-  if (c.b().type(x).shape == shape) return x;
-  return c.b().emit1("reshape", {x}, {{"shape", shape}});
-}
-
-int64_t product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
 ConvertFn unary(std::string op) {
   return [op](ImportContext& c, const Node& n) { return Results{c.b().emit1(op, {c.value(n, 0)})}; };
 }
@@ -101,7 +90,7 @@ ConvertFn softmax(std::string op) {
     const int64_t axis = normalize_axis(c.attr_int(n, "axis", c.opset() >= 13 ? -1 : 1), rank);
     if (c.opset() >= 13 || axis == rank - 1) return Results{c.b().emit1(op, {x}, {{"axis", axis}})};
     const auto a = static_cast<size_t>(axis);
-    const Value rows = reshape(c, x, {product(shape, 0, a), product(shape, a, shape.size())});
+    const Value rows = reshape(c, x, {dims_product(shape, 0, a), dims_product(shape, a, shape.size())});
     return Results{reshape(c, c.b().emit1(op, {rows}, {{"axis", int64_t{-1}}}), shape)};
   };
 }
@@ -114,7 +103,7 @@ Results layer_normalization(ImportContext& c, const Node& n) {
   const Value x = c.value(n, 0);
   const Shape shape = c.b().type(x).shape;
   const auto axis = static_cast<size_t>(normalize_axis(c.attr_int(n, "axis", -1), static_cast<int64_t>(shape.size())));
-  const int64_t inner = product(shape, axis, shape.size());
+  const int64_t inner = dims_product(shape, axis, shape.size());
   Shape rows(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
   rows.push_back(inner);
   auto row_param = [&](int i) {

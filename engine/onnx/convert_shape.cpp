@@ -16,11 +16,6 @@ namespace {
 using Node = ::onnx::NodeProto;
 using Results = std::vector<Operand>;
 
-Value reshape(ImportContext& c, Value x, const Shape& shape) {
-  if (c.b().type(x).shape == shape) return x;
-  return c.b().emit1("reshape", {x}, {{"shape", shape}});
-}
-
 int64_t axis_in(const Node& n, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     fail(n, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -102,7 +97,7 @@ Results flatten(ImportContext& c, const Node& n) {
   const Shape in = c.type(n, 0).shape;
   const auto rank = static_cast<int64_t>(in.size());
   const auto axis = static_cast<size_t>(axis_in(n, c.attr_int(n, "axis", 1), rank + 1));
-  const int64_t outer = std::accumulate(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis), int64_t{1}, std::multiplies<>());
+  const int64_t outer = dims_product(in, 0, axis);
   return {reshape(c, c.value(n, 0), {outer, numel(in) / std::max<int64_t>(outer, 1)})};
 }
 

@@ -18,6 +18,17 @@ const std::map<std::string, ConvertFn>& table() {
 
 }  // namespace
 
+Value reshape(ImportContext& c, Value x, const Shape& shape) {
+  if (c.b().type(x).shape == shape) return x;
+  return c.b().emit1("reshape", {x}, {{"shape", shape}});
+}
+
+int64_t dims_product(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
 const ConvertFn* find_converter(const std::string& op_type) {
   const auto it = table().find(op_type);
   return it == table().end() ? nullptr : &it->second;

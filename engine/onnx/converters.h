@@ -24,6 +24,11 @@ struct OpConverter {
 std::vector<OpConverter> math_converters();
 std::vector<OpConverter> shape_converters();
 
+// What converters share: x reshaped to `shape` (x itself if it has that shape),
+// and the product of dims [begin, end) of s.
+Value reshape(ImportContext& c, Value x, const Shape& shape);
+int64_t dims_product(const Shape& s, size_t begin, size_t end);
+
 // The row of an ONNX op type; null if kiln cannot import the op.
 const ConvertFn* find_converter(const std::string& op_type);
 

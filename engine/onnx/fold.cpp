@@ -17,12 +17,13 @@ std::vector<Constant> fold_node(const ConvertFn& convert, const ::onnx::NodeProt
   });
   for (const auto& [name, k] : inputs) c.define(name, k);
   const std::vector<Operand> results = convert(c, n);
-  for (const Operand& r : results)
-    if (const Value* v = std::get_if<Value>(&r)) c.b().output(*v);
-
   std::vector<std::string> names;  // of each Value result, in order
-  for (const Operand& r : results)
-    if (const Value* v = std::get_if<Value>(&r)) names.push_back(scratch.name_of(*v));
+  for (const Operand& r : results) {
+    if (const Value* v = std::get_if<Value>(&r)) {
+      c.b().output(*v);
+      names.push_back(scratch.name_of(*v));
+    }
+  }
   Interpreter interp(std::move(scratch));
   for (auto& [name, t] : bindings) interp.bind(name, std::move(t));
   interp.run();

@@ -17,15 +17,6 @@ namespace {
 // Protobuf's own limit on a message.
 constexpr size_t kMaxModelBytes = 2047 * kMiB;
 
-DType dtype_of(int32_t elem_type, const std::string& what) {
-  const std::optional<DType> dtype = dtype_for_element_type(elem_type);
-  if (!dtype)
-    throw Error(what + ": ONNX element type " +
-                ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(elem_type)) +
-                " has no kiln dtype (kiln has f32, i32 and bool)");
-  return *dtype;
-}
-
 // Resolves the graph inputs' shapes; every dim without a value is reported at once.
 class InputShapes {
  public:
@@ -136,7 +127,7 @@ class Importer {
       if (initializers.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
       const std::string what = "input '" + in.name() + "'";
       if (!in.type().has_tensor_type()) throw Error(what + ": not a tensor");
-      const DType dtype = dtype_of(in.type().tensor_type().elem_type(), what);
+      const DType dtype = checked_dtype_for_element_type(in.type().tensor_type().elem_type(), what);
       inputs.emplace_back(in.name(), TensorType{dtype, shapes.shape_of(in)});
     }
     shapes.finish();
