@@ -8,7 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
+
+#include "engine/ir/error.h"
 
 namespace kiln::cli {
 
@@ -37,6 +40,22 @@ CLI::Validator positive(const T& v) {
 template <class T>
 CLI::Validator non_negative(const T& v) {
   return in_range(v, 0);
+}
+
+// A check of a flag's text by a parser that throws kiln::Error, whose message
+// becomes the flag's error; `form` is what --help shows ("NAME=PATH.npy").
+template <class Parse>
+CLI::Validator parses_as(Parse parse, const char* form) {
+  return CLI::Validator(
+      [parse](const std::string& arg) {
+        try {
+          parse(arg);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      form);
 }
 
 }  // namespace kiln::cli

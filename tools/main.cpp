@@ -30,16 +30,8 @@ std::string version_text() {
 }
 
 // Accepts NAME=PATH for --input, so a malformed binding is a flag error naming --input.
-const CLI::Validator kNameEqualsPath(
-    [](const std::string& arg) {
-      try {
-        kiln::cli::split_binding(arg);
-        return std::string();
-      } catch (const kiln::Error& e) {
-        return std::string(e.what());
-      }
-    },
-    "NAME=PATH.npy");
+const CLI::Validator kNameEqualsPath =
+    kiln::cli::parses_as([](const std::string& arg) { kiln::cli::split_binding(arg); }, "NAME=PATH.npy");
 
 // --entry names a C function, so it must be a C identifier.
 const CLI::Validator kCIdentifier(

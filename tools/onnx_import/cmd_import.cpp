@@ -12,6 +12,7 @@
 #include "engine/npy.h"
 #include "engine/onnx/import.h"
 #include "engine/onnx/import_report.h"
+#include "tools/flag_checks.h"
 
 namespace kiln::cli {
 
@@ -50,20 +51,6 @@ std::pair<std::string, Shape> parse_shape_flag(const std::string& arg) {
   return {name, shape};
 }
 
-template <class Parse>
-CLI::Validator validator(Parse parse, const char* form) {
-  return CLI::Validator(
-      [parse](const std::string& arg) {
-        try {
-          parse(arg);
-          return std::string();
-        } catch (const Error& e) {
-          return std::string(e.what());
-        }
-      },
-      form);
-}
-
 onnx::ImportOptions import_options(const ImportOptions& opts) {
   onnx::ImportOptions o;
   for (const std::string& arg : opts.dims) {
@@ -87,9 +74,9 @@ void add_import_flags(CLI::App& app, ImportOptions& opts) {
                   "where to write each param and state as NAME.npy, for kiln run --load (default: OUT with the "
                   "extension .params)");
   cmd->add_option("--dim", opts.dims, "a value for the symbolic input dims named NAME")
-      ->check(validator(parse_dim_flag, "NAME=N"));
+      ->check(parses_as(parse_dim_flag, "NAME=N"));
   cmd->add_option("--input-shape", opts.input_shapes, "the whole shape of the ONNX input NAME")
-      ->check(validator(parse_shape_flag, "NAME=D0,D1,..."));
+      ->check(parses_as(parse_shape_flag, "NAME=D0,D1,..."));
 }
 
 void import_onnx(const ImportOptions& opts) {
