@@ -23,11 +23,11 @@ constexpr int64_t kMaxOperandElements = 4096;
 // Ops whose every result element depends only on the operand elements at the same
 // (broadcast) index: with splat operands the result is the splat of one element.
 bool is_elementwise(const std::string& op) {
-  static const std::set<std::string> ops = {"neg",         "exp",        "log",         "sqrt",    "rsqrt",
-                                            "tanh",        "erf",        "relu",       "add",         "sub",     "mul",
-                                            "div",         "pow",        "maximum",     "minimum", "equal",
-                                            "not_equal",   "less",       "less_equal",  "greater", "greater_equal",
-                                            "logical_and", "logical_or", "logical_not", "select",  "cast"};
+  static const std::set<std::string> ops = {
+      "neg",         "exp",        "log",         "sqrt",   "rsqrt",      "tanh",    "erf",
+      "relu",        "add",        "sub",         "mul",    "div",        "pow",     "maximum",
+      "minimum",     "equal",      "not_equal",   "less",   "less_equal", "greater", "greater_equal",
+      "logical_and", "logical_or", "logical_not", "select", "cast"};
   return ops.count(op) != 0;
 }
 

@@ -110,7 +110,8 @@ Results layer_normalization(ImportContext& c, const Node& n) {
     const Value v = c.value(n, i);
     if (c.b().type(v).numel() != inner)
       fail(n, "input " + std::to_string(i) + " has shape " + shape_str(c.b().type(v).shape) +
-                  ", expected the normalized shape " + shape_str(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end())));
+                  ", expected the normalized shape " +
+                  shape_str(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end())));
     return reshape(c, v, {inner});
   };
   const Value gamma = row_param(1);

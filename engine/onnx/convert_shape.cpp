@@ -71,7 +71,8 @@ Results reshape_op(ImportContext& c, const Node& n) {
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 0 && !allowzero) {
-      if (i >= in.size()) fail(n, "shape entry " + std::to_string(i) + " is 0, but the input has rank " + std::to_string(in.size()));
+      if (i >= in.size())
+        fail(n, "shape entry " + std::to_string(i) + " is 0, but the input has rank " + std::to_string(in.size()));
       out[i] = in[i];
     }
     if (out[i] == -1) {
@@ -122,7 +123,8 @@ Results squeeze(ImportContext& c, const Node& n) {
   std::vector<int64_t> axes = c.ints_from_input_or_attr(n, 1, "axes", {});
   for (int64_t& a : axes) {
     a = axis_in(n, a, rank);
-    if (in[static_cast<size_t>(a)] != 1) fail(n, "cannot squeeze axis " + std::to_string(a) + " of shape " + shape_str(in));
+    if (in[static_cast<size_t>(a)] != 1)
+      fail(n, "cannot squeeze axis " + std::to_string(a) + " of shape " + shape_str(in));
   }
   Shape out;
   for (int64_t i = 0; i < rank; ++i) {
@@ -161,7 +163,8 @@ Results slice(ImportContext& c, const Node& n) {
   std::vector<int64_t> axes = !from_inputs       ? c.attr_ints(n, "axes", default_axes)
                               : c.has_input(n, 3) ? c.constant_ints(n, 3)
                                                   : default_axes;
-  const std::vector<int64_t> steps = from_inputs && c.has_input(n, 4) ? c.constant_ints(n, 4) : std::vector<int64_t>(starts.size(), 1);
+  const std::vector<int64_t> steps =
+      from_inputs && c.has_input(n, 4) ? c.constant_ints(n, 4) : std::vector<int64_t>(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     fail(n, "starts, ends, axes and steps differ in length");
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -185,7 +188,8 @@ Results gather(ImportContext& c, const Node& n) {
     if (idx.dtype != DType::i32) fail(n, "indices must be integers");
     const int64_t dim = in[static_cast<size_t>(axis)];
     for (int64_t& i : idx.ints) {
-      if (i < -dim || i >= dim) fail(n, "index " + std::to_string(i) + " is out of range for a dim of " + std::to_string(dim));
+      if (i < -dim || i >= dim)
+        fail(n, "index " + std::to_string(i) + " is out of range for a dim of " + std::to_string(dim));
       if (i < 0) i += dim;
     }
     indices = c.materialize(idx, n.input(1));

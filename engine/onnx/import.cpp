@@ -58,7 +58,8 @@ class InputShapes {
     for (const auto& [name, value] : options_.dims)
       if (!used_dims_.count(name)) msg += "\n  --dim " + name + ": no input dim is named '" + name + "'";
     for (const auto& [name, shape] : options_.input_shapes)
-      if (!used_shapes_.count(name)) msg += "\n  --input-shape " + name + ": the graph has no input named '" + name + "'";
+      if (!used_shapes_.count(name))
+        msg += "\n  --input-shape " + name + ": the graph has no input named '" + name + "'";
     for (const std::string& m : missing_) msg += "\n  " + m;
     if (!msg.empty()) throw Error("dynamic dimensions without values:" + msg);
   }
@@ -70,7 +71,8 @@ class InputShapes {
     bool fits = tt.shape().dim_size() == static_cast<int>(given.size());
     for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
       fits = !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == given[static_cast<size_t>(i)];
-    if (!fits) throw Error("--input-shape " + in.name() + "=" + shape_str(given) + " does not fit the model's shape of it");
+    if (!fits)
+      throw Error("--input-shape " + in.name() + "=" + shape_str(given) + " does not fit the model's shape of it");
   }
 
   const ImportOptions& options_;

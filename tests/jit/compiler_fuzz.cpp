@@ -201,7 +201,8 @@ DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& wan
   for (size_t i = 0; i < flipped.size(); ++i) {
     if (!flipped.flat(i)) continue;
     const float x = a_at.flat(i), y = b_at.flat(i);
-    const bool tied = std::fabs(x - y) <= kFuzzTolerance.abs + kFuzzTolerance.rel * std::max(std::fabs(x), std::fabs(y));
+    const bool tied =
+        std::fabs(x - y) <= kFuzzTolerance.abs + kFuzzTolerance.rel * std::max(std::fabs(x), std::fabs(y));
     if (!tied) return {DecisionFlips::elsewhere, i, x, y};
     if (flips.kind == DecisionFlips::none) flips = {DecisionFlips::at_ties, i, x, y};
   }

@@ -12,8 +12,9 @@
 // time error of the interpreter must be the JIT's, word for word, at the same
 // step. A difference that follows from a comparison the JIT decided the other way
 // where its operands were tied (within that tolerance of each other) is rounding,
-// not a bug: it is excused, counted apart and never shrunk. A failure is shrunk (ir/shrink_graph.h) under its own pipeline and
-// thread count, and saved as a .kir regression (tests/jit/fuzz_regressions/).
+// not a bug: it is excused, counted apart and never shrunk. A failure is shrunk
+// (ir/shrink_graph.h) under its own pipeline and thread count, and saved as a
+// .kir regression (tests/jit/fuzz_regressions/).
 #include <map>
 #include <optional>
 #include <string>

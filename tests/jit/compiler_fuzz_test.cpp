@@ -131,10 +131,11 @@ TEST_CASE("compiler fuzz driver" * doctest::skip()) {
   double next_report = 0;
   const auto report = [&] {
     const double s = elapsed();
-    std::printf("fuzz: %d graphs, %d mismatches, %d excused ties, %.1f graphs/min, %s elapsed, %s left (seeds %llu..%llu)\n",
-                graphs, mismatches, excused, graphs * 60.0 / std::max(s, 1.0), minutes_text(s).c_str(),
-                minutes_text(std::max(0.0, budget_s - s)).c_str(), static_cast<unsigned long long>(first),
-                static_cast<unsigned long long>(first + static_cast<uint64_t>(graphs)));
+    std::printf(
+        "fuzz: %d graphs, %d mismatches, %d excused ties, %.1f graphs/min, %s elapsed, %s left (seeds %llu..%llu)\n",
+        graphs, mismatches, excused, graphs * 60.0 / std::max(s, 1.0), minutes_text(s).c_str(),
+        minutes_text(std::max(0.0, budget_s - s)).c_str(), static_cast<unsigned long long>(first),
+        static_cast<unsigned long long>(first + static_cast<uint64_t>(graphs)));
     std::fflush(stdout);
   };
   for (uint64_t seed = first; elapsed() < budget_s; ++seed) {

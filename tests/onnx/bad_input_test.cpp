@@ -37,7 +37,8 @@ TEST_CASE("a truncated model is an error naming the file, wherever it is cut") {
   const std::string bytes = relu_model().bytes();
   for (size_t keep : {size_t{0}, size_t{1}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 1}) {
     INFO("kept " << keep << " of " << bytes.size() << " bytes");
-    check_error([&] { kiln::onnx::import_model_bytes(bytes.substr(0, keep), "cut.onnx"); }, {"cut.onnx", "not an ONNX model"});
+    check_error([&] { kiln::onnx::import_model_bytes(bytes.substr(0, keep), "cut.onnx"); },
+                {"cut.onnx", "not an ONNX model"});
   }
 }
 
@@ -97,23 +98,33 @@ TEST_CASE("bad attributes and inputs are errors naming the node") {
   check_error([&] { import(wrong_kind); }, {"model.onnx", "flip"});
 
   ModelBuilder step;
-  step.input("x", {int64_t{4}}).output("y").ints("s", {1}, {0}).ints("e", {1}, {4}).ints("a", {1}, {0}).ints("k", {1}, {2});
+  step.input("x", {int64_t{4}})
+      .output("y")
+      .ints("s", {1}, {0})
+      .ints("e", {1}, {4})
+      .ints("a", {1}, {0})
+      .ints("k", {1}, {2});
   step.node("Slice", "every_other", {"x", "s", "e", "a", "k"}, {"y"});
   check_error([&] { import(step); }, {"node 'every_other' (Slice)", "step 2"});
 
   ModelBuilder dynamic_shape;
   dynamic_shape.input("x", {int64_t{6}}).input("shape", {int64_t{2}}, ::onnx::TensorProto::INT64).output("y");
   dynamic_shape.node("Reshape", "view", {"x", "shape"}, {"y"});
-  check_error([&] { import(dynamic_shape); }, {"node 'view' (Reshape)", "input 1 ('shape') must be known at import time"});
+  check_error([&] { import(dynamic_shape); },
+              {"node 'view' (Reshape)", "input 1 ('shape') must be known at import time"});
 }
 
 TEST_CASE("values kiln's dtypes cannot hold are errors naming them") {
   ModelBuilder big;
-  big.input("x", {int64_t{2}}, ::onnx::TensorProto::INT64).output("y", ::onnx::TensorProto::INT64).ints("huge", {2}, {1, int64_t{1} << 40});
+  big.input("x", {int64_t{2}}, ::onnx::TensorProto::INT64)
+      .output("y", ::onnx::TensorProto::INT64)
+      .ints("huge", {2}, {1, int64_t{1} << 40});
   big.node("Add", "offset", {"x", "huge"}, {"y"});
   check_error([&] { import(big); }, {"node 'offset' (Add)", "1099511627776", "does not fit in kiln's i32"});
 
   ModelBuilder half;
-  half.input("x", {int64_t{2}}, ::onnx::TensorProto::FLOAT16).output("y", ::onnx::TensorProto::FLOAT16).node("Relu", "act", {"x"}, {"y"});
+  half.input("x", {int64_t{2}}, ::onnx::TensorProto::FLOAT16)
+      .output("y", ::onnx::TensorProto::FLOAT16)
+      .node("Relu", "act", {"x"}, {"y"});
   check_error([&] { import(half); }, {"input 'x'", "FLOAT16", "no kiln dtype"});
 }

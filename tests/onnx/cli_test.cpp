@@ -86,7 +86,8 @@ TEST_CASE("kiln import lists every op it cannot import, and a dim without value,
   CHECK_MESSAGE(dim.err.find("input 'x' dim 0 ('batch') has no value") != std::string::npos, dim.err);
   check_nothing_written(dir);
 
-  const KilnResult flag = run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--dim", "batch=two"});
+  const KilnResult flag =
+      run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--dim", "batch=two"});
   CHECK(flag.status == 2);
   CHECK_MESSAGE(flag.err.find("'two' is not a dim") != std::string::npos, flag.err);
   check_nothing_written(dir);

@@ -75,7 +75,8 @@ Tensor run(Graph g, const Tensor& x, const std::map<std::string, Tensor>& params
 }  // namespace
 
 TEST_CASE("a small model imports with its shape arithmetic folded and runs as ONNX says") {
-  kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(small_model().bytes(), "small.onnx", {.dims = {{"batch", 3}}});
+  kiln::onnx::ImportedModel m =
+      kiln::onnx::import_model_bytes(small_model().bytes(), "small.onnx", {.dims = {{"batch", 3}}});
   CHECK(m.folded_nodes == 3);  // Gather, Mul, Concat (Shape gives a constant by itself)
   CHECK(m.tensors.size() == 2);
   CHECK(m.tensors.at("W").shape() == Shape{4, 6});

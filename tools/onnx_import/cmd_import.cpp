@@ -59,7 +59,8 @@ onnx::ImportOptions import_options(const ImportOptions& opts) {
   }
   for (const std::string& arg : opts.input_shapes) {
     auto [name, shape] = parse_shape_flag(arg);
-    if (!o.input_shapes.emplace(name, std::move(shape)).second) throw Error("--input-shape " + name + " is given twice");
+    if (!o.input_shapes.emplace(name, std::move(shape)).second)
+      throw Error("--input-shape " + name + " is given twice");
   }
   return o;
 }

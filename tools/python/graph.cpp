@@ -52,21 +52,27 @@ void define_value(py::module_& m) {
   py::class_<PyValue>(m, "Value",
                       "One SSA value of a graph: a declaration (input, param, state) or a node's result.\n"
                       "str(v) is its .kir form, e.g. '%h : f32[8,32]'.")
-      .def_property_readonly("name", [](const PyValue& v) { return v.graph->name_of(v.value); },
-                             "The value's name, without the '%'.")
-      .def_property_readonly("dtype", [](const PyValue& v) { return v.graph->type(v.value).dtype; }, "Its kiln.DType.")
-      .def_property_readonly("shape", [](const PyValue& v) { return shape_tuple(v.graph->type(v.value).shape); },
-                             "Its static shape, a tuple (() for a scalar).")
-      .def_property_readonly("type", [](const PyValue& v) { return type_str(v.graph->type(v.value)); },
-                             "Its type as .kir writes it, e.g. 'f32[8,32]'.")
+      .def_property_readonly(
+          "name", [](const PyValue& v) { return v.graph->name_of(v.value); }, "The value's name, without the '%'.")
+      .def_property_readonly(
+          "dtype", [](const PyValue& v) { return v.graph->type(v.value).dtype; }, "Its kiln.DType.")
+      .def_property_readonly(
+          "shape", [](const PyValue& v) { return shape_tuple(v.graph->type(v.value).shape); },
+          "Its static shape, a tuple (() for a scalar).")
+      .def_property_readonly(
+          "type", [](const PyValue& v) { return type_str(v.graph->type(v.value)); },
+          "Its type as .kir writes it, e.g. 'f32[8,32]'.")
       .def_property_readonly(
           "kind", [](const PyValue& v) { return std::string(value_kind_name(v.graph->value(v.value).kind)); },
           "'input', 'param', 'state' or 'result'.")
-      .def_property_readonly("graph", [](const PyValue& v) { return v.graph; }, "The graph it belongs to.")
+      .def_property_readonly(
+          "graph", [](const PyValue& v) { return v.graph; }, "The graph it belongs to.")
       .def("__str__", value_str)
       .def("__repr__", [](const PyValue& v) { return "<kiln.Value " + value_str(v) + ">"; })
       .def("__eq__", [](const PyValue& a, const PyValue& b) { return a.graph == b.graph && a.value == b.value; })
-      .def("__hash__", [](const PyValue& v) { return py::hash(py::make_tuple(reinterpret_cast<uintptr_t>(v.graph.get()), v.value.id)); });
+      .def("__hash__", [](const PyValue& v) {
+        return py::hash(py::make_tuple(reinterpret_cast<uintptr_t>(v.graph.get()), v.value.id));
+      });
 }
 
 void define_graph_class(py::module_& m) {
@@ -90,14 +96,20 @@ void define_graph_class(py::module_& m) {
       .def_property_readonly(
           "num_nodes", [](const Graph& g) { return g.nodes().size(); }, "How many nodes (ops) the graph has.")
       .def(
-          "value", [](const GraphPtr& g, const std::string& name) { return PyValue{g, find_value(*g, py::str(name), "value")}; },
+          "value",
+          [](const GraphPtr& g, const std::string& name) {
+            return PyValue{g, find_value(*g, py::str(name), "value")};
+          },
           py::arg("name"), "The value named `name`; kiln.Error if there is none.")
       .def("__contains__", [](const Graph& g, const std::string& name) { return g.find(name).has_value(); })
-      .def("verify", [](const Graph& g) { verify(g); },
-           "Checks every invariant of the graph; kiln.Error listing each problem, one a line.")
+      .def(
+          "verify", [](const Graph& g) { verify(g); },
+          "Checks every invariant of the graph; kiln.Error listing each problem, one a line.")
       .def("to_kir", &print_kir, "The canonical .kir text (what `kiln check` prints).")
-      .def("to_dot", [](const Graph& g) { return to_dot(g); }, "The graph as Graphviz DOT (what `kiln dot` prints).")
-      .def("copy", [](const Graph& g) { return std::make_shared<Graph>(g); }, "An independent copy.")
+      .def(
+          "to_dot", [](const Graph& g) { return to_dot(g); }, "The graph as Graphviz DOT (what `kiln dot` prints).")
+      .def(
+          "copy", [](const Graph& g) { return std::make_shared<Graph>(g); }, "An independent copy.")
       .def("__copy__", [](const Graph& g) { return std::make_shared<Graph>(g); })
       .def("__deepcopy__", [](const Graph& g, py::dict) { return std::make_shared<Graph>(g); })
       .def("__str__", &print_kir)

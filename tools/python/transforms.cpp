@@ -98,7 +98,8 @@ void define_transforms(py::module_& m) {
       "passes",
       [] {
         std::vector<std::pair<std::string, std::string>> out;
-        for (const compiler::Pass* p : compiler::PassRegistry::global().all()) out.emplace_back(p->name, p->description);
+        for (const compiler::Pass* p : compiler::PassRegistry::global().all())
+          out.emplace_back(p->name, p->description);
         return out;
       },
       "The graph passes as (name, description), in registration order.");
