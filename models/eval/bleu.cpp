@@ -1,48 +1,16 @@
 #include "models/eval/bleu.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 
-#include "engine/ir/error.h"
+#include "models/eval/utf8.h"
 
 namespace kiln::models {
 namespace {
-
-// sacreBLEU works on Python str (code points); the text is split into its UTF-8
-// sequences so that "any character but a digit" means one whole character here too.
-// A byte that starts no valid sequence counts as one character.
-std::vector<std::string_view> characters(std::string_view s) {
-  std::vector<std::string_view> out;
-  for (size_t i = 0; i < s.size();) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 1;
-    if (i + len > s.size()) len = 1;
-    for (size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) len = 1;
-    out.push_back(s.substr(i, len));
-    i += len;
-  }
-  return out;
-}
-
-uint32_t code_point(std::string_view c) {
-  const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(c[i])); };
-  switch (c.size()) {
-    case 2: return (b(0) & 0x1f) << 6 | (b(1) & 0x3f);
-    case 3: return (b(0) & 0x0f) << 12 | (b(1) & 0x3f) << 6 | (b(2) & 0x3f);
-    case 4: return (b(0) & 0x07) << 18 | (b(1) & 0x3f) << 12 | (b(2) & 0x3f) << 6 | (b(3) & 0x3f);
-    default: return b(0);
-  }
-}
-
-// Python's str.isspace(), which str.split() and str.rstrip() use.
-bool is_space(std::string_view c) {
-  const uint32_t u = code_point(c);
-  return (u >= 0x09 && u <= 0x0d) || (u >= 0x1c && u <= 0x20) || u == 0x85 || u == 0xa0 || u == 0x1680 ||
-         (u >= 0x2000 && u <= 0x200a) || u == 0x2028 || u == 0x2029 || u == 0x202f || u == 0x205f || u == 0x3000;
-}
 
 bool is_digit(std::string_view c) { return c.size() == 1 && c[0] >= '0' && c[0] <= '9'; }
 bool is_period_or_comma(std::string_view c) { return c == "." || c == ","; }
@@ -106,23 +74,46 @@ struct Stats {
   int64_t correct[kOrder] = {}, total[kOrder] = {};
 };
 
-std::map<std::vector<std::string_view>, int64_t> ngram_counts(const std::vector<std::string_view>& words) {
-  std::map<std::vector<std::string_view>, int64_t> counts;
+using NgramCounts = std::map<std::vector<std::string_view>, int64_t>;
+
+NgramCounts ngram_counts(const std::vector<std::string_view>& words) {
+  NgramCounts counts;
   for (size_t n = 1; n <= kOrder; ++n)
     for (size_t i = 0; i + n <= words.size(); ++i) ++counts[{words.begin() + i, words.begin() + i + n}];
   return counts;
 }
 
-void add_segment(Stats& stats, const std::string& hyp, const std::string& ref) {
-  const std::string hyp_tokens = tokenize_13a(hyp), ref_tokens = tokenize_13a(ref);
-  const auto hyp_words = split_words(hyp_tokens), ref_words = split_words(ref_tokens);
+// sacreBLEU's _get_closest_ref_len: the reference length nearest the hypothesis's, the shorter on a tie.
+int64_t closest_ref_len(int64_t hyp_len, const std::vector<int64_t>& ref_lens) {
+  int64_t best = ref_lens.front();
+  for (int64_t len : ref_lens) {
+    const int64_t diff = std::llabs(hyp_len - len), best_diff = std::llabs(hyp_len - best);
+    if (diff < best_diff || (diff == best_diff && len < best)) best = len;
+  }
+  return best;
+}
+
+// hyp and refs already rstripped.
+void add_segment(Stats& stats, const std::string& hyp, const std::vector<std::string>& refs) {
+  const std::string hyp_tokens = tokenize_13a(hyp);
+  const auto hyp_words = split_words(hyp_tokens);
+  std::vector<std::string> ref_tokens;  // owns the text the n-grams below point into
+  for (const std::string& ref : refs) ref_tokens.push_back(tokenize_13a(ref));
+  NgramCounts max_ref_counts;
+  std::vector<int64_t> ref_lens;
+  for (const std::string& tokens : ref_tokens) {
+    const auto words = split_words(tokens);
+    ref_lens.push_back(static_cast<int64_t>(words.size()));
+    for (const auto& [ngram, count] : ngram_counts(words))
+      max_ref_counts[ngram] = std::max(max_ref_counts[ngram], count);
+  }
   stats.hyp_len += static_cast<int64_t>(hyp_words.size());
-  stats.ref_len += static_cast<int64_t>(ref_words.size());
-  const auto ref_counts = ngram_counts(ref_words);
+  stats.ref_len += closest_ref_len(static_cast<int64_t>(hyp_words.size()), ref_lens);
   for (const auto& [ngram, count] : ngram_counts(hyp_words)) {
     const size_t n = ngram.size() - 1;
     stats.total[n] += count;
-    if (const auto it = ref_counts.find(ngram); it != ref_counts.end()) stats.correct[n] += std::min(count, it->second);
+    if (const auto it = max_ref_counts.find(ngram); it != max_ref_counts.end())
+      stats.correct[n] += std::min(count, it->second);
   }
 }
 
@@ -180,16 +171,19 @@ std::string tokenize_13a(const std::string& line) {
   return out;
 }
 
-Bleu corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs) {
-  if (hyps.size() != refs.size())
-    throw Error("BLEU: " + std::to_string(hyps.size()) + " hypotheses but " + std::to_string(refs.size()) +
-                " references");
+Bleu corpus_bleu(const std::vector<std::string>& hyps, const ReferenceStreams& refs) {
+  check_reference_streams("BLEU", hyps.size(), refs);
   Stats st;
-  for (size_t i = 0; i < hyps.size(); ++i) add_segment(st, rstrip(hyps[i]), rstrip(refs[i]));
+  std::vector<std::string> segment_refs(refs.size());
+  for (size_t i = 0; i < hyps.size(); ++i) {
+    for (size_t k = 0; k < refs.size(); ++k) segment_refs[k] = rstrip(refs[k][i]);
+    add_segment(st, rstrip(hyps[i]), segment_refs);
+  }
 
   Bleu b;
   b.hyp_len = st.hyp_len;
   b.ref_len = st.ref_len;
+  b.ratio = st.ref_len > 0 ? double(st.hyp_len) / double(st.ref_len) : 0.0;
   b.brevity_penalty = st.hyp_len >= st.ref_len ? 1.0
                       : st.hyp_len > 0         ? std::exp(1.0 - double(st.ref_len) / double(st.hyp_len))
                                                : 0.0;
@@ -219,12 +213,13 @@ Bleu corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::st
 std::string bleu_str(const Bleu& b) {
   std::string s = "BLEU = " + format("%.2f", b.score) + " ";
   for (int n = 0; n < kOrder; ++n) s += format("%.1f", b.precisions[n]) + (n + 1 < kOrder ? "/" : "");
-  const double ratio = b.ref_len > 0 ? double(b.hyp_len) / double(b.ref_len) : 0.0;
-  s += " (BP = " + format("%.3f", b.brevity_penalty) + " ratio = " + format("%.3f", ratio) +
+  s += " (BP = " + format("%.3f", b.brevity_penalty) + " ratio = " + format("%.3f", b.ratio) +
        " hyp_len = " + std::to_string(b.hyp_len) + " ref_len = " + std::to_string(b.ref_len) + ")";
   return s;
 }
 
-std::string bleu_signature() { return "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:kiln"; }
+std::string bleu_signature(size_t nrefs) {
+  return "nrefs:" + std::to_string(nrefs) + "|case:mixed|eff:no|tok:13a|smooth:exp|version:kiln";
+}
 
 }  // namespace kiln::models

@@ -28,7 +28,8 @@ DecodeScores evaluate_decoding(const Task& task, Decoder& decoder, Split split, 
     scores.references.push_back(all[i].tgt_text);
   }
   scores.exact_match = static_cast<double>(exact) / static_cast<double>(count);
-  scores.bleu = corpus_bleu(scores.hypotheses, scores.references);
+  scores.bleu = corpus_bleu(scores.hypotheses, {scores.references});
+  scores.chrf = corpus_chrf(scores.hypotheses, {scores.references});
   return scores;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Scoring a model on a split: decoding quality (corpus BLEU, exact match) and
+// Scoring a model on a split: decoding quality (corpus BLEU, chrF2, exact match) and
 // the loss (label-smoothed, as in training, without dropout).
 #include <cstdint>
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "models/decode/decode_all.h"
 #include "models/eval/bleu.h"
+#include "models/eval/chrf.h"
 #include "models/tasks/task.h"
 #include "models/train/executable_cache.h"
 
@@ -14,6 +15,7 @@ namespace kiln::models {
 
 struct DecodeScores {
   Bleu bleu;
+  Chrf chrf;                            // sacreBLEU's default chrF2
   double exact_match = 0;               // share of sentences decoded exactly as their target
   std::vector<std::string> hypotheses;  // task.decode of each decoded sentence
   std::vector<std::string> references;  // the examples' target texts
