@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages kiln builds with, if any is missing (needs root
 # then). Every dependency is a Debian package; nothing is downloaded otherwise.
-# Usage: tools/install_deps.sh [--bench]
+# Usage: tools/install_deps.sh [--bench] [--bible]
 set -euo pipefail
 
 # clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh;
@@ -13,8 +13,12 @@ packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-
           libonnx-dev libprotobuf-dev python3-torch python3-onnx pybind11-dev python3-dev python3-numpy python3-pytest)
 # --bench: also what the comparisons with other libraries need (tools/bench/ and
 # `kiln bench --op matmul`): OpenBLAS (which PyTorch and the GEMM comparison use), and oneDNN.
-if [[ "${1:-}" == "--bench" ]]; then
+if [[ " $* " == *" --bench "* ]]; then
   packages+=(libopenblas0-pthread libdnnl-dev)
+fi
+# --bible: mod2imp and the two SWORD Bibles that tools/bible/make_corpus.py exports.
+if [[ " $* " == *" --bible "* ]]; then
+  packages+=(libsword-utils sword-text-sparv sword-text-web)
 fi
 
 missing=()
