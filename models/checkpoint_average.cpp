@@ -54,7 +54,9 @@ std::vector<std::string> snapshots(const std::string& dir) {
 }
 
 void copy_task_files(const std::string& from, const std::string& to) {
-  const fs::path skipped[] = {fs::path(checkpoint_file(from)).filename(), "loss_curve.svg"};
+  // The run's own records stay with the run.
+  const fs::path skipped[] = {fs::path(checkpoint_file(from)).filename(), "loss_curve.svg", "log.jsonl",
+                              "settings.toml"};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(from, ec)) {
     if (!e.is_regular_file() || std::find(std::begin(skipped), std::end(skipped), e.path().filename()) !=

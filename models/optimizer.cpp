@@ -1,6 +1,7 @@
 #include "models/optimizer.h"
 
 #include <cmath>
+#include <functional>
 
 #include "engine/autodiff.h"
 #include "engine/ir/builder.h"
@@ -43,7 +44,27 @@ void output_once(Builder& b, Value v) {
   b.output(v);
 }
 
+// A param's gradient weighted by input %grad_weight (declared once), plus its
+// accumulator state, which is assigned `next_acc(weighted sum)`.
+Value accumulated(Builder& b, Value param, Value grad, const std::function<Value(Value)>& next_acc) {
+  Graph& g = b.graph();
+  const auto existing = g.find(kGradWeightInput);
+  const Value weight = existing ? *existing : b.input(kGradWeightInput, {DType::f32, {}});
+  const Value acc = b.state(g.name_of(param) + kGradAccSuffix, g.type(param));
+  const Value sum = ops::add(b, acc, ops::mul(b, weight, grad));
+  ops::assign(b, acc, next_acc(sum));
+  return sum;
+}
+
 }  // namespace
+
+void append_gradient_accumulation(Graph& g, Value loss) {
+  const std::vector<Value> params = trainable_params(g);
+  const std::vector<Value> grads = grad(g, loss, params);
+  Builder b(g);
+  for (size_t i = 0; i < params.size(); ++i) accumulated(b, params[i], grads[i], [](Value sum) { return sum; });
+  output_once(b, loss);
+}
 
 void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
@@ -59,8 +80,13 @@ void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
 
 void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
-  const std::vector<Value> grads = grad(g, loss, params);
+  std::vector<Value> grads = grad(g, loss, params);
   Builder b(g);
+  if (opts.update_freq > 1)
+    for (size_t i = 0; i < params.size(); ++i)
+      grads[i] = accumulated(b, params[i], grads[i], [&](Value) {
+        return ops::fill(b, g.type(params[i]).shape, 0.0);
+      });
   const Value t = advance_step(b);
 
   Value lr;

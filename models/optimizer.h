@@ -24,11 +24,20 @@ struct AdamOptions {
   int64_t d_model = 512;
   int64_t warmup = 4000;
   double constant_lr = 0.0;
+  // Gradient accumulation (--update-freq N, N > 1): the gradient Adam applies is
+  // the accumulated %<param>.grad_acc plus this graph's own, weighted by input
+  // %grad_weight (append_gradient_accumulation); grad_acc is then zeroed.
+  int64_t update_freq = 1;
 };
 
 // The name of the step counter state, and the name of the learning-rate output.
 inline const std::string kStepState = "step";
 inline const std::string kLearningRateOutput = "lr";
+// Gradient accumulation: the weight of a batch's gradient in its update (its
+// share of the update's target tokens, so N batches weigh as one batch N times
+// as large), and each param's accumulated gradient, state NAME.grad_acc.
+inline const std::string kGradWeightInput = "grad_weight";
+inline const std::string kGradAccSuffix = ".grad_acc";
 
 // Each appends: grad(loss, every param), the updates, `assign`s for every param
 // and state it changes, and outputs `loss` and `lr` (in that order) unless the
@@ -37,5 +46,10 @@ inline const std::string kLearningRateOutput = "lr";
 // Throws kiln::Error if the graph has no params or if a param is already assigned.
 void append_sgd(Graph& g, Value loss, const SgdOptions& opts);
 void append_adam(Graph& g, Value loss, const AdamOptions& opts);
+
+// One batch of an update that is not its last: adds %grad_weight * grad(loss,
+// param) into state %<param>.grad_acc (zeros at first) for every param, changes
+// nothing else, and outputs `loss`.
+void append_gradient_accumulation(Graph& g, Value loss);
 
 }  // namespace kiln

@@ -14,6 +14,7 @@ struct AverageOptions {
   std::vector<std::string> inputs;  // checkpoint directories
   std::string run_dir;              // --checkpoint: a run whose snapshots to average
   int64_t last = 0;                 // --last N
+  int64_t best = 0;                 // --best N
   std::string output_dir;
 };
 

@@ -17,9 +17,12 @@ namespace kiln::cli {
 
 CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
   auto* cmd = app.add_subcommand("batches", "Write a task's training batches (or a split's) as subword ids, JSON Lines");
-  cmd->add_option("--task", opts.task, "the task")->check(CLI::IsMember({"copy", "de-en"}))->capture_default_str();
+  cmd->add_option("--task", opts.task, "the task (text: the corpus a `kiln train --train ...` run prepared)")
+      ->check(CLI::IsMember({"copy", "de-en", "text"}))
+      ->capture_default_str();
   cmd->add_option("--checkpoint", opts.checkpoint_dir,
-                  "the run's checkpoint directory (de-en: its spm.model, learned there if missing)")
+                  "the run's checkpoint directory (de-en: its spm.model, learned there if missing; text: its "
+                  "corpus.json)")
       ->required();
   cmd->add_option("--split", opts.split, "train: one epoch's shuffled batches; dev or test: the evaluation batches")
       ->check(CLI::IsMember({"train", "dev", "test"}))

@@ -8,6 +8,7 @@
 #include "engine/ir/error.h"
 #include "models/train/recipe.h"
 #include "tools/cli_common.h"
+#include "tools/corpus_flags.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
 #include "tools/profile_table.h"
@@ -19,11 +20,17 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                                  "Train the Transformer on a task, with "
                                  "checkpoints, dev scores and a loss "
                                  "curve (DIR/loss_curve.svg)");
-  cmd->add_option("--task", opts.task,
-                  "copy (the synthetic copy task) or de-en (German to English, "
-                  "trans-de-en)")
-      ->required()
-      ->check(CLI::IsMember({"copy", "de-en"}));
+  auto* task = cmd->add_option("--task", opts.task,
+                               "copy (the synthetic copy task), de-en (German to English, trans-de-en) or text (your "
+                               "own parallel corpus: --train, --valid; the default when --train is given)")
+                   ->check(CLI::IsMember({"copy", "de-en", "text"}));
+  const std::string group = "Your own corpus (--task text)";
+  add_corpus_flags(*cmd, opts.text, group);
+  cmd->add_option("--prepared", opts.prepared_dir,
+                  "where the corpus is prepared (subword models, ids) and found again by later runs with the same "
+                  "files and settings (default: CHECKPOINT/data); alone, without --train: the corpus `kiln prepare` "
+                  "wrote there")
+      ->group(group);
   cmd->add_option("--config", opts.config,
                   "model preset: tiny, small or base (default: the recipe's, or the "
                   "checkpoint's)")
@@ -47,6 +54,10 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "train, and measure the dev loss, only on bucket shapes with source and target lengths <= N "
                   "(each shape costs a JIT compile of the training step; default: all)")
       ->check(positive(opts.max_train_len));
+  cmd->add_option("--update-freq", opts.update_freq,
+                  "batches per update (gradient accumulation): N batches weigh as one batch N times as large "
+                  "(default 1, or the checkpoint's)")
+      ->check(in_range(opts.update_freq, 1, 1024));
   cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the recipe's)")->check(positive(opts.warmup));
   cmd->add_option("--lr-factor", opts.lr_factor,
                   "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "
@@ -62,6 +73,17 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--keep-snapshots", opts.keep_snapshots,
                   "also keep each of the last N saves in DIR/snapshots/, for `kiln average --last N`")
       ->check(positive(opts.keep_snapshots));
+  cmd->add_option("--best-metric", opts.best_metric,
+                  "the dev metric that chooses the model to keep in DIR/best/ and stops early: loss, bleu or chrf "
+                  "(default bleu, or the checkpoint's)")
+      ->check(CLI::IsMember({"loss", "bleu", "chrf"}));
+  cmd->add_option("--patience", opts.patience,
+                  "stop when N dev evaluations in a row have not beaten the best (default: never)")
+      ->check(positive(opts.patience));
+  cmd->add_option("--keep-best", opts.keep_best,
+                  "also keep the N best evaluated checkpoints in DIR/best-snapshots/, for `kiln average --best N`")
+      ->check(positive(opts.keep_best))
+      ->capture_default_str();
   cmd->add_option("--eval-sentences", opts.eval_sentences, "dev sentences decoded for BLEU and exact match")
       ->check(positive(opts.eval_sentences))
       ->capture_default_str();
@@ -90,10 +112,18 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
          "jit: time every kernel call of the training step (each batch shape's runs 2 to 51) and at the end print "
          "the table by kernel of the shape that ran most and write its Chrome trace to this file")
       ->type_name("TRACE.json");
+  cmd->set_config("--config-file", "",
+                  "read flags from this TOML or INI file, a key per flag (e.g. d-model = 256); DIR/settings.toml of a "
+                  "run is one; flags on the command line win");
   cmd->footer([] { return models::recipes_help(); });  // before the passes footer
   // Exactly one budget: CLI11 names the flags in its message (exit 2).
-  cmd->callback([minutes, steps] {
+  cmd->callback([minutes, steps, task, &opts] {
     if (minutes->count() == 0 && steps->count() == 0) throw CLI::RequiredError("--minutes or --steps");
+    const bool corpus = !opts.text.train.empty() || !opts.text.valid.empty() || !opts.prepared_dir.empty();
+    if (task->count() == 0 && !corpus) throw CLI::RequiredError("--task (or --train and --valid for your own corpus)");
+    if (corpus && task->count() > 0 && opts.task != "text")
+      throw CLI::ValidationError("--train", "gives a corpus for --task text, not --task " + opts.task);
+    if (corpus || (task->count() > 0 && opts.task == "text")) opts.task = "text";
   });
   return cmd;
 }
@@ -105,8 +135,12 @@ void train(const models::TrainOptions& opts) {
             << r.train_minutes << " min in all): " << std::defaultfloat << std::setprecision(6)
             << static_cast<int64_t>(r.tokens_per_second) << " target tokens/s; dev";
   if (!r.dev_losses.empty()) std::cout << " loss " << r.dev_losses.back().loss;
-  std::cout << " BLEU " << r.bleu << " exact match " << 100 * r.exact_match << "%; checkpoint in "
-            << opts.checkpoint_dir << '\n';
+  std::cout << " BLEU " << r.bleu << " chrF " << r.chrf << " exact match " << 100 * r.exact_match
+            << "%; checkpoint in " << opts.checkpoint_dir << '\n';
+  if (r.best_step >= 0)
+    std::cout << "best dev " << (opts.best_metric.empty() ? "bleu" : opts.best_metric) << " " << r.best_score
+              << " at step " << r.best_step << " (" << opts.checkpoint_dir << "/best)"
+              << (r.stopped_early ? "; stopped early (--patience)" : "") << '\n';
 }
 
 }  // namespace kiln::cli

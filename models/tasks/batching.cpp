@@ -65,10 +65,12 @@ Bucketing::Bucketing(std::vector<BucketShape> shapes, TokenIds ids) : shapes_(st
 }
 
 std::optional<std::size_t> Bucketing::bucket_of(const Example& example) const {
-  const auto src = static_cast<int64_t>(example.src.size());
-  const int64_t tgt = target_positions(example, ids_.eos);
+  return bucket_of(static_cast<int64_t>(example.src.size()), target_positions(example, ids_.eos));
+}
+
+std::optional<std::size_t> Bucketing::bucket_of(int64_t src_len, int64_t tgt_positions) const {
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
-    if (src <= shapes_[i].src_len && tgt <= shapes_[i].tgt_len) return i;
+    if (src_len <= shapes_[i].src_len && tgt_positions <= shapes_[i].tgt_len) return i;
   }
   return std::nullopt;
 }
@@ -87,33 +89,56 @@ std::vector<std::vector<std::size_t>> Bucketing::group_by_bucket(const std::vect
   return groups;
 }
 
+std::vector<BatchRows> Bucketing::slice_group(const std::vector<std::size_t>& group, std::size_t bucket,
+                                              int64_t tokens_per_batch) const {
+  const auto rows = static_cast<std::size_t>(rows_per_batch(tokens_per_batch, shapes_[bucket]));
+  std::vector<BatchRows> plan;
+  for (std::size_t start = 0; start < group.size(); start += rows)
+    plan.push_back({bucket, std::vector<std::size_t>(group.begin() + static_cast<std::ptrdiff_t>(start),
+                                                     group.begin() + static_cast<std::ptrdiff_t>(
+                                                                         std::min(group.size(), start + rows)))});
+  return plan;
+}
+
+Batch Bucketing::make(const std::vector<Example>& examples, const BatchRows& rows, int64_t tokens_per_batch) const {
+  std::vector<const Example*> slice;
+  for (std::size_t i : rows.indices) slice.push_back(&examples.at(i));
+  return make_batch(slice, rows_per_batch(tokens_per_batch, shapes_.at(rows.bucket)), shapes_[rows.bucket], ids_);
+}
+
 std::vector<std::pair<std::vector<std::size_t>, Batch>> Bucketing::slice_into_batches(
     const std::vector<Example>& examples, const std::vector<std::size_t>& group, std::size_t bucket,
     int64_t tokens_per_batch) const {
-  const auto rows = static_cast<std::size_t>(rows_per_batch(tokens_per_batch, shapes_[bucket]));
   std::vector<std::pair<std::vector<std::size_t>, Batch>> batches;
-  for (std::size_t start = 0; start < group.size(); start += rows) {
-    std::vector<std::size_t> indices(group.begin() + static_cast<std::ptrdiff_t>(start),
-                                     group.begin() + static_cast<std::ptrdiff_t>(std::min(group.size(), start + rows)));
-    std::vector<const Example*> slice;
-    for (std::size_t i : indices) slice.push_back(&examples[i]);
-    Batch batch = make_batch(slice, static_cast<int64_t>(rows), shapes_[bucket], ids_);
-    batches.emplace_back(std::move(indices), std::move(batch));
+  for (BatchRows& rows : slice_group(group, bucket, tokens_per_batch)) {
+    Batch batch = make(examples, rows, tokens_per_batch);
+    batches.emplace_back(std::move(rows.indices), std::move(batch));
   }
   return batches;
 }
 
-std::vector<Batch> Bucketing::train_batches(const std::vector<Example>& examples, uint64_t seed, int64_t epoch,
-                                            int64_t tokens_per_batch) const {
+std::vector<BatchRows> Bucketing::train_plan(
+    std::size_t count, const std::function<std::optional<std::size_t>(std::size_t)>& bucket_of_example,
+    uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const {
   CounterRng rng(seed, static_cast<uint64_t>(epoch));
-  auto groups = group_by_bucket(examples, false);
-  std::vector<Batch> batches;
+  std::vector<std::vector<std::size_t>> groups(shapes_.size());
+  for (std::size_t i = 0; i < count; ++i)
+    if (const auto bucket = bucket_of_example(i)) groups.at(*bucket).push_back(i);
+  std::vector<BatchRows> plan;
   for (std::size_t b = 0; b < shapes_.size(); ++b) {
     rng.shuffle(groups[b]);
-    for (auto& [indices, batch] : slice_into_batches(examples, groups[b], b, tokens_per_batch))
-      batches.push_back(std::move(batch));
+    for (BatchRows& rows : slice_group(groups[b], b, tokens_per_batch)) plan.push_back(std::move(rows));
   }
-  rng.shuffle(batches);
+  rng.shuffle(plan);
+  return plan;
+}
+
+std::vector<Batch> Bucketing::train_batches(const std::vector<Example>& examples, uint64_t seed, int64_t epoch,
+                                            int64_t tokens_per_batch) const {
+  std::vector<Batch> batches;
+  for (const BatchRows& rows : train_plan(
+           examples.size(), [&](std::size_t i) { return bucket_of(examples[i]); }, seed, epoch, tokens_per_batch))
+    batches.push_back(make(examples, rows, tokens_per_batch));
   return batches;
 }
 

@@ -6,6 +6,7 @@
 // largest power of two <= tokens_per_batch / max(S, T), so a task has exactly one
 // (B, S, T) shape per bucket for a given tokens_per_batch.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <utility>
@@ -38,6 +39,26 @@ Batch make_batch(std::span<const Example* const> rows, int64_t batch_size, Bucke
 // (de-en's train targets: 82% of the cells are tokens, against 62% with buckets from 8).
 std::vector<int64_t> bucket_lengths(int64_t max_len);
 
+// One training batch before it is made: its bucket and the indices of its examples
+// (an epoch's plan is small; its batches as tensors would not be, for a large corpus).
+struct BatchRows {
+  std::size_t bucket = 0;
+  std::vector<std::size_t> indices;
+};
+
+// An epoch as its plan and a function that makes each planned batch.
+class PlannedEpoch final : public TrainEpoch {
+ public:
+  PlannedEpoch(std::vector<BatchRows> plan, std::function<Batch(const BatchRows&)> make)
+      : plan_(std::move(plan)), make_(std::move(make)) {}
+  std::size_t size() const override { return plan_.size(); }
+  Batch batch(std::size_t i) const override { return make_(plan_.at(i)); }
+
+ private:
+  std::vector<BatchRows> plan_;
+  std::function<Batch(const BatchRows&)> make_;
+};
+
 class Bucketing {
  public:
   Bucketing(std::vector<BucketShape> shapes, TokenIds ids);  // shapes ascending in both lengths
@@ -45,6 +66,17 @@ class Bucketing {
   const std::vector<BucketShape>& shapes() const { return shapes_; }
   // The first bucket the example fits in, or none if it is too long for every bucket.
   std::optional<std::size_t> bucket_of(const Example& example) const;
+  // The same for an example of src_len source tokens and tgt_positions decoder positions.
+  std::optional<std::size_t> bucket_of(int64_t src_len, int64_t tgt_positions) const;
+
+  // The plan of one training epoch over `count` examples whose buckets bucket_of_example
+  // gives (none: left out): every such example once, shuffled within and across buckets,
+  // deterministic in (seed, epoch).
+  std::vector<BatchRows> train_plan(std::size_t count,
+                                    const std::function<std::optional<std::size_t>(std::size_t)>& bucket_of_example,
+                                    uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const;
+  // A planned batch of `examples` (rows_per_batch rows of its bucket's shape).
+  Batch make(const std::vector<Example>& examples, const BatchRows& rows, int64_t tokens_per_batch) const;
 
   // Every example that fits a bucket once, in batches shuffled within and across
   // buckets, deterministic in (seed, epoch).
@@ -57,6 +89,9 @@ class Bucketing {
 
  private:
   std::vector<std::vector<std::size_t>> group_by_bucket(const std::vector<Example>& examples, bool all_must_fit) const;
+  // Consecutive slices of one bucket's examples (`group`), as planned batches.
+  std::vector<BatchRows> slice_group(const std::vector<std::size_t>& group, std::size_t bucket,
+                                     int64_t tokens_per_batch) const;
   // Consecutive slices of one bucket's examples (`group`), one batch each.
   std::vector<std::pair<std::vector<std::size_t>, Batch>> slice_into_batches(const std::vector<Example>& examples,
                                                                              const std::vector<std::size_t>& group,

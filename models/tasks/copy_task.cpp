@@ -64,17 +64,20 @@ class CopyTask final : public Task {
     return train_;
   }
 
-  std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const override {
-    CounterRng rng(seed, static_cast<uint64_t>(epoch));
+  // One batch per epoch, drawn when it is made.
+  std::unique_ptr<TrainEpoch> train_epoch(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const override {
     const int64_t rows = rows_per_batch(tokens_per_batch, bucketing_.shapes()[0]);
-    std::vector<Example> batch_examples;
-    while (static_cast<int64_t>(batch_examples.size()) < rows) {
-      Sequence seq = draw(rng);
-      if (!held_out_.contains(seq)) batch_examples.push_back(example_of(seq));
-    }
-    std::vector<const Example*> ptrs;
-    for (const Example& ex : batch_examples) ptrs.push_back(&ex);
-    return {make_batch(ptrs, rows, bucketing_.shapes()[0], {kPad, kStart, -1})};
+    return std::make_unique<PlannedEpoch>(std::vector<BatchRows>(1), [this, seed, epoch, rows](const BatchRows&) {
+      CounterRng rng(seed, static_cast<uint64_t>(epoch));
+      std::vector<Example> batch_examples;
+      while (static_cast<int64_t>(batch_examples.size()) < rows) {
+        Sequence seq = draw(rng);
+        if (!held_out_.contains(seq)) batch_examples.push_back(example_of(seq));
+      }
+      std::vector<const Example*> ptrs;
+      for (const Example& ex : batch_examples) ptrs.push_back(&ex);
+      return make_batch(ptrs, rows, bucketing_.shapes()[0], {kPad, kStart, -1});
+    });
   }
 
   std::vector<std::pair<std::vector<size_t>, Batch>> eval_batches(Split split,

@@ -78,8 +78,13 @@ class DeEnTask final : public Task {
     return examples_[static_cast<int>(split)];
   }
 
-  std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const override {
-    return bucketing_.train_batches(examples(Split::train), seed, epoch, tokens_per_batch);
+  std::unique_ptr<TrainEpoch> train_epoch(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const override {
+    const std::vector<Example>& train = examples(Split::train);
+    return std::make_unique<PlannedEpoch>(
+        bucketing_.train_plan(
+            train.size(), [&](std::size_t i) { return bucketing_.bucket_of(train[i]); }, seed, epoch,
+            tokens_per_batch),
+        [this, &train, tokens_per_batch](const BatchRows& rows) { return bucketing_.make(train, rows, tokens_per_batch); });
   }
   std::vector<std::pair<std::vector<size_t>, Batch>> eval_batches(Split split,
                                                                   int64_t tokens_per_batch) const override {

@@ -23,4 +23,11 @@ std::string split_name(Split split) {
   return "?";
 }
 
+std::vector<Batch> Task::train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const {
+  const std::unique_ptr<TrainEpoch> batches = train_epoch(seed, epoch, tokens_per_batch);
+  std::vector<Batch> made;
+  for (std::size_t i = 0; i < batches->size(); ++i) made.push_back(batches->batch(i));
+  return made;
+}
+
 }  // namespace kiln::models

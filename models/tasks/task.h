@@ -48,10 +48,19 @@ struct Batch {
   int64_t rows = 0;                        // real examples (the first `rows` rows); the rest are filler
 };
 
+// One epoch's training batches, each made when it is asked for: an epoch of a large
+// corpus as tensors would take more memory than the model.
+class TrainEpoch {
+ public:
+  virtual ~TrainEpoch() = default;
+  virtual std::size_t size() const = 0;
+  virtual Batch batch(std::size_t i) const = 0;  // 0 <= i < size()
+};
+
 class Task {
  public:
   virtual ~Task() = default;
-  virtual std::string name() const = 0;  // "copy" | "de-en"
+  virtual std::string name() const = 0;  // "copy" | "de-en" | "text"
   virtual int64_t vocab_size() const = 0;
   virtual int32_t pad_id() const = 0;
   virtual int32_t bos_id() const = 0;
@@ -68,7 +77,9 @@ class Task {
   // copy: an endless stream of one batch per call (pass the step as the epoch).
   // tokens_per_batch sets B per bucket: the largest power of two <= tokens_per_batch / L
   // for a bucket of length L (at least 1).
-  virtual std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const = 0;
+  virtual std::unique_ptr<TrainEpoch> train_epoch(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const = 0;
+  // Every batch of train_epoch, made (tests, `kiln batches`).
+  std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const;
   // Every example of the split in exactly one batch, bucketed like training: pairs of
   // (indices into examples(split), ascending; batch whose first rows are those examples).
   virtual std::vector<std::pair<std::vector<size_t>, Batch>> eval_batches(Split split,

@@ -19,7 +19,7 @@ bool declares(const Graph& g, const std::string& name) {
 std::string BatchShape::str() const {
   std::string s = "[B=" + std::to_string(batch) + " S=" + std::to_string(src_len);
   if (tgt_len > 0) s += " T=" + std::to_string(tgt_len);
-  return s + "]";
+  return s + (accumulate ? " accumulating]" : "]");
 }
 
 ExecutableCache::ExecutableCache(GraphBuilder build, compiler::BackendOptions exec, CompileObserver on_compile)

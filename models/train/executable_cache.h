@@ -21,6 +21,7 @@ namespace kiln::models {
 struct BatchShape {
   int64_t batch = 0, src_len = 0,
           tgt_len = 0;  // tgt_len 0: a graph without a target (encoder)
+  bool accumulate = false;  // training with --update-freq: a batch that accumulates its gradient, no update
   auto operator<=>(const BatchShape&) const = default;
   std::string str() const;  // "[B=32 S=10 T=10]"
 };

@@ -10,7 +10,8 @@ namespace kiln::models {
 namespace {
 
 constexpr double kWidth = 800, kHeight = 480;
-constexpr double kLeft = 80, kRight = 24, kTop = 44, kBottom = 56;  // plot area margins
+constexpr double kLeft = 80, kTop = 44, kBottom = 56;  // plot area margins
+constexpr double kRightPlain = 24, kRightAxis = 64;     // the right margin without and with a right-hand axis
 constexpr size_t kMaxBuckets = 1000;  // a long series keeps each bucket's min and max: <= 2000 points
 constexpr size_t kMaxMarked = 60;     // series this short also get a dot per point
 constexpr double kLargest = 1e150;    // beyond this a value counts as diverged, like inf (keeps spans finite)
@@ -105,20 +106,26 @@ struct Axis {
 
 }  // namespace
 
-std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeries>& series) {
+std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeries>& series,
+                           const std::string& right_label) {
   std::vector<std::vector<Point>> drawn;
-  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
+  const double inf = std::numeric_limits<double>::infinity();
+  double xmin = inf, xmax = -inf, ymin[2] = {inf, inf}, ymax[2] = {-inf, -inf};  // [left, right]
+  bool has_right = false;
   for (const CurveSeries& s : series) {
     drawn.push_back(drawable(s.points));
+    has_right = has_right || s.right_axis;
     for (const auto& [x, y] : drawn.back()) {
       xmin = std::min(xmin, x), xmax = std::max(xmax, x);
-      ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+      ymin[s.right_axis] = std::min(ymin[s.right_axis], y), ymax[s.right_axis] = std::max(ymax[s.right_axis], y);
     }
   }
-  const Axis xa(xmin, xmax), ya(ymin, ymax);
+  const Axis xa(xmin, xmax), ya(ymin[0], ymax[0]), ra(ymin[1], ymax[1]);
+  const double kRight = has_right ? kRightAxis : kRightPlain;
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
   const auto sx = [&](double x) { return kLeft + (x - xa.lo) / (xa.hi - xa.lo) * pw; };
-  const auto sy = [&](double y) { return kTop + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; };
+  const auto sy_on = [&](const Axis& a, double y) { return kTop + ph - (y - a.lo) / (a.hi - a.lo) * ph; };
+  const auto sy = [&](double y) { return sy_on(ya, y); };
 
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -148,19 +155,30 @@ std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeri
   o << "<text x=\"" << kLeft + pw / 2 << "\" y=\"" << kHeight - 14 << "\" text-anchor=\"middle\">step</text>\n"
     << "<text x=\"20\" y=\"" << kTop + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 20 " << kTop + ph / 2
     << ")\">loss</text>\n";
+  if (has_right) {
+    o << "<g text-anchor=\"start\">\n";
+    for (double t : ra.ticks)
+      o << "<text x=\"" << kLeft + pw + 6 << "\" y=\"" << num(sy_on(ra, t) + 4) << "\">" << ra.label(t) << "</text>\n";
+    const double rx = kWidth - 14;
+    o << "</g>\n<text x=\"" << rx << "\" y=\"" << kTop + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(90 " << rx
+      << " " << kTop + ph / 2 << ")\">" << xml_escaped(right_label) << "</text>\n";
+  }
 
   for (size_t i = 0; i < series.size(); ++i) {
     const char* color = kColors[i % std::size(kColors)];
     const auto& pts = drawn[i];
+    const Axis& axis = series[i].right_axis ? ra : ya;
     if (pts.size() >= 2) {
-      o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
+      o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\""
+        << (series[i].right_axis ? " stroke-dasharray=\"6 3\"" : "") << " points=\"";
       for (size_t k = 0; k < pts.size(); ++k)
-        o << (k ? " " : "") << num(sx(pts[k].first)) << "," << num(sy(pts[k].second));
+        o << (k ? " " : "") << num(sx(pts[k].first)) << "," << num(sy_on(axis, pts[k].second));
       o << "\"/>\n";
     }
     if (pts.size() <= kMaxMarked)
       for (const auto& [x, y] : pts)
-        o << "<circle cx=\"" << num(sx(x)) << "\" cy=\"" << num(sy(y)) << "\" r=\"2.5\" fill=\"" << color << "\"/>\n";
+        o << "<circle cx=\"" << num(sx(x)) << "\" cy=\"" << num(sy_on(axis, y)) << "\" r=\"2.5\" fill=\"" << color
+          << "\"/>\n";
   }
 
   // Legend: top right inside the plot.

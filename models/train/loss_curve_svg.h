@@ -13,8 +13,11 @@ namespace kiln::models {
 struct CurveSeries {
   std::string label;                              // e.g. "train", "dev"
   std::vector<std::pair<double, double>> points;  // (step, loss)
+  bool right_axis = false;                        // on the right-hand axis (a score, e.g. dev BLEU), dashed
 };
 
-std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeries>& series);
+// `right_label` names the right-hand axis, drawn when some series is on it.
+std::string loss_curve_svg(const std::string& title, const std::vector<CurveSeries>& series,
+                           const std::string& right_label = "");
 
 }  // namespace kiln::models

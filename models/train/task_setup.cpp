@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/ir/error.h"
+#include "models/tasks/text_task.h"
 
 namespace kiln::models {
 
@@ -17,7 +18,8 @@ std::unique_ptr<Task> make_task(const std::string& name, const std::string& chec
       throw Error(o.spm_model_path + " does not exist: the de-en checkpoint's subword model is missing");
     return make_de_en_task(o);
   }
-  throw Error("unknown task '" + name + "' (choices: copy, de-en)");
+  if (name == kTextTask) return open_text_task(checkpoint_dir);
+  throw Error("unknown task '" + name + "' (choices: copy, de-en, text)");
 }
 
 }  // namespace kiln::models

@@ -9,7 +9,9 @@
 
 namespace kiln::models {
 
-// copy | de-en. de-en reads `data_path` (the trans-de-en package) and keeps its
+// copy | de-en | text. text opens the corpus prepared for the checkpoint
+// (models/tasks/text_task.h: corpus.json and the subword models in
+// CHECKPOINT_DIR). de-en reads `data_path` (the trans-de-en package) and keeps its
 // subword model in CHECKPOINT_DIR/spm.model, learned there on first use when
 // `may_learn_subwords` (a new training run); otherwise a missing model is an error.
 // kiln::Error naming the choices for another name.

@@ -8,12 +8,15 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 #include "engine/param_init.h"
 #include "models/checkpoint.h"
+#include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
 #include "models/optimizer.h"
 #include "models/decode/decoder.h"
@@ -22,8 +25,10 @@
 #include "models/train/loss_curve_svg.h"
 #include "models/train/progress.h"
 #include "models/train/recipe.h"
+#include "models/train/run_log.h"
 #include "models/train/task_setup.h"
 #include "models/train/trainer_state.h"
+#include "models/tasks/text_task.h"
 #include "models/transformer/transformer.h"
 
 namespace kiln::models {
@@ -39,11 +44,13 @@ void check_options(const TrainOptions& o) {
   if ((o.minutes > 0) == (o.steps > 0)) throw Error("give exactly one of --minutes and --steps");
   if (o.minutes < 0 || o.steps < 0) throw Error("--minutes and --steps must be positive");
   if (o.batch_tokens < 0 || o.warmup < 0 || o.lr_factor < 0 || o.eval_every < 0 || o.eval_minutes < 0 ||
-      o.save_every < 0 || o.max_train_len < 0 || o.keep_snapshots < 0)
+      o.save_every < 0 || o.max_train_len < 0 || o.keep_snapshots < 0 || o.update_freq < 0)
     throw Error(
         "--batch-tokens, --warmup, --lr-factor, --eval-every, --eval-minutes, --save-every, --max-train-len and "
         "--keep-snapshots must not be negative");
   if (o.dropout >= 1) throw Error("--dropout must be below 1");
+  if (!o.best_metric.empty()) check_metric(o.best_metric);
+  if (o.patience < 0 || o.keep_best < 1) throw Error("--patience must not be negative, --keep-best at least 1");
   if (o.label_smoothing >= 1) throw Error("--label-smoothing must be below 1");
 }
 
@@ -86,6 +93,8 @@ TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::op
     s.warmup = o.warmup > 0 ? o.warmup : d.warmup;
     s.lr_factor = o.lr_factor > 0 ? o.lr_factor : d.lr_factor;
     s.max_train_len = o.max_train_len;
+    s.best_metric = o.best_metric.empty() ? "bleu" : o.best_metric;
+    s.update_freq = o.update_freq > 0 ? o.update_freq : 1;
     return s;
   }
   TrainerState s = trainer_state_from_json(ckpt->trainer_state);
@@ -94,6 +103,10 @@ TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::op
   keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0);
   keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0);
   keep_setting("--max-train-len", o.max_train_len, s.max_train_len, o.max_train_len > 0);
+  keep_setting("--update-freq", o.update_freq, s.update_freq, o.update_freq > 0);
+  if (!o.best_metric.empty() && o.best_metric != s.best_metric)
+    throw Error("--resume: --best-metric " + o.best_metric + " differs from the checkpoint's " + s.best_metric +
+                " (its best so far was chosen by it)");
   return s;
 }
 
@@ -167,10 +180,12 @@ class Trainer {
   double eval_periods(double seconds) const {
     return opts_.eval_minutes > 0 ? std::floor(seconds / 60 / opts_.eval_minutes) : 0;
   }
+  void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
   double eta() const;
   const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
-  void step(const Batch& batch);
+  std::vector<Batch> next_update();  // the next --update-freq batches
+  void step(const std::vector<Batch>& batches);
   void evaluate();  // pauses the training clock
   // Logs each compile: the first batch of a new shape waits for the JIT.
   ExecutableCache::CompileObserver compile_logger() {
@@ -181,6 +196,12 @@ class Trainer {
     };
   }
   void save();  // pauses the training clock
+  // Keeps the checkpoint as DIR/best (and among the best kept) when this
+  // evaluation's metric beats the best so far; counts evaluations for --patience.
+  void keep_best(double loss, double bleu, double chrf);
+  // Every setting the run trains with, resolved (recipe, checkpoint, flags), by flag name.
+  nlohmann::ordered_json settings() const;
+  void write_settings();
   // --profile: turns profiling on for `exe`'s second run and off after profile_runs.
   void profile_step(Executable& exe, const BatchShape& shape);
   // --profile: calls opts_.profile with the step that ran the most profiled runs.
@@ -194,8 +215,10 @@ class Trainer {
   std::optional<ExecutableCache> steps_, losses_;
   std::optional<Decoder> decoder_;
   ProgressLine progress_;
+  std::optional<RunLog> run_log_;
   TrainResult result_;
-  std::vector<Batch> batches_;  // the current epoch's
+  std::unique_ptr<TrainEpoch> batches_;  // the current epoch's
+  Batch batch_;                          // the one being trained on
   struct Profiled {
     BatchShape shape;
     int64_t runs = 0;  // of the step, profiled or not
@@ -228,6 +251,7 @@ Trainer::Trainer(const TrainOptions& o)
   std::error_code ec;
   fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
   if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
+  if (o.task == kTextTask) prepare_text_task(o, ckpt);
   task_ = make_task(o.task, dir, o.data_dir, !o.resume);
   const Recipe recipe = default_recipe(o.task, o.minutes);
   config_ = model_config(o, recipe, ckpt, *task_);
@@ -238,10 +262,14 @@ Trainer::Trainer(const TrainOptions& o)
   adam.factor = state_.lr_factor;
   adam.warmup = state_.warmup;
   adam.d_model = config_.d_model;
+  adam.update_freq = state_.update_freq;
   const TransformerConfig cfg = config_;
   steps_.emplace(
-      [cfg, adam](const BatchShape& s) { return build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam); }, o.exec,
-      compile_logger());
+      [cfg, adam](const BatchShape& s) {
+        return s.accumulate ? build_accumulate_graph(cfg, s.batch, s.src_len, s.tgt_len, adam.update_freq)
+                            : build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam);
+      },
+      o.exec, compile_logger());
   losses_.emplace([cfg](const BatchShape& s) { return build_loss_graph(cfg, s.batch, s.src_len, s.tgt_len, false); },
                   o.exec, compile_logger());
   steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
@@ -250,6 +278,28 @@ Trainer::Trainer(const TrainOptions& o)
   result_.dev_losses = state_.dev_losses;
   resumed_seconds_ = state_.train_seconds;
   evaluated_periods_ = eval_periods(resumed_seconds_);
+  run_log_.emplace(dir, state_.step);
+  write_settings();
+}
+
+// A new run prepares its corpus (or finds it prepared); a resumed run trains on the
+// corpus its checkpoint names, and refuses other files or settings if given again.
+void Trainer::prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt) {
+  if (!ckpt && o.text.train.empty()) {
+    use_prepared_corpus(o.prepared_dir, o.checkpoint_dir);
+    return;
+  }
+  if (!ckpt) {
+    prepare_text_corpus(o.text, o.prepared_dir.empty() ? (fs::path(o.checkpoint_dir) / "data").string() : o.prepared_dir,
+                        o.checkpoint_dir, log_);
+    return;
+  }
+  if (o.text.train.empty()) return;
+  const std::string path = (fs::path(o.checkpoint_dir) / "corpus.json").string();
+  const TextCorpusInfo info = text_corpus_info_from_json(read_file(path, kMiB, "corpus.json"), path);
+  if (info.fingerprint != text_corpus_fingerprint(o.text))
+    throw Error("--resume: the corpus files or their settings differ from those " + o.checkpoint_dir +
+                " was trained on (leave out --train, --valid and the rest to continue on its prepared corpus)");
 }
 
 bool Trainer::budget_left() const {
@@ -265,15 +315,15 @@ double Trainer::eta() const {
 
 const Batch& Trainer::next_batch() {
   for (int64_t epochs = 0; epochs < 2;) {
-    if (static_cast<size_t>(state_.position) >= batches_.size()) {
+    if (static_cast<size_t>(state_.position) >= batches_->size()) {
       ++state_.epoch;
       ++epochs;
       state_.position = 0;
-      batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+      batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens);
     }
-    while (static_cast<size_t>(state_.position) < batches_.size()) {
-      const Batch& b = batches_[static_cast<size_t>(state_.position++)];
-      if (fits_max_train_len(shape_of(b), state_.max_train_len)) return b;
+    while (static_cast<size_t>(state_.position) < batches_->size()) {
+      batch_ = batches_->batch(static_cast<size_t>(state_.position++));
+      if (fits_max_train_len(shape_of(batch_), state_.max_train_len)) return batch_;
     }
   }
   throw Error(
@@ -281,54 +331,93 @@ const Batch& Trainer::next_batch() {
       (state_.max_train_len > 0 ? " of length <= --max-train-len " + std::to_string(state_.max_train_len) : ""));
 }
 
-void Trainer::step(const Batch& batch) {
+std::vector<Batch> Trainer::next_update() {
+  std::vector<Batch> batches;
+  for (int64_t i = 0; i < state_.update_freq; ++i) batches.push_back(next_batch());
+  return batches;
+}
+
+// One update: with --update-freq N, N batches, each weighted by its share of the
+// update's target tokens; the last one's graph applies Adam.
+void Trainer::step(const std::vector<Batch>& batches) {
   if (state_.step >= kLastStep)  // --minutes can get here
     throw Error("stopping at step " + std::to_string(state_.step) + ": the step counter is an i32 and would wrap; " +
                 opts_.checkpoint_dir + " keeps its last checkpoint");
-  Executable& exe = steps_->get(shape_of(batch));  // compiles a new shape: not timed
-  if (opts_.profile) profile_step(exe, shape_of(batch));
-  const Clock::time_point start = Clock::now();
-  exe.bind("src", batch.src);
-  exe.bind("tgt_in", batch.tgt_in);
-  exe.bind("tgt_out", batch.tgt_out);
+  int64_t update_tokens = 0;
+  for (const Batch& b : batches) update_tokens += b.tgt_tokens;
   // A diverged step commits nothing that is saved: the run stops before the next checkpoint.
   const auto diverged = [&](const std::string& what) {
     progress_.message("warning: " + what + " at step " + std::to_string(state_.step + 1) + "; not saving, " +
                       opts_.checkpoint_dir + " keeps its last checkpoint");
     return Error("training diverged at step " + std::to_string(state_.step + 1) + ": " + what);
   };
-  try {
-    exe.run();
-  } catch (const Error& e) {
-    if (!opts_.exec.check_numerics) throw;
-    throw diverged(e.what());  // the first kernel that made a nan or inf, before the step's updates commit
+  double seconds = 0, loss = 0, lr = 0;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const Batch& batch = batches[i];
+    BatchShape shape = shape_of(batch);
+    shape.accumulate = i + 1 < batches.size();
+    Executable& exe = steps_->get(shape);  // compiles a new shape: not timed
+    if (opts_.profile) profile_step(exe, shape);
+    const Clock::time_point start = Clock::now();
+    exe.bind("src", batch.src);
+    exe.bind("tgt_in", batch.tgt_in);
+    exe.bind("tgt_out", batch.tgt_out);
+    const double weight = static_cast<double>(batch.tgt_tokens) / static_cast<double>(std::max<int64_t>(update_tokens, 1));
+    if (batches.size() > 1) {
+      exe.bind(kGradWeightInput, Tensor::scalar(static_cast<float>(weight)));
+      exe.bind(kMicroBatchInput, Tensor(Tensor::I32(static_cast<int32_t>(i))));
+    }
+    try {
+      exe.run();
+    } catch (const Error& e) {
+      if (!opts_.exec.check_numerics) throw;
+      throw diverged(e.what());  // the first kernel that made a nan or inf, before the step's updates commit
+    }
+    seconds += seconds_since(start);
+    loss += (batches.size() > 1 ? weight : 1.0) * exe.output("loss").f32()();
+    if (!shape.accumulate) lr = exe.output("lr").f32()();
   }
-  const double seconds = seconds_since(start);
-  const double loss = exe.output("loss").f32()();
   if (!std::isfinite(loss))
     throw diverged("the loss is " + std::to_string(loss) +
                    " (--check-numerics names the first kernel that makes a nan or inf)");
   ++state_.step;
   ++steps_done_;
   state_.train_losses.push_back({state_.step, loss});
-  tokens_ += batch.tgt_tokens;
+  tokens_ += update_tokens;
   step_seconds_ += seconds;
-  window_tokens_ += batch.tgt_tokens;
+  window_tokens_ += update_tokens;
   window_seconds_ += seconds;
-  progress_.update({state_.step, loss, static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9),
-                    exe.output("lr").f32()(), eta()});
-  if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) window_tokens_ = 0, window_seconds_ = 0;
+  progress_.update({state_.step, loss, static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9), lr, eta()});
+  if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) {
+    nlohmann::ordered_json line = {{"event", "train"},
+                                   {"step", state_.step},
+                                   {"loss", loss},
+                                   {"lr", lr},
+                                   {"tokens_per_second", static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9)},
+                                   {"minutes", run_seconds() / 60}};
+    run_log_->write(line.dump());
+    window_tokens_ = 0, window_seconds_ = 0;
+  }
 }
 
 TrainResult Trainer::run() {
   start_ = Clock::now();
   log_ << "training " << task_->name() << " with " << config_to_json(config_) << " from step " << state_.step << " on "
        << opts_.exec.backend << '\n';
-  batches_ = task_->train_batches(state_.seed, state_.epoch, state_.batch_tokens);
+  batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens);
   result_.first_step = state_.step + 1;
   bool evaluated_last = false;
   while (budget_left()) {
-    step(next_batch());
+    if (opts_.patience > 0 && state_.evals_since_best >= opts_.patience) {
+      result_.stopped_early = true;
+      const std::string why = std::to_string(state_.evals_since_best) + " dev evaluations without a better " +
+                              state_.best_metric + " than step " + std::to_string(state_.best_step) + "'s";
+      progress_.message("stopping early: " + why + " (--patience " + std::to_string(opts_.patience) + ")");
+      run_log_->write(nlohmann::ordered_json{{"event", "stop"}, {"step", state_.step}, {"reason", why}}.dump());
+      evaluated_last = true;
+      break;
+    }
+    step(next_update());
     // Every --eval-minutes of training time, counted over the whole run (resumes included).
     const double periods = eval_periods(run_seconds());
     const bool minutes_point = periods > evaluated_periods_;
@@ -343,6 +432,8 @@ TrainResult Trainer::run() {
   result_.last_step = state_.step;
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
+  result_.best_step = state_.best_step;
+  result_.best_score = state_.best_score;
   result_.tokens_per_second = static_cast<double>(tokens_) / std::max(step_seconds_, 1e-9);
   result_.train_minutes = state_.train_seconds / 60;
   return result_;
@@ -379,15 +470,100 @@ void Trainer::evaluate() {
     decoder_.emplace(config_, params, opts_.exec, compile_logger());
   const DecodeScores scores = evaluate_decoding(*task_, *decoder_, Split::dev, opts_.eval_sentences, {});
   result_.bleu = scores.bleu.score;
+  result_.chrf = scores.chrf.score;
   result_.exact_match = scores.exact_match;
+  state_.dev_bleu.push_back({state_.step, scores.bleu.score});
+  state_.dev_chrf.push_back({state_.step, scores.chrf.score});
   char loss_text[32];
   std::snprintf(loss_text, sizeof loss_text, "%.4f", loss);
   char minutes_text[48];
   std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", run_seconds() / 60);
   progress_.message("dev at step " + std::to_string(state_.step) + minutes_text + ": loss " + loss_text +
                     ", greedy on " + std::to_string(scores.hypotheses.size()) + " sentences: " +
-                    bleu_str(scores.bleu) + ", exact match " + percent(scores.exact_match));
+                    bleu_str(scores.bleu) + ", " + chrf_str(scores.chrf) + ", exact match " +
+                    percent(scores.exact_match));
+  keep_best(loss, scores.bleu.score, scores.chrf.score);
   paused_seconds_ += seconds_since(start);
+}
+
+void Trainer::keep_best(double loss, double bleu, double chrf) {
+  const std::string& metric = state_.best_metric;
+  const double score = metric == "loss" ? loss : metric == "bleu" ? bleu : chrf;
+  const bool is_best = state_.best_step < 0 || better(metric, score, state_.best_score);
+  if (is_best) {
+    state_.best_step = state_.step;
+    state_.best_score = score;
+    state_.evals_since_best = 0;
+  } else {
+    ++state_.evals_since_best;
+  }
+  nlohmann::ordered_json line = {{"event", "dev"}, {"step", state_.step}, {"minutes", run_seconds() / 60},
+                                 {"loss", loss},   {"bleu", bleu},        {"chrf", chrf},
+                                 {"best", is_best}};
+  run_log_->write(line.dump());
+  if (!is_best && opts_.keep_best <= 1) return;
+  state_.train_seconds = run_seconds();
+  keep_if_best(opts_.checkpoint_dir,
+               {task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)}, state_.step, metric,
+               score, is_best, opts_.keep_best);
+  if (is_best) progress_.message("best " + metric + " so far: kept in " + best_dir(opts_.checkpoint_dir));
+}
+
+nlohmann::ordered_json Trainer::settings() const {
+  const TransformerConfig& c = config_;
+  nlohmann::ordered_json j = {{"task", task_->name()},
+                              {"checkpoint", opts_.checkpoint_dir},
+                              {"config", c.name.substr(0, c.name.find('+'))},
+                              {"d-model", c.d_model},
+                              {"heads", c.heads},
+                              {"d-ff", c.d_ff},
+                              {"layers", c.enc_layers},
+                              {"dropout", c.dropout},
+                              {"label-smoothing", c.label_smoothing},
+                              {"seed", state_.seed},
+                              {"batch-tokens", state_.batch_tokens},
+                              {"warmup", state_.warmup},
+                              {"lr-factor", state_.lr_factor},
+                              {"update-freq", state_.update_freq},
+                              {"best-metric", state_.best_metric},
+                              {"patience", opts_.patience},
+                              {"keep-best", opts_.keep_best},
+                              {"backend", opts_.exec.backend}};
+  if (opts_.minutes > 0) j["minutes"] = opts_.minutes;
+  if (opts_.steps > 0) j["steps"] = opts_.steps;
+  if (state_.max_train_len > 0) j["max-train-len"] = state_.max_train_len;
+  if (opts_.eval_every > 0) j["eval-every"] = opts_.eval_every;
+  if (opts_.eval_minutes > 0) j["eval-minutes"] = opts_.eval_minutes;
+  if (opts_.save_every > 0) j["save-every"] = opts_.save_every;
+  if (opts_.keep_snapshots > 0) j["keep-snapshots"] = opts_.keep_snapshots;
+  j["eval-sentences"] = opts_.eval_sentences;
+  if (task_->name() == kTextTask && !opts_.text.train.empty()) {
+    const TextTaskOptions& t = opts_.text;
+    j["train"] = t.train;
+    j["valid"] = t.valid;
+    if (!t.test.empty()) j["test"] = t.test;
+    j["src-lang"] = t.src_lang;
+    j["tgt-lang"] = t.tgt_lang;
+    j["vocab-size"] = t.vocab_size;
+    j["vocab"] = t.separate_vocab ? "separate" : "joint";
+    if (!t.spm_model.empty()) j["spm-model"] = t.spm_model;
+    if (t.max_len > 0) j["max-len"] = t.max_len;
+    j["max-line-bytes"] = t.limits.max_line_bytes;
+    j["max-ratio"] = t.limits.max_ratio;
+    if (!opts_.prepared_dir.empty()) j["prepared"] = opts_.prepared_dir;
+  }
+  return j;
+}
+
+// DIR/settings.toml: the settings as `kiln train --config-file` reads them back
+// (each key a flag), and a "start" line in the log.
+void Trainer::write_settings() {
+  const nlohmann::ordered_json j = settings();
+  std::string toml = "# kiln train's effective settings at step " + std::to_string(state_.step) +
+                     " (kiln train --config-file FILE reads them; flags given on the command line win)\n";
+  for (const auto& [key, value] : j.items()) toml += key + " = " + value.dump() + "\n";
+  write_file_atomically((fs::path(opts_.checkpoint_dir) / "settings.toml").string(), toml);
+  run_log_->write(nlohmann::ordered_json{{"event", "start"}, {"step", state_.step}, {"settings", j}}.dump());
 }
 
 void Trainer::save() {
@@ -401,13 +577,16 @@ void Trainer::save() {
     copy_task_files(dir, snapshot_dir(dir, state_.step));
     prune_snapshots(dir, opts_.keep_snapshots);
   }
-  std::vector<CurveSeries> curves(2);
+  std::vector<CurveSeries> curves(3);
   curves[0].label = "train";
   for (const EvalPoint& p : state_.train_losses) curves[0].points.emplace_back(p.step, p.loss);
   curves[1].label = "dev";
   for (const EvalPoint& p : state_.dev_losses) curves[1].points.emplace_back(p.step, p.loss);
+  curves[2] = {"dev BLEU (greedy)", {}, true};
+  for (const EvalPoint& p : state_.dev_bleu) curves[2].points.emplace_back(p.step, p.loss);
   write_file_atomically((fs::path(dir) / "loss_curve.svg").string(),
-                        loss_curve_svg(task_->name() + " " + config_.name + ": loss per target token", curves));
+                        loss_curve_svg(task_->name() + " " + config_.name + ": loss per target token", curves,
+                                       "dev BLEU"));
   progress_.message("saved " + checkpoint_file(dir) + " at step " + std::to_string(state_.step));
   paused_seconds_ += seconds_since(start);
 }

@@ -11,11 +11,16 @@
 
 #include "compiler/backend.h"
 #include "compiler/jit_executable.h"
+#include "models/tasks/text_corpus_prep.h"
 
 namespace kiln::models {
 
 struct TrainOptions {
-  std::string task = "copy";
+  std::string task = "copy";  // copy | de-en | text
+  // text: the user's corpus, prepared into prepared_dir (default CHECKPOINT/data)
+  // on a new run, or reused from there (models/tasks/text_corpus_prep.h).
+  TextTaskOptions text;
+  std::string prepared_dir;
   // A preset of models/transformer/config.h; empty: the recipe's (recipe.h), or the checkpoint's on resume.
   // Settings left 0 (or -1) take the task's recipe for the budget, or the checkpoint's on resume.
   std::string config;
@@ -36,12 +41,20 @@ struct TrainOptions {
   // Train (and measure the dev loss) only on bucket shapes with S and T at most
   // this; 0: all. Each bucket shape costs a JIT compile of the training step.
   int64_t max_train_len = 0;
+  int64_t update_freq = 0;  // batches per update (gradient accumulation); 0: 1, or the checkpoint's on resume
   int64_t warmup = 0;                               // Adam warm-up steps; 0: the recipe's
   double lr_factor = 0;                             // the schedule's factor; 0: the recipe's
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
   double eval_minutes = 0;  // minutes of training time between dev evaluations and saves; 0: none
   int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
   int64_t keep_snapshots = 0;  // also keep the last N saves as snapshots (checkpoint_average.h); 0: none
+  // Choosing the model to keep (models/best_checkpoints.h): the dev metric (loss,
+  // bleu or chrf; empty: bleu, or the checkpoint's on resume), early stopping after
+  // `patience` evaluations in a row that do not beat the best (0: never), and how
+  // many of the best evaluations to keep for `kiln average --best K`.
+  std::string best_metric;
+  int64_t patience = 0;
+  int64_t keep_best = 1;
   int64_t eval_sentences = 200;                     // dev sentences decoded for BLEU and exact match
   std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en dictionary
   int64_t log_every = 100;                          // steps between progress lines when the log is not a terminal
@@ -65,6 +78,10 @@ struct TrainResult {
   std::vector<EvalPoint> dev_losses;    // every dev evaluation
   double exact_match = -1;              // last dev exact match (copy), -1 if not measured
   double bleu = -1;                     // last dev BLEU, -1 if not measured
+  double chrf = -1;                     // last dev chrF, -1 if not measured
+  int64_t best_step = -1;               // the best evaluation's step (DIR/best), -1 if none
+  double best_score = 0;                // its score by the metric
+  bool stopped_early = false;           // --patience ended the run
   double tokens_per_second = 0;         // target tokens of this call's steps / their time
   double train_minutes = 0;             // training time of the whole run (resumes included)
 };

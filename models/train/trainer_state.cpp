@@ -58,6 +58,13 @@ std::string trainer_state_to_json(const TrainerState& s) {
   j["train_seconds"] = s.train_seconds;
   j["train_loss"] = points_to_json(s.train_losses);
   j["dev_loss"] = points_to_json(s.dev_losses);
+  j["dev_bleu"] = points_to_json(s.dev_bleu);
+  j["dev_chrf"] = points_to_json(s.dev_chrf);
+  j["update_freq"] = s.update_freq;
+  j["best_metric"] = s.best_metric;
+  j["best_step"] = s.best_step;
+  j["best_score"] = s.best_score;
+  j["evals_since_best"] = s.evals_since_best;
   return j.dump();
 }
 
@@ -81,6 +88,20 @@ TrainerState trainer_state_from_json(const std::string& text) {
   if (j.contains("train_seconds")) s.train_seconds = typed_field<double>(j, "train_seconds");  // since issue 10
   s.train_losses = points_from_json(j, "train_loss");
   s.dev_losses = points_from_json(j, "dev_loss");
+  if (j.contains("best_metric")) {  // since issue 20
+    s.dev_bleu = points_from_json(j, "dev_bleu");
+    s.dev_chrf = points_from_json(j, "dev_chrf");
+    const json& metric = field(j, "best_metric");
+    if (!metric.is_string() || (metric != "loss" && metric != "bleu" && metric != "chrf"))
+      throw Error("checkpoint trainer state: \"best_metric\" must be loss, bleu or chrf");
+    s.best_metric = metric.get<std::string>();
+    s.best_step = typed_field<int64_t>(j, "best_step");
+    s.best_score = typed_field<double>(j, "best_score");
+    s.evals_since_best = typed_field<int64_t>(j, "evals_since_best");
+    s.update_freq = typed_field<int64_t>(j, "update_freq");
+    if (s.best_step < -1 || s.evals_since_best < 0 || s.update_freq < 1 || s.update_freq > 1024)
+      throw Error("checkpoint trainer state: \"best_step\", \"evals_since_best\" or \"update_freq\" out of range");
+  }
   if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.max_train_len < 0 || s.batch_tokens <= 0 || s.warmup <= 0 ||
       !(s.lr_factor > 0) || !(s.train_seconds >= 0))
     throw Error(

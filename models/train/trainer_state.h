@@ -17,9 +17,17 @@ struct TrainerState {
   int64_t position = 0;  // batches of that epoch already used
   uint64_t seed = 0;     // param init, dropout and batch order
   int64_t batch_tokens = 0, warmup = 0, max_train_len = 0;
+  int64_t update_freq = 1;  // batches per update (--update-freq)
   double lr_factor = 0;
   double train_seconds = 0;  // training wall time so far (Trainer::training_seconds, over resumes)
   std::vector<EvalPoint> train_losses, dev_losses;
+  std::vector<EvalPoint> dev_bleu, dev_chrf;  // each dev evaluation's scores (EvalPoint::loss holds the score)
+  // Choosing the model to keep: the metric (loss, bleu or chrf), the best
+  // evaluation so far (best_step -1: none yet) and how many have not beaten it since.
+  std::string best_metric = "bleu";
+  int64_t best_step = -1;
+  double best_score = 0;
+  int64_t evals_since_best = 0;
 };
 
 std::string trainer_state_to_json(const TrainerState& s);

@@ -2,6 +2,8 @@
 
 #include "models/transformer/attention.h"
 #include "models/transformer/decoder_step.h"
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "models/transformer/layers.h"
 #include "models/transformer/params.h"
 #include "ops/loss.h"
@@ -37,18 +39,27 @@ Value decode_logits(Layers& l, Value memory, Value src_mask, Value tgt_in, int64
   return l.logits(x);
 }
 
+// The dropout key of a training graph: %step, or with N > 1 batches per update
+// %step * N + %micro_batch, so each batch of an update draws its own masks.
+Value dropout_key(Builder& b, int64_t update_freq) {
+  const Value step = b.state(kStepState, {DType::i32, {}});
+  if (update_freq <= 1) return step;
+  const Value micro = b.input(kMicroBatchInput, {DType::i32, {}});
+  return ops::add(b, ops::mul(b, step, ops::fill(b, {}, static_cast<double>(update_freq), DType::i32)), micro);
+}
+
 // Declares inputs, params and (when training) %step, and emits the label-smoothed
 // loss, named "loss"; returns it.
 Value emit_loss(Builder& b, const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
-                bool training) {
+                bool training, int64_t update_freq = 1) {
   validate_shape(cfg, batch, src_len, tgt_len);
   const Value src = b.input("src", tokens_type(batch, src_len));
   const Value tgt_in = b.input("tgt_in", tokens_type(batch, tgt_len));
   const Value tgt_out = b.input("tgt_out", tokens_type(batch, tgt_len));
   const ModelParams params(b, cfg);
-  std::optional<Value> step;
-  if (training) step = b.state(kStepState, {DType::i32, {}});
-  Layers l(b, cfg, params, step);
+  std::optional<Value> key;
+  if (training) key = dropout_key(b, update_freq);
+  Layers l(b, cfg, params, key);
   const Value src_mask = padding_mask(b, src, cfg.pad_id);
   const Value memory = encode(l, src, src_mask, batch);
   const Value logits = decode_logits(l, memory, src_mask, tgt_in, batch);
@@ -64,8 +75,16 @@ Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src
                         const AdamOptions& adam) {
   Graph g("transformer_train");
   Builder b(g);
-  const Value loss = emit_loss(b, cfg, batch, src_len, tgt_len, true);
+  const Value loss = emit_loss(b, cfg, batch, src_len, tgt_len, true, adam.update_freq);
   append_adam(g, loss, adam);
+  return g;
+}
+
+Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
+                             int64_t update_freq) {
+  Graph g("transformer_accumulate");
+  Builder b(g);
+  append_gradient_accumulation(g, emit_loss(b, cfg, batch, src_len, tgt_len, true, update_freq));
   return g;
 }
 

@@ -29,6 +29,17 @@ namespace kiln::models {
 Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
                         const AdamOptions& adam);
 
+// Gradient accumulation (--update-freq N, adam.update_freq = N > 1): an update
+// runs N graphs, this one for each batch but the last, build_train_graph for the
+// last. Each weighs its gradient by input %grad_weight (its batch's share of the
+// update's target tokens), so the update equals one batch N times as large, and
+// adds it into state %<param>.grad_acc (optimizer.h); the train graph applies the
+// sum and zeroes the accumulators. Both key dropout by %step * N + input
+// %micro_batch (0..N-1).
+inline const std::string kMicroBatchInput = "micro_batch";
+Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
+                             int64_t update_freq);
+
 // Same forward and loss (output "loss"), no optimizer; dropout off unless
 // `training` (then it needs state %step as the key). Used for dev loss and
 // finite differences.

@@ -1,0 +1,28 @@
+#pragma once
+// A training run's machine-readable log, DIR/log.jsonl: one JSON object a line,
+//   {"event": "start", "step": S, "settings": {...}}             each time a run starts or resumes
+//   {"event": "train", "step": S, "loss": L, "lr": R, "tokens_per_second": T, "minutes": M}
+//   {"event": "dev", "step": S, "minutes": M, "loss": L, "bleu": B, "chrf": C, "best": true|false}
+//   {"event": "stop", "step": S, "reason": "..."}                 early stopping
+// A resumed run first drops the lines past its checkpoint's step (a run killed
+// after its last save logged steps the resume does again), so the log reads as
+// one uninterrupted run. Each line is flushed as it is written.
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace kiln::models {
+
+class RunLog {
+ public:
+  // Opens DIR/log.jsonl for appending, keeping only lines up to `step` (0: a new run).
+  RunLog(const std::string& dir, int64_t step);
+  // Appends one line: `json_object` is a JSON object's text.
+  void write(const std::string& json_object);
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace kiln::models
