@@ -19,7 +19,7 @@ bool better_score(const Hypothesis& a, const Hypothesis& b) {
   return a.tokens < b.tokens;
 }
 
-// A hypothesis one token longer than the live one on decoder row `row`.
+// A hypothesis one token longer than the live one on the sentence's row `row`.
 struct Candidate {
   Hypothesis hyp;
   int32_t row;
@@ -39,35 +39,26 @@ std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k, cons
   return ids;
 }
 
-}  // namespace
+// One sentence's search over its k decoder rows: row r extends live[r]; rows
+// past live.size() are fillers (results not read).
+class SentenceBeam {
+ public:
+  SentenceBeam(int64_t max_len, const DecodeTokens& tokens, const BeamOptions& opts)
+      : max_len_(max_len), k_(opts.beam_size), alpha_(opts.length_penalty), tokens_(tokens) {
+    if (max_len > 0) live_.emplace_back();
+  }
 
-double length_penalty(int64_t len, double alpha) { return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha); }
+  bool done() const { return live_.empty(); }
 
-std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int64_t max_len,
-                                    const DecodeTokens& tokens, const BeamOptions& opts) {
-  if (opts.beam_size < 1) throw Error("beam search: --beam must be at least 1, got " + std::to_string(opts.beam_size));
-  if (src.shape().at(0) != 1)
-    throw Error("beam search decodes one sentence at a time, got a batch of " + std::to_string(src.shape().at(0)));
-  if (max_len <= 0) return {};
-  const int64_t k = opts.beam_size;
-  const auto score_of = [&](const Hypothesis& h) {
-    return h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), opts.length_penalty);
-  };
-
-  // The k live hypotheses are k decoder rows over the same source: row r
-  // extends live[r]; rows past live.size() are fillers (results not read).
-  decoder.start(src, k, max_len);
-  std::vector<int32_t> fed(static_cast<size_t>(k), tokens.bos);
-  std::vector<Hypothesis> live{Hypothesis{}}, finished;
-  for (int64_t t = 0; t < max_len && !live.empty(); ++t) {
-    const Tensor& lp = decoder.step(fed);
-    const int64_t vocab = lp.shape().at(1);
-
+  // Extends the live hypotheses by their rows' log-probs (the sentence's k rows
+  // of f32[rows, vocab] from `log_probs`); returns, for each of the k rows, the
+  // row (of the k) it continues from.
+  std::vector<int32_t> advance(const float* log_probs, int64_t vocab) {
     std::vector<Candidate> candidates;
-    for (size_t r = 0; r < live.size(); ++r) {
-      const float* row = lp.f32().data() + static_cast<int64_t>(r) * vocab;
-      for (int32_t id : top_tokens(row, vocab, k, tokens)) {
-        Candidate c{live[r], static_cast<int32_t>(r)};
+    for (size_t r = 0; r < live_.size(); ++r) {
+      const float* row = log_probs + static_cast<int64_t>(r) * vocab;
+      for (int32_t id : top_tokens(row, vocab, k_, tokens_)) {
+        Candidate c{live_[r], static_cast<int32_t>(r)};
         c.hyp.tokens.push_back(id);
         c.hyp.log_prob += row[id];
         candidates.push_back(std::move(c));
@@ -78,35 +69,94 @@ std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int
     // Among the k best candidates, those ending in eos (or at the length limit)
     // finish; the k best others stay live, each on its own row, continuing
     // from its parent's row.
-    live.clear();
-    std::vector<int32_t> parents(static_cast<size_t>(k), 0);
+    live_.clear();
+    std::vector<int32_t> parents(static_cast<size_t>(k_), 0);
     for (size_t i = 0; i < candidates.size(); ++i) {
       Hypothesis& h = candidates[i].hyp;
-      const bool ends = h.tokens.back() == tokens.eos || static_cast<int64_t>(h.tokens.size()) >= max_len;
+      const bool ends = h.tokens.back() == tokens_.eos || static_cast<int64_t>(h.tokens.size()) >= max_len_;
       if (ends) {
-        if (static_cast<int64_t>(i) < k) {
-          h.score = score_of(h);
-          finished.push_back(std::move(h));
+        if (static_cast<int64_t>(i) < k_) {
+          h.score = h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()), alpha_);
+          finished_.push_back(std::move(h));
         }
-      } else if (static_cast<int64_t>(live.size()) < k) {
-        parents[live.size()] = candidates[i].row;
-        live.push_back(std::move(h));
+      } else if (static_cast<int64_t>(live_.size()) < k_) {
+        parents[live_.size()] = candidates[i].row;
+        live_.push_back(std::move(h));
       }
     }
     // Done when the k best finished hypotheses cannot be beaten: a live one's
     // score can at most reach log_prob / lp(max_len), since log-probs only
     // fall.
-    std::sort(finished.begin(), finished.end(), better_score);
-    if (static_cast<int64_t>(finished.size()) >= k && !live.empty()) {
-      const double bound = live.front().log_prob / length_penalty(max_len, opts.length_penalty);
-      if (finished[static_cast<size_t>(k - 1)].score >= bound) live.clear();
+    std::sort(finished_.begin(), finished_.end(), better_score);
+    if (static_cast<int64_t>(finished_.size()) >= k_ && !live_.empty()) {
+      const double bound = live_.front().log_prob / length_penalty(max_len_, alpha_);
+      if (finished_[static_cast<size_t>(k_ - 1)].score >= bound) live_.clear();
     }
-    if (live.empty()) break;
-    decoder.reorder(parents);
-    for (size_t r = 0; r < fed.size(); ++r) fed[r] = r < live.size() ? live[r].tokens.back() : tokens.bos;
+    return parents;
   }
-  if (finished.size() > static_cast<size_t>(k)) finished.resize(static_cast<size_t>(k));
-  return finished;
+
+  // The token row r feeds next.
+  int32_t next_token(size_t r) const { return r < live_.size() ? live_[r].tokens.back() : tokens_.bos; }
+
+  // The k best finished hypotheses, best first.
+  std::vector<Hypothesis> take_finished() {
+    if (finished_.size() > static_cast<size_t>(k_)) finished_.resize(static_cast<size_t>(k_));
+    return std::move(finished_);
+  }
+
+ private:
+  int64_t max_len_, k_;
+  double alpha_;
+  const DecodeTokens& tokens_;
+  std::vector<Hypothesis> live_, finished_;
+};
+
+}  // namespace
+
+double length_penalty(int64_t len, double alpha) { return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha); }
+
+std::vector<std::vector<Hypothesis>> beam_search_batch(StepDecoder& decoder, const Tensor& src,
+                                                       const std::vector<int64_t>& max_lens, const DecodeTokens& tokens,
+                                                       const BeamOptions& opts) {
+  if (opts.beam_size < 1) throw Error("beam search: --beam must be at least 1, got " + std::to_string(opts.beam_size));
+  const auto sentences = static_cast<size_t>(src.shape().at(0));
+  if (max_lens.size() != sentences)
+    throw Error("beam search: " + std::to_string(max_lens.size()) + " length limits for " + std::to_string(sentences) +
+                " sentences");
+  const auto k = static_cast<size_t>(opts.beam_size);
+  std::vector<SentenceBeam> beams;
+  for (int64_t max_len : max_lens) beams.emplace_back(max_len, tokens, opts);
+  const auto searching = [&] { return std::any_of(beams.begin(), beams.end(), [](auto& b) { return !b.done(); }); };
+  if (searching()) {
+    decoder.start(src, opts.beam_size, *std::max_element(max_lens.begin(), max_lens.end()));
+    std::vector<int32_t> fed(sentences * k, tokens.bos), parents(sentences * k);
+    while (true) {
+      const Tensor& lp = decoder.step(fed);
+      const int64_t vocab = lp.shape().at(1);
+      for (size_t b = 0; b < sentences; ++b) {
+        const size_t first = b * k;
+        // A stopped sentence's rows keep their place (and stay unread).
+        std::vector<int32_t> within(k);
+        for (size_t r = 0; r < k; ++r) within[r] = static_cast<int32_t>(r);
+        if (!beams[b].done()) within = beams[b].advance(lp.f32().data() + static_cast<int64_t>(first) * vocab, vocab);
+        for (size_t r = 0; r < k; ++r) parents[first + r] = static_cast<int32_t>(first) + within[r];
+      }
+      if (!searching()) break;
+      decoder.reorder(parents);
+      for (size_t b = 0; b < sentences; ++b)
+        for (size_t r = 0; r < k; ++r) fed[b * k + r] = beams[b].next_token(r);
+    }
+  }
+  std::vector<std::vector<Hypothesis>> out;
+  for (SentenceBeam& b : beams) out.push_back(b.take_finished());
+  return out;
+}
+
+std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int64_t max_len,
+                                    const DecodeTokens& tokens, const BeamOptions& opts) {
+  if (src.shape().at(0) != 1)
+    throw Error("beam search decodes one sentence at a time, got a batch of " + std::to_string(src.shape().at(0)));
+  return beam_search_batch(decoder, src, {max_len}, tokens, opts).front();
 }
 
 }  // namespace kiln::models

@@ -1,8 +1,9 @@
 #pragma once
-// Beam search for one source sentence, with GNMT's length penalty
-// lp(len) = ((5 + len) / 6)^alpha: a hypothesis scores sum(log p) / lp(len).
-// The live hypotheses are the decoder's rows (step_decoder.h), reordered after
-// each step to the hypotheses that stay live.
+// Beam search with GNMT's length penalty lp(len) = ((5 + len) / 6)^alpha: a
+// hypothesis scores sum(log p) / lp(len). Each sentence's live hypotheses are
+// beam_size decoder rows (step_decoder.h), reordered after each step, within
+// the sentence's own rows, to the hypotheses that stay live. Several sentences
+// share one decoder batch; each is searched exactly as it would be alone.
 #include <cstdint>
 #include <vector>
 
@@ -25,14 +26,22 @@ struct Hypothesis {
 // lp(len) for alpha.
 double length_penalty(int64_t len, double alpha);
 
-// src i32[1,S]. Each step extends every live hypothesis by its beam_size most
-// likely tokens; among the beam_size most likely candidates, those ending in
-// eos (or reaching max_len tokens) are finished and kept, and the beam_size
-// most likely others stay live. Stops once the beam_size best finished
-// hypotheses cannot be beaten (a live one scores at most log_prob /
-// lp(max_len)). Returns up to beam_size finished hypotheses, best score first.
-// Ties are broken by the token sequences (lexicographically smaller first), so
-// results are deterministic.
+// src i32[B,S]: B sentences, sentence b on decoder rows b * beam_size to
+// (b + 1) * beam_size - 1, producing at most max_lens[b] tokens (0: nothing, a
+// filler row). Each step extends every live hypothesis of a sentence by its
+// beam_size most likely tokens; among the sentence's beam_size most likely
+// candidates, those ending in eos (or reaching its max_len tokens) are finished
+// and kept, and the beam_size most likely others stay live. A sentence stops
+// once its beam_size best finished hypotheses cannot be beaten (a live one
+// scores at most log_prob / lp(max_len)); its rows then idle (fed bos, results
+// unread) until every sentence has stopped. Returns each sentence's up to
+// beam_size finished hypotheses, best score first. Ties are broken by the token
+// sequences (lexicographically smaller first), so results are deterministic.
+std::vector<std::vector<Hypothesis>> beam_search_batch(StepDecoder& decoder, const Tensor& src,
+                                                       const std::vector<int64_t>& max_lens, const DecodeTokens& tokens,
+                                                       const BeamOptions& opts);
+
+// One sentence: src i32[1,S].
 std::vector<Hypothesis> beam_search(StepDecoder& decoder, const Tensor& src, int64_t max_len,
                                     const DecodeTokens& tokens, const BeamOptions& opts);
 

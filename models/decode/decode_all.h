@@ -1,5 +1,8 @@
 #pragma once
-// Decoding many sentences: greedy in batches of similar length, or beam search.
+// Decoding many sentences in batches: sorted by length, grouped by the
+// decoder's padded source and output lengths, and cut into batches of at most
+// a number of tokens. A sentence decodes on the same padded lengths whatever
+// batch it lands in (alone too), so batching changes no result.
 #include <cstdint>
 #include <vector>
 
@@ -10,17 +13,27 @@
 namespace kiln::models {
 
 struct DecodeOptions {
-  int beam_size = 1;            // 1: greedy, batched; more: beam search, one sentence at a time
+  int beam_size = 1;            // 1: greedy; more: beam search
   double length_penalty = 0.6;  // beam search's alpha
-  int64_t batch = 32;           // rows per greedy batch
+  // The most tokens a batch holds: its decoder rows (sentences x beam_size)
+  // times their padded source plus padded output length. A batch has a power
+  // of two sentences, at least one.
+  int64_t batch_tokens = 4096;
+  int nbest = 1;  // decode_nbest: hypotheses kept per sentence (at most beam_size)
 };
 
 // Decodes each source (token ids without bos/eos) with at most max_lens[i]
-// generated tokens. Sources are grouped by length and padded to the decoder's
-// padded lengths, so few shapes get compiled. Returns the tokens without bos
-// and without the final eos, in the order of `sources`.
+// generated tokens. Returns the best tokens without bos and without the final
+// eos, in the order of `sources`. kiln::Error for a source without tokens.
 std::vector<std::vector<int32_t>> decode_all(Decoder& decoder, const std::vector<std::vector<int32_t>>& sources,
                                              const std::vector<int64_t>& max_lens, const DecodeTokens& tokens,
                                              const DecodeOptions& opts);
+
+// The same by beam search (beam_size 1 included: greedy, with scores): each
+// source's up to opts.nbest best hypotheses, best first, their tokens ending
+// with eos where they finished that way.
+std::vector<std::vector<Hypothesis>> decode_nbest(Decoder& decoder, const std::vector<std::vector<int32_t>>& sources,
+                                                  const std::vector<int64_t>& max_lens, const DecodeTokens& tokens,
+                                                  const DecodeOptions& opts);
 
 }  // namespace kiln::models

@@ -122,9 +122,9 @@ TEST_CASE("greedy decoding stops at eos and at each row's limit") {
 TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
   Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
   const std::vector<int64_t> limits(kSources.size(), 12);
-  const auto batched = decode_all(decoder, kSources, limits, {kBos, kEos}, {1, 0.6, 4});
+  const auto batched = decode_all(decoder, kSources, limits, {kBos, kEos}, {1, 0.6, 128});
   for (size_t i = 0; i < kSources.size(); ++i) {
-    const auto alone = decode_all(decoder, {kSources[i]}, {12}, {kBos, kEos}, {1, 0.6, 4});
+    const auto alone = decode_all(decoder, {kSources[i]}, {12}, {kBos, kEos}, {1, 0.6, 128});
     CHECK(batched[i] == alone[0]);
     CHECK((batched[i].empty() || batched[i].back() != kEos));  // the final eos is dropped
   }
