@@ -3,14 +3,15 @@
 measurement, the two frameworks alternating so that the machine's load hits both.
 
   tools/bench/peer.py [--configs tiny,small,base] [--threads 1,2] [--markdown FILE]
-                      [--translate CHECKPOINT]
+                      [--translate CHECKPOINT [--translate-only]]
 
 Runs `kiln bench --peak` once, then for each config and thread count `kiln bench
 --model transformer --json` and torch_transformer.py bench, and prints ms/step
 (median, min), tokens/s, GFLOP/s (kiln's matmul FLOPs counted from its train graph,
 the same for both), % of the f32 FMA peak, peak RSS, and torch/kiln ratios. With
---translate, also greedy decoding of a de-en checkpoint's test split: `kiln eval`
-against torch_transformer.py translate (KV cache, and full re-run).
+--translate, also greedy decoding of a checkpoint's test split (de-en, or a text task
+run's): `kiln eval --beam 1` against torch_transformer.py translate (KV cache, and
+full re-run) on the same source ids, in seconds and sentences per second.
 """
 import argparse
 import json
@@ -39,8 +40,9 @@ def parse_args():
     p.add_argument("--omp-wait-policy", choices=("passive", "active", "unset"), default="passive",
                    help="torch's OMP_WAIT_POLICY (torch_transformer.py --help)")
     p.add_argument("--markdown", help="also write the tables as markdown to this file")
-    p.add_argument("--translate", metavar="CHECKPOINT", help="also time greedy decoding of this de-en checkpoint's "
-                   "test split")
+    p.add_argument("--translate", metavar="CHECKPOINT", help="also time greedy decoding of this checkpoint's test "
+                   "split (a de-en or text task checkpoint)")
+    p.add_argument("--translate-only", action="store_true", help="with --translate: skip the training step")
     p.add_argument("--translate-threads", type=int, default=0, help="threads for --translate (default: the most "
                    "of --threads)")
     args = p.parse_args()
@@ -48,6 +50,8 @@ def parse_args():
     args.threads = [int(t) for t in args.threads.split(",")]
     if any(c not in ("tiny", "small", "base") for c in args.configs) or min(args.threads) < 1 or args.repeats < 3:
         p.error("configs are tiny, small, base; thread counts positive; --repeats at least 3")
+    if args.translate_only and not args.translate:
+        p.error("--translate-only needs --translate")
     args.translate_threads = args.translate_threads or max(args.threads)
     return args
 
@@ -146,30 +150,44 @@ def step_table(rows):
 
 
 def measure_translation(args, env, workdir):
+    """Greedy decoding of the checkpoint's test split, kiln's (its time includes the JIT
+    compiles of the decoder's shapes) and torch's with and without a KV cache, on the
+    source ids kiln dumps. Returns the table and torch's last result (for the notes)."""
     ids = os.path.join(workdir, "ids.txt")
     code, _, err, _, _ = run([args.kiln, "eval", "--checkpoint", args.translate, "--split", "test", "--dump-ids", ids],
                              env)
     if code != 0:
         print(f"kiln eval --dump-ids failed:\n{err}", file=sys.stderr)
-        return [], []
+        return [], [], None
+    with open(ids) as f:
+        sentences = sum(1 for _ in f)
     t = args.translate_threads
-    code, out, err, wall, rss = run([args.kiln, "eval", "--checkpoint", args.translate, "--split", "test",
-                                     "--threads", t], env)
-    body = []
-    if code == 0:
-        took = next(line for line in out.splitlines() if line.startswith("decoding took")).split()[2]
-        exact = next(line for line in out.splitlines() if line.startswith("exact match")).split()[2]
-        body.append([t, "kiln", "greedy, models/decode's Decoder", took, f"{wall:.1f}", exact, f"{rss:.0f}"])
-    else:
-        print(f"kiln eval failed:\n{err}", file=sys.stderr)
+    body = [row for row in [kiln_translation(args, env, t, sentences)] if row]
+    torch = None
     for decoding in ("kv", "rerun"):
         r = run_json(torch_script(args, "translate") + ["--checkpoint", args.translate, "--ids", ids,
                                                         "--decoding", decoding, "--threads", t], env)
         if r:
-            body.append([t, "torch", r["decoding"], f"{r['decode_s']:.2f}", f"{r['wall_s']:.1f}",
-                         f"{100 * r['exact_match']:.2f}%", f"{r['peak_rss_mib']:.0f}"])
-    head = ["threads", "framework", "decoding", "decode s", "process wall s", "exact match", "peak RSS MiB"]
-    return head, body
+            torch = r
+            body.append([t, "torch", r["decoding"], r["sentences"], f"{r['decode_s']:.2f}",
+                         f"{r['sentences_per_s']:.1f}", f"{r['wall_s']:.1f}", f"{100 * r['exact_match']:.2f}%",
+                         f"{r['peak_rss_mib']:.0f}"])
+    head = ["threads", "framework", "decoding", "sentences", "decode s", "sentences/s", "process wall s",
+            "exact match", "peak RSS MiB"]
+    return head, body, torch
+
+
+def kiln_translation(args, env, threads, sentences):
+    """kiln eval --beam 1's table row (decoding time as kiln reports it), or None if it failed."""
+    code, out, err, wall, rss = run([args.kiln, "eval", "--checkpoint", args.translate, "--split", "test",
+                                     "--beam", 1, "--threads", threads], env)
+    if code != 0:
+        print(f"kiln eval failed:\n{err}", file=sys.stderr)
+        return None
+    took = float(next(line for line in out.splitlines() if line.startswith("decoding took")).split()[2])
+    exact = next(line for line in out.splitlines() if line.startswith("exact match")).split()[2]
+    return [threads, "kiln", "greedy, models/decode's Decoder", sentences, f"{took:.2f}", f"{sentences / took:.1f}",
+            f"{wall:.1f}", exact, f"{rss:.0f}"]
 
 
 def text_table(head, body):
@@ -183,36 +201,55 @@ def markdown_table(head, body):
                      + ["| " + " | ".join(map(str, r)) + " |" for r in body])
 
 
-def main():
-    args = parse_args()
-    env = environment(args)
-    load_before = os.getloadavg()
+def training_step_tables(args, env):
+    """kiln's FMA peak and the training-step table, or (None, []) with --translate-only."""
+    if args.translate_only:
+        return None, []
     peak = run_json([args.kiln, "bench", "--peak", "--json", "--threads", max(args.threads)], env)
     if not peak:
         sys.exit("kiln bench --peak failed")
     rows = measure_steps(args, env, peak)
-    tables = [("Training step", *step_table(rows))]
+    torch = next((r["result"] for r in rows if r["framework"] == "torch" and r["result"]), None)
+    return peak, [("Training step", *step_table(rows), torch)]
+
+
+def notes_on(peak, torch, load_before, load_after):
+    """The machine and torch's environment, as measured."""
+    notes = []
+    if peak:
+        peak_n = f", {peak['gflops_n']:.0f} on {peak['threads']}" if peak["threads"] > 1 else ""
+        notes.append(f"CPU {peak['cpu']}; f32 FMA peak ({peak['isa']}): {peak['gflops_1']:.0f} GFLOP/s on 1 "
+                     f"thread{peak_n}")
+    torch = torch or {}
+    notes.append(f"torch {torch.get('version')}, BLAS {torch.get('blas_alternative')}, ATen "
+                 f"{torch.get('cpu_capability')}, malloc: {torch.get('malloc')}, OMP_WAIT_POLICY "
+                 f"{torch.get('omp_wait_policy')}")
+    notes.append(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    if peak:
+        notes.append("GFLOP/s: the step's matmul FLOPs (kiln's train graph, forward and backward) per median step; "
+                     "tokens: source + target")
+    return notes
+
+
+def main():
+    args = parse_args()
+    env = environment(args)
+    load_before = os.getloadavg()
+    peak, tables = training_step_tables(args, env)
     if args.translate:
         with tempfile.TemporaryDirectory() as workdir:
-            head, body = measure_translation(args, env, workdir)
+            head, body, torch = measure_translation(args, env, workdir)
         if body:
-            tables.append(("Greedy translation of the test split", head, body))
-    load_after = os.getloadavg()
-    torch = next((r["result"] for r in rows if r["framework"] == "torch" and r["result"]), {})
-    peak_n = f", {peak['gflops_n']:.0f} on {peak['threads']}" if peak["threads"] > 1 else ""
-    notes = [f"CPU {peak['cpu']}; f32 FMA peak ({peak['isa']}): {peak['gflops_1']:.0f} GFLOP/s on 1 thread{peak_n}",
-             f"torch {torch.get('version')}, BLAS {torch.get('blas_alternative')}, ATen {torch.get('cpu_capability')}, "
-             f"malloc: {torch.get('malloc')}, OMP_WAIT_POLICY {torch.get('omp_wait_policy')}",
-             f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after",
-             "GFLOP/s: the step's matmul FLOPs (kiln's train graph, forward and backward) per median step; "
-             "tokens: source + target"]
+            tables.append(("Greedy translation of the test split", head, body, torch))
+    torch = next((t for *_, t in tables if t), None)
+    notes = notes_on(peak, torch, load_before, os.getloadavg())
     print("\n".join(notes))
-    for title, head, body in tables:
+    for title, head, body, _ in tables:
         print(f"\n{title}\n{text_table(head, body)}")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("\n".join(f"- {n}" for n in notes) + "\n")
-            for title, head, body in tables:
+            for title, head, body, _ in tables:
                 f.write(f"\n### {title}\n\n{markdown_table(head, body)}\n")
 
 

@@ -279,7 +279,7 @@ def write_safetensors(path, tensors, metadata):
 
 def save_kiln_checkpoint(model, template, directory):
     """A kiln checkpoint directory holding the model's params: the template checkpoint
-    (same task and config: its metadata, subword model and any other tensors) with
+    (same task and config: its metadata, task files and any other tensors) with
     every param replaced, so that `kiln eval` and `kiln translate` can score it."""
     tensors, meta = read_safetensors(f"{template}/checkpoint.safetensors")
     if json.loads(meta["config"])["d_model"] != model.c["d_model"]:
@@ -291,8 +291,20 @@ def save_kiln_checkpoint(model, template, directory):
                 raise ValueError(f"{template}: no param {target} of the model's shape")
             tensors[target] = (param.t() if transposed else param).clone()
     os.makedirs(directory, exist_ok=True)
-    shutil.copy(f"{template}/spm.model", f"{directory}/spm.model")
+    for name in task_files(template):
+        shutil.copy(f"{template}/{name}", f"{directory}/{name}")
     write_safetensors(f"{directory}/checkpoint.safetensors", tensors, meta)
+
+
+def task_files(checkpoint):
+    """The files besides the params that a kiln checkpoint's task loads from its directory:
+    the subword models (de-en: spm.model; text: spm.model, or one per language with
+    --vocab separate) and the text task's corpus.json, which names the prepared corpus."""
+    names = sorted(n for n in os.listdir(checkpoint)
+                   if n == "corpus.json" or (n.startswith("spm") and n.endswith(".model")))
+    if not any(n.endswith(".model") for n in names):
+        raise ValueError(f"{checkpoint}: no subword model (spm*.model) to copy")
+    return names
 
 
 def load_kiln_checkpoint(directory):

@@ -7,7 +7,11 @@
       GFLOP/s (matmul FLOPs counted analytically), peak RSS.
   torch_transformer.py translate --checkpoint DIR --ids FILE [--decoding kv|rerun]
       greedy-decodes each line of source subword ids (`kiln eval --dump-ids`) with
-      the params of a kiln checkpoint and prints one JSON line with the wall time.
+      the params of a kiln checkpoint (de-en or text task) and prints one JSON line
+      with the wall time and sentences per second.
+  torch_transformer.py train --config tiny --vocab N --batches E0.jsonl ... --dev-batches DEV.jsonl --minutes M
+      trains on `kiln batches` files with kiln's schedule, printing the dev loss at
+      each evaluation (time_to_quality.py drives it).
 
 The thread pools are sized from the environment when torch loads, so the script
 re-executes itself once with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set and
@@ -48,16 +52,23 @@ def parse_args():
                     "(a tab and the reference ids may follow: then exact match is reported)")
     tr.add_argument("--decoding", choices=("kv", "rerun"), default="kv",
                     help="kv: one position per step over cached keys and values; rerun: the whole prefix each step")
-    tr.add_argument("--batch", type=int, default=32, help="sentences per batch (kiln: 32)")
-    tr.add_argument("--max-len", type=int, default=64, help="cap on generated tokens (kiln de-en: 64)")
+    tr.add_argument("--batch", type=int, default=32, help="sentences per batch (kiln's eval fits power-of-two "
+                    "batches of similar length into its --batch-tokens)")
+    tr.add_argument("--max-len", type=int, help="cap on generated tokens (default: the checkpoint's task's, as "
+                    "kiln decodes: de-en 64, text the prepared corpus's longest sentence)")
     tr.add_argument("--bos", type=int, default=2)
     tr.add_argument("--eos", type=int, default=3)
     tr.add_argument("--output", help="write each hypothesis's ids (eos dropped) to this file")
     tt = sub.add_parser("train", help="train on kiln's batch files (kiln batches), reporting the dev loss over time")
     tt.add_argument("--config", choices=("tiny", "small", "base"), default="small")
     tt.add_argument("--vocab", type=int, required=True, help="the task's vocabulary (de-en: its spm.model's size)")
+    tt.add_argument("--d-model", type=int, help="override the preset's d_model (as kiln train's flag)")
+    tt.add_argument("--heads", type=int, help="override the preset's attention heads")
+    tt.add_argument("--d-ff", type=int, help="override the preset's feed-forward width")
+    tt.add_argument("--layers", type=int, help="override the preset's encoder and decoder layers")
     tt.add_argument("--batches", required=True, nargs="+",
-                    help="`kiln batches --split train` files, one per epoch, trained on in order (then again)")
+                    help="`kiln batches --split train` files, one per epoch, trained on in order (then again from "
+                    "the first, which kiln would not: the final line counts the passes)")
     tt.add_argument("--dev-batches", required=True, help="`kiln batches --split dev` file: the dev loss's data")
     tt.add_argument("--minutes", type=float, required=True, help="wall-clock training budget")
     tt.add_argument("--eval-minutes", type=float, default=5, help="minutes between dev losses")
@@ -65,7 +76,8 @@ def parse_args():
     tt.add_argument("--lr-factor", type=float, default=1.0, help="the schedule's factor (kiln de-en: 1)")
     tt.add_argument("--dropout", type=float, help="dropout rate (default: the preset's)")
     tt.add_argument("--label-smoothing", type=float, help="label smoothing (default: the preset's)")
-    tt.add_argument("--save", help="write a kiln checkpoint to SAVE/minutes-N at each dev evaluation")
+    tt.add_argument("--save", help="write a kiln checkpoint to SAVE/step-N (8 digits, as kiln's snapshots) at each "
+                    "dev evaluation")
     tt.add_argument("--template", help="with --save: the kiln checkpoint of the same config whose metadata to use")
     for sp in (bench, tr, tt):
         sp.add_argument("--threads", type=int, default=os.cpu_count(), help="intra-op threads (default: all cores)")
@@ -231,15 +243,20 @@ def dev_loss(torch, model, batches, pad_id):
     return total / tokens
 
 
+def train_config(args, tm):
+    """The preset with kiln train's overrides: sizes, dropout, label smoothing."""
+    c = tm.preset(args.config, args.vocab)
+    overrides = {"d_model": args.d_model, "heads": args.heads, "d_ff": args.d_ff, "enc_layers": args.layers,
+                 "dec_layers": args.layers, "dropout": args.dropout, "label_smoothing": args.label_smoothing}
+    c.update((k, v) for k, v in overrides.items() if v is not None)
+    return c
+
+
 def train(args, torch, tm):
     """Trains on kiln's batches for --minutes of training time (dev evaluations and
     saves not counted, as kiln's trainer counts them); prints a JSON line per dev
     evaluation and, with --save, writes a kiln checkpoint there at each."""
-    c = tm.preset(args.config, args.vocab)
-    if args.dropout is not None:
-        c["dropout"] = args.dropout
-    if args.label_smoothing is not None:
-        c["label_smoothing"] = args.label_smoothing
+    c = train_config(args, tm)
     torch.manual_seed(0)
     model = tm.Transformer(c).train()
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -257,14 +274,15 @@ def train(args, torch, tm):
         point = {"minutes": round(minutes(), 2), "step": step, "train_loss": round(sum(window) / len(window), 4),
                  "dev_loss": round(dev_loss(torch, model, dev, c["pad_id"]), 4)}
         if args.save:
-            point["checkpoint"] = f"{args.save}/minutes-{round(minutes())}"
+            point["checkpoint"] = f"{args.save}/step-{step:08d}"
             tm.save_kiln_checkpoint(model, args.template, point["checkpoint"])
         print(json.dumps(point), flush=True)
         paused += time.perf_counter() - began
         return point
 
-    last, window = None, []  # window: the train losses since the last evaluation
+    last, window, passes = None, [], 0  # window: the train losses since the last evaluation
     while minutes() < args.minutes:
+        passes += 1
         for batches in epochs:
             for src, tgt_in, tgt_out in batches:
                 opt.zero_grad(set_to_none=True)
@@ -281,7 +299,8 @@ def train(args, torch, tm):
                     break
             if minutes() >= args.minutes:
                 break
-    return {"framework": "torch", "config": args.config, "steps": step, "minutes": last["minutes"],
+    return {"framework": "torch", "config": args.config, "steps": step, "passes_over_batch_files": passes,
+            "minutes": last["minutes"],
             "target_tokens_per_s": round(tokens / (last["minutes"] * 60), 1), "dev_loss": last["dev_loss"],
             **environment_report(torch)}
 
@@ -330,21 +349,38 @@ def greedy_batch(torch, tm, model, sources, limits, args):
     return out
 
 
+def output_limit(args, meta):
+    """Each sentence's cap on generated tokens as the checkpoint's task sets it
+    (max_output_len in models/tasks/): de-en min(64, 2 len + 8), text min(the
+    prepared corpus's max_len, 2 len + 10); --max-len replaces the first term."""
+    task = meta.get("task")
+    if task == "de-en":
+        cap, slack = 64, 8
+    elif task == "text":
+        with open(f"{args.checkpoint}/corpus.json") as f:
+            cap, slack = json.load(f)["max_len"], 10
+    else:
+        raise ValueError(f"{args.checkpoint}: translate knows de-en and text checkpoints, not {task!r}")
+    cap = args.max_len or cap
+    return lambda source: min(cap, 2 * len(source) + slack)
+
+
 def translate(args, torch, tm):
     start = time.perf_counter()
     model, meta = tm.load_kiln_checkpoint(args.checkpoint)
+    limit = output_limit(args, meta)
     model.eval()
     sources, references = read_ids(args.ids)
     loaded = time.perf_counter()
-    # models/decode/decode_all.cpp: sorted by source length (stable), batches of 32;
-    # de-en's limit per sentence is min(64, 2 len + 8).
+    # Sorted by source length (stable), batches of --batch (models/decode/decode_all.cpp
+    # groups by padded lengths into power-of-two batches that fit its --batch-tokens).
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
     hyps = [None] * len(sources)
     with torch.inference_mode():
         for begin in range(0, len(order), args.batch):
             ids = order[begin:begin + args.batch]
             rows = greedy_batch(torch, tm, model, [sources[i] for i in ids],
-                                [min(args.max_len, 2 * len(sources[i]) + 8) for i in ids], args)
+                                [limit(sources[i]) for i in ids], args)
             for i, tokens in zip(ids, rows):
                 hyps[i] = tokens[:-1] if tokens and tokens[-1] == args.eos else tokens
     end = time.perf_counter()
@@ -357,7 +393,8 @@ def translate(args, torch, tm):
         "decoding": "greedy, " + ("incremental (KV cache)" if args.decoding == "kv" else "full re-run of the prefix"),
         "threads": torch.get_num_threads(), "sentences": len(sources), "batch": args.batch,
         "generated_tokens": sum(map(len, hyps)), "load_s": round(loaded - start, 3),
-        "decode_s": round(end - loaded, 3), "wall_s": round(end - start, 3),
+        "decode_s": round(end - loaded, 3), "sentences_per_s": round(len(sources) / (end - loaded), 2),
+        "wall_s": round(end - start, 3),
         "exact_match": round(sum(h == r for h, r in scored) / len(scored), 4) if scored else None,
         "peak_rss_mib": round(peak_rss_mib(), 1), **environment_report(torch),
     }
