@@ -112,7 +112,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
          "jit: time every kernel call of the training step (each batch shape's runs 2 to 51) and at the end print "
          "the table by kernel of the shape that ran most and write its Chrome trace to this file")
       ->type_name("TRACE.json");
-  cmd->set_config("--config-file", "",
+  // Read by main (tools/config_file.h) before the flags are parsed; declared for --help.
+  static std::string config_file;
+  cmd->add_option("--config-file", config_file,
                   "read flags from this TOML or INI file, a key per flag (e.g. d-model = 256); DIR/settings.toml of a "
                   "run is one; flags on the command line win");
   cmd->footer([] { return models::recipes_help(); });  // before the passes footer

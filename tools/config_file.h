@@ -1,0 +1,16 @@
+#pragma once
+// `--config-file FILE` on any subcommand: a TOML or INI file (read by CLI11's
+// reader) whose keys are the subcommand's long flag names, e.g. `d-model = 256`,
+// `resume = true`. Its settings join the command line wherever the command line
+// does not give that flag, so flags given there win. `kiln train` writes one per
+// run (DIR/settings.toml).
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+// The arguments with `--config-file FILE` replaced by FILE's settings. kiln::Error
+// naming FILE for a file that cannot be read or parsed, or a key in a [section].
+std::vector<std::string> expand_config_file(const std::vector<std::string>& args);
+
+}  // namespace kiln::cli
