@@ -5,6 +5,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
+#include "models/eval/utf8.h"
 
 namespace kiln::models {
 namespace {
@@ -105,20 +106,11 @@ ParallelText read_parallel_text(const ParallelFiles& files, const CleaningLimits
 }
 
 std::string not_text(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
+  for (size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const std::string at = " at byte " + std::to_string(i + 1);
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\r') return "control byte " + std::to_string(c) + at;
-      ++i;
-      continue;
-    }
-    const size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-    bool ok = len > 0 && i + len <= s.size() && !(c >= 0xF0 && len != 4);
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (!ok) return "malformed UTF-8" + at;
-    i += len;
+    if (c < 0x20 && c != '\t' && c != '\r') return "control byte " + std::to_string(c) + " at byte " + std::to_string(i + 1);
   }
+  if (const auto at = malformed_utf8_at(s)) return "malformed UTF-8 at byte " + std::to_string(*at + 1);
   return "";
 }
 

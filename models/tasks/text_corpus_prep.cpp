@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <thread>
+#include <unordered_map>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
@@ -21,7 +22,7 @@ using nlohmann::json;
 
 // Subwords are learned from an evenly spaced sample of the train split, at most
 // this many texts per model: more costs time and changes the pieces little.
-constexpr std::size_t kSubwordSampleTexts = 200000;
+constexpr std::size_t kSubwordSampleTexts = 100000;
 // The longest length chosen from the data: the positional encodings' default.
 constexpr int64_t kMaxAutoLen = 256;
 
@@ -70,7 +71,9 @@ std::vector<std::string> sample(const std::vector<std::string>& a, const std::ve
 }
 
 // Encodes every text on all cores; ids >= 4 are moved by `shift` (the target
-// model's pieces after the source model's, with separate vocabularies).
+// model's pieces after the source model's, with separate vocabularies). Pieces
+// never cross a space (sentencepiece splits at whitespace before segmenting), so a
+// text's ids are its words' ids: each distinct word is segmented once per thread.
 std::vector<std::vector<int32_t>> encode_all(const Subwords& model, const std::vector<std::string>& texts,
                                              int32_t shift) {
   std::vector<std::vector<int32_t>> ids(texts.size());
@@ -78,10 +81,21 @@ std::vector<std::vector<int32_t>> encode_all(const Subwords& model, const std::v
   std::vector<std::thread> pool;
   for (std::size_t t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
+      std::unordered_map<std::string_view, std::vector<int32_t>> words;
       for (std::size_t i = t; i < texts.size(); i += threads) {
-        ids[i] = model.encode(texts[i]);
-        if (shift != 0)
-          for (int32_t& id : ids[i]) id += id >= 4 ? shift : 0;
+        std::string_view text = texts[i];
+        while (!text.empty()) {
+          const std::string_view word = text.substr(0, text.find(' '));
+          text.remove_prefix(std::min(text.size(), word.size() + 1));
+          auto it = words.find(word);
+          if (it == words.end()) {
+            std::vector<int32_t> pieces = model.encode(std::string(word));
+            if (shift != 0)
+              for (int32_t& id : pieces) id += id >= 4 ? shift : 0;
+            it = words.emplace(word, std::move(pieces)).first;
+          }
+          ids[i].insert(ids[i].end(), it->second.begin(), it->second.end());
+        }
       }
     });
   }
@@ -127,12 +141,14 @@ int64_t drop_longer(EncodedSplit& s, int64_t max_len) {
     }
     s.source[kept] = std::move(s.source[i]);
     s.target[kept] = std::move(s.target[i]);
-    s.text.source[kept] = std::move(s.text.source[i]);
-    s.text.target[kept] = std::move(s.text.target[i]);
+    if (!s.text.source.empty()) {
+      s.text.source[kept] = std::move(s.text.source[i]);
+      s.text.target[kept] = std::move(s.text.target[i]);
+    }
     ++kept;
   }
   const auto dropped = static_cast<int64_t>(s.source.size() - kept);
-  for (auto* v : {&s.text.source, &s.text.target}) v->resize(kept);
+  for (auto* v : {&s.text.source, &s.text.target}) v->resize(std::min(v->size(), kept));
   s.source.resize(kept);
   s.target.resize(kept);
   return dropped;
@@ -202,9 +218,15 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
   if (ec) throw Error("cannot create " + data_dir + ": " + ec.message());
   fs::remove(info_path, ec);  // written last: a preparation cut short is never taken for a whole one
 
+  // "preparing (12.3 s): WHAT..."
+  const auto progress = [&](const std::string& what) {
+    char at[32];
+    std::snprintf(at, sizeof at, "%.1f s", seconds_since(start));
+    log << "preparing (" << at << "): " << what << "..." << std::endl;
+  };
   std::vector<EncodedSplit> encoded(splits.size());
   for (std::size_t s = 0; s < splits.size(); ++s) {
-    log << "preparing: reading " << splits[s].name << "..." << std::endl;
+    progress(std::string("reading ") + splits[s].name);
     encoded[s].text = read_parallel_text(splits[s].files, o.limits);
     if (encoded[s].text.source.empty())
       throw Error(std::string(splits[s].flag) + " " + (s == 0 ? o.train : s == 1 ? o.valid : o.test) +
@@ -223,10 +245,10 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
   if (!o.spm_model.empty()) {
     models.emplace_back("spm.model", read_file(o.spm_model, 256 * kMiB, "a subword model"));
   } else if (info.joint_vocab) {
-    log << "preparing: learning a joint subword model of " << o.vocab_size << " pieces..." << std::endl;
+    progress("learning a joint subword model of " + std::to_string(o.vocab_size) + " pieces");
     models.emplace_back("spm.model", Subwords::learn(sample(train_text.source, &train_text.target), o.vocab_size));
   } else {
-    log << "preparing: learning a subword model of " << o.vocab_size << " pieces per language..." << std::endl;
+    progress("learning a subword model of " + std::to_string(o.vocab_size) + " pieces per language");
     models.emplace_back(info.source_model_file(), Subwords::learn(sample(train_text.source, nullptr), o.vocab_size));
     models.emplace_back(info.target_model_file(), Subwords::learn(sample(train_text.target, nullptr), o.vocab_size));
   }
@@ -237,10 +259,14 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
   const auto shift = static_cast<int32_t>(info.joint_vocab ? 0 : info.source_vocab - 4);
 
   for (std::size_t s = 0; s < splits.size(); ++s) {
-    log << "preparing: encoding " << splits[s].name << " (" << encoded[s].text.source.size() << " pairs)..."
-        << std::endl;
+    progress(std::string("encoding ") + splits[s].name + " (" + std::to_string(encoded[s].text.source.size()) +
+             " pairs)");
     encoded[s].source = encode_all(source_model, encoded[s].text.source, 0);
     encoded[s].target = encode_all(target_model, encoded[s].text.target, shift);
+    if (s == 0) {  // only valid's and test's text is kept (BLEU's references): the train text's memory goes
+      std::vector<std::string>().swap(encoded[s].text.source);
+      std::vector<std::string>().swap(encoded[s].text.target);
+    }
   }
   int64_t longest = 0;
   for (const EncodedSplit& e : encoded)
@@ -254,7 +280,7 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
       throw Error(std::string(splits[s].flag) + ": no pair is left within --max-len " + std::to_string(info.max_len));
     const ParallelText& t = encoded[s].text;
     info.summary += std::string(info.summary.empty() ? "" : "; ") + splits[s].name + ": " + std::to_string(t.lines) +
-                    " pairs read, " + std::to_string(t.source.size()) + " kept, skipped: " + t.skipped.str() +
+                    " pairs read, " + std::to_string(encoded[s].source.size()) + " kept, skipped: " + t.skipped.str() +
                     (dropped > 0 ? ", " + std::to_string(dropped) + " longer than " + std::to_string(info.max_len) +
                                        " subwords"
                                  : "");
@@ -266,6 +292,7 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
   info.bucket_lengths = choose_buckets(encoded[0], info.max_len);
   for (const auto& [file, bytes] : models) files.push_back({path_in(data_dir, file), bytes});
   write_files_atomically(files);
+  progress("writing " + data_dir);
   for (std::size_t s = 0; s < splits.size(); ++s)
     write_token_corpus(path_in(data_dir, std::string(splits[s].name) + ".ids"), info.model_vocab(), encoded[s].source,
                        encoded[s].target);

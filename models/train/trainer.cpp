@@ -198,7 +198,7 @@ class Trainer {
   void save();  // pauses the training clock
   // Keeps the checkpoint as DIR/best (and among the best kept) when this
   // evaluation's metric beats the best so far; counts evaluations for --patience.
-  void keep_best(double loss, double bleu, double chrf);
+  void keep_best(double loss, double bleu, double chrf, double minutes);
   // Every setting the run trains with, resolved (recipe, checkpoint, flags), by flag name.
   nlohmann::ordered_json settings() const;
   void write_settings();
@@ -460,6 +460,7 @@ void Trainer::report_profile() const {
 
 void Trainer::evaluate() {
   const Clock::time_point start = Clock::now();
+  const double minutes = run_seconds() / 60;  // the training time evaluated, before this evaluation's own time
   const auto& params = steps_->persistent();
   losses_->set_persistent(params);
   const double loss = evaluate_loss(*task_, *losses_, Split::dev, state_.batch_tokens, state_.max_train_len);
@@ -477,16 +478,16 @@ void Trainer::evaluate() {
   char loss_text[32];
   std::snprintf(loss_text, sizeof loss_text, "%.4f", loss);
   char minutes_text[48];
-  std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", run_seconds() / 60);
+  std::snprintf(minutes_text, sizeof minutes_text, " (%.1f min)", minutes);
   progress_.message("dev at step " + std::to_string(state_.step) + minutes_text + ": loss " + loss_text +
                     ", greedy on " + std::to_string(scores.hypotheses.size()) + " sentences: " +
                     bleu_str(scores.bleu) + ", " + chrf_str(scores.chrf) + ", exact match " +
                     percent(scores.exact_match));
-  keep_best(loss, scores.bleu.score, scores.chrf.score);
+  keep_best(loss, scores.bleu.score, scores.chrf.score, minutes);
   paused_seconds_ += seconds_since(start);
 }
 
-void Trainer::keep_best(double loss, double bleu, double chrf) {
+void Trainer::keep_best(double loss, double bleu, double chrf, double minutes) {
   const std::string& metric = state_.best_metric;
   const double score = metric == "loss" ? loss : metric == "bleu" ? bleu : chrf;
   const bool is_best = state_.best_step < 0 || better(metric, score, state_.best_score);
@@ -497,12 +498,12 @@ void Trainer::keep_best(double loss, double bleu, double chrf) {
   } else {
     ++state_.evals_since_best;
   }
-  nlohmann::ordered_json line = {{"event", "dev"}, {"step", state_.step}, {"minutes", run_seconds() / 60},
+  nlohmann::ordered_json line = {{"event", "dev"}, {"step", state_.step}, {"minutes", minutes},
                                  {"loss", loss},   {"bleu", bleu},        {"chrf", chrf},
                                  {"best", is_best}};
   run_log_->write(line.dump());
   if (!is_best && opts_.keep_best <= 1) return;
-  state_.train_seconds = run_seconds();
+  state_.train_seconds = minutes * 60;
   keep_if_best(opts_.checkpoint_dir,
                {task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)}, state_.step, metric,
                score, is_best, opts_.keep_best);
