@@ -11,6 +11,7 @@
 #include "compiler/backend.h"
 #include "compiler/jit_executable.h"
 #include "compiler/passes/pass_manager.h"
+#include "models/decode/decode_all.h"
 #include "models/train/trainer.h"
 
 namespace CLI {
@@ -131,28 +132,35 @@ void bind_inputs(Executable& exe, const std::vector<std::string>& args);
 CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts);
 void train(const models::TrainOptions& opts);
 
-// `kiln translate --checkpoint DIR [--beam K] [--length-penalty A] [TEXT...]`: each TEXT, or each
-// line of stdin when none is given, translated on its own stdout line. An empty line gets an error
-// on stderr and an empty output line, the others are still translated, and the command then fails
-// (exit 1) naming the empty lines.
+// `kiln translate --checkpoint DIR [-i FILE] [-o FILE] [--batch-tokens N] [--beam K] [--length-penalty A]
+// [--nbest K] [--buffer-lines N] [TEXT...]`: each TEXT, or each line of -i or of stdin, translated on its own
+// output line (--nbest: Moses' `i ||| translation ||| score` lines, i the 0-based line number), in the input's
+// order. Lines are decoded in batches, --buffer-lines at a time (interactive stdin: each line as it comes). A
+// blank line gets an empty output line. A line that cannot be translated gets an error on stderr and an empty
+// output line, the others are still translated, and the command then fails (exit 1) naming those lines. -o is
+// written atomically at the end.
 struct TranslateOptions {
   std::string checkpoint_dir;
-  std::vector<std::string> texts;  // empty: read stdin
-  int beam = 1;                    // 1: greedy
-  double length_penalty = 0.6;     // beam search's alpha
+  std::vector<std::string> texts;  // empty: read input_path, or stdin
+  std::string input_path;          // empty: stdin
+  std::string output_path;         // empty: stdout
+  models::DecodeOptions decode;    // --beam, --length-penalty, --batch-tokens, --nbest
+  bool nbest_lines = false;        // --nbest given: Moses' n-best lines
+  int64_t buffer_lines = 10000;    // lines read, sorted and decoded together
   std::string data_dir = "/usr/share/trans/de-en";
   compiler::BackendOptions exec;
 };
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts);
 void translate(const TranslateOptions& opts);
 
-// `kiln eval --checkpoint DIR --split dev|test [--beam K] [--limit N]`: corpus BLEU (sacreBLEU's
-// line) and the exact-match accuracy of the decoded split.
+// `kiln eval --checkpoint DIR (--split dev|test | --src FILE --ref FILE [--ref FILE...]) [--beam K] [--limit N]`:
+// corpus BLEU (sacreBLEU's line) and the exact-match accuracy of the decoded split or source file.
 struct EvalOptions {
   std::string checkpoint_dir;
   std::string split = "test";
-  int beam = 4;  // as the paper evaluates: beam 4, length penalty 0.6
-  double length_penalty = 0.6;
+  std::string src_path;                // a source file instead of a split
+  std::vector<std::string> ref_paths;  // its references, one line per source line each
+  models::DecodeOptions decode{4, 0.6};  // as the paper evaluates: beam 4, length penalty 0.6
   int64_t limit = 0;  // the first N sentences; 0: all
   std::string output_dir;  // also write src.txt, hyp.txt, ref.txt here
   std::string data_dir = "/usr/share/trans/de-en";
@@ -162,8 +170,8 @@ struct EvalOptions {
 CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts);
 void eval(const EvalOptions& opts);
 
-// translate's and eval's --beam, --length-penalty, --data-dir, --backend and --threads.
-void add_decoding_flags(CLI::App& cmd, int& beam, double& length_penalty, std::string& data_dir,
+// translate's and eval's --beam, --length-penalty, --batch-tokens, --data-dir, --backend and --threads.
+void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::string& data_dir,
                         compiler::BackendOptions& exec);
 
 }  // namespace kiln::cli

@@ -11,27 +11,39 @@
 #include "engine/ir/error.h"
 #include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
+#include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
+#include "tools/text_lines.h"
 
 namespace kiln::cli {
 
 CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
   auto* cmd = app.add_subcommand("eval",
-                                 "Decode a split with a trained model: corpus "
-                                 "BLEU and exact-match accuracy");
+                                 "Decode a split, or a source file against reference files, with a trained model: "
+                                 "corpus BLEU, chrF2 and exact-match accuracy");
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")->required();
-  cmd->add_option("--split", opts.split, "the examples to decode")
-      ->check(CLI::IsMember({"dev", "test"}))
-      ->capture_default_str();
-  cmd->add_option("--limit", opts.limit, "decode only the split's first N sentences")->check(positive(opts.limit));
+  auto* split = cmd->add_option("--split", opts.split, "the examples to decode")
+                    ->check(CLI::IsMember({"dev", "test"}))
+                    ->capture_default_str();
+  auto* src = cmd->add_option("--src", opts.src_path, "decode this file's lines instead of a split (needs --ref)")
+                  ->check(CLI::ExistingFile)
+                  ->excludes(split);
+  auto* ref = cmd->add_option("--ref", opts.ref_paths,
+                              "--src's reference translations, one line per source line; several files (or --ref "
+                              "given again) for several references")
+                  ->check(CLI::ExistingFile)
+                  ->needs(src);
+  src->needs(ref);
+  cmd->add_option("--limit", opts.limit, "decode only the first N sentences")->check(positive(opts.limit));
   cmd->add_option("--dump-ids", opts.dump_ids,
                   "write each sentence's source subword ids, a tab and the reference's ids to this file (one "
-                  "sentence per line) instead of decoding: the input of tools/bench/torch_transformer.py translate");
+                  "sentence per line) instead of decoding: the input of tools/bench/torch_transformer.py translate")
+      ->excludes(src);
   cmd->add_option("--output", opts.output_dir,
                   "also write what was scored to this directory, one sentence a line: src.txt, hyp.txt, ref.txt "
-                  "(all three or none)");
-  add_decoding_flags(*cmd, opts.beam, opts.length_penalty, opts.data_dir, opts.exec);
+                  "(and ref2.txt... for more references; all or none)");
+  add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
   return cmd;
 }
 
@@ -64,15 +76,70 @@ std::string lines(const std::vector<std::string>& texts) {
   return out;
 }
 
-// src.txt, hyp.txt and ref.txt in `dir`, all three or none.
-void write_scored(const std::string& dir, const std::vector<std::string>& sources, const models::DecodeScores& s) {
+// What eval decoded and scored.
+struct Scored {
+  std::string name;                  // the split, or the --src file
+  std::vector<std::string> sources;  // the source texts
+  models::ReferenceStreams refs;     // one stream per reference
+  models::DecodeScores scores;
+};
+
+Scored decode_split(models::TrainedModel& m, const EvalOptions& opts) {
+  const models::Split split = models::parse_split(opts.split);
+  Scored out{opts.split, {}, {}, models::evaluate_decoding(*m.task, *m.decoder, split, opts.limit, opts.decode)};
+  for (const models::Example& e : m.task->examples(split))
+    if (out.sources.size() < out.scores.hypotheses.size()) out.sources.push_back(e.src_text);
+  out.refs = {out.scores.references};
+  return out;
+}
+
+// --src's lines translated in batches (models/train/translate_lines.h), scored
+// against the --ref files; a line that cannot be translated is an error naming
+// it (a blank one scores as an empty translation).
+Scored decode_files(models::TrainedModel& m, const EvalOptions& opts) {
+  Scored out{opts.src_path, read_lines(opts.src_path, "--src"), {}, {}};
+  for (const std::string& path : opts.ref_paths) {
+    out.refs.push_back(read_lines(path, "--ref"));
+    if (out.refs.back().size() != out.sources.size())
+      throw Error("--ref: " + path + " has " + std::to_string(out.refs.back().size()) + " lines, --src " +
+                  opts.src_path + " has " + std::to_string(out.sources.size()));
+  }
+  if (opts.limit > 0 && static_cast<size_t>(opts.limit) < out.sources.size()) {
+    out.sources.resize(static_cast<size_t>(opts.limit));
+    for (auto& stream : out.refs) stream.resize(out.sources.size());
+  }
+  if (out.sources.empty()) throw Error("--src: " + opts.src_path + " has no lines to decode");
+  models::DecodeOptions decode = opts.decode;
+  decode.nbest = 1;
+  const auto translated = models::translate_lines(m, out.sources, decode);
+  models::DecodeScores& s = out.scores;
+  int64_t exact = 0;
+  for (size_t i = 0; i < translated.size(); ++i) {
+    if (!translated[i].error.empty())
+      throw Error(opts.src_path + ":" + std::to_string(i + 1) + ": " + translated[i].error);
+    s.hypotheses.push_back(translated[i].texts.empty() ? "" : translated[i].texts.front());
+    exact +=
+        std::any_of(out.refs.begin(), out.refs.end(), [&](const auto& refs) { return refs[i] == s.hypotheses[i]; });
+  }
+  s.references = out.refs.front();
+  s.exact_match = static_cast<double>(exact) / static_cast<double>(out.sources.size());
+  s.bleu = models::corpus_bleu(s.hypotheses, out.refs);
+  s.chrf = models::corpus_chrf(s.hypotheses, out.refs);
+  return out;
+}
+
+// src.txt, hyp.txt and ref.txt (ref2.txt... for more references) in `dir`, all or none.
+void write_scored(const std::string& dir, const Scored& scored) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("--output: cannot create " + dir + ": " + ec.message());
-  const auto at = [&](const char* name) { return (fs::path(dir) / name).string(); };
-  write_files_atomically(
-      {{at("src.txt"), lines(sources)}, {at("hyp.txt"), lines(s.hypotheses)}, {at("ref.txt"), lines(s.references)}});
+  const auto at = [&](const std::string& name) { return (fs::path(dir) / name).string(); };
+  std::vector<FileBytes> files{{at("src.txt"), lines(scored.sources)},
+                               {at("hyp.txt"), lines(scored.scores.hypotheses)}};
+  for (size_t k = 0; k < scored.refs.size(); ++k)
+    files.push_back({at(k == 0 ? "ref.txt" : "ref" + std::to_string(k + 1) + ".txt"), lines(scored.refs[k])});
+  write_files_atomically(files);
 }
 
 }  // namespace
@@ -81,30 +148,28 @@ void eval(const EvalOptions& opts) {
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
   if (!opts.dump_ids.empty()) return dump_ids(*m.task, opts);
   const auto start = std::chrono::steady_clock::now();
-  const models::DecodeScores s = models::evaluate_decoding(*m.task, *m.decoder, models::parse_split(opts.split),
-                                                           opts.limit, {opts.beam, opts.length_penalty});
+  const Scored scored = opts.src_path.empty() ? decode_split(m, opts) : decode_files(m, opts);
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+  const models::DecodeScores& s = scored.scores;
   const auto count = static_cast<int64_t>(s.hypotheses.size());
   char exact[64], took[64];
   std::snprintf(exact, sizeof exact, "%.2f%% (%lld of %lld)", 100 * s.exact_match,
                 static_cast<long long>(std::llround(s.exact_match * static_cast<double>(count))),
                 static_cast<long long>(count));
   std::snprintf(took, sizeof took, "decoding took %.2f s (JIT compiles included)\n", seconds.count());
-  if (!opts.output_dir.empty()) {
-    std::vector<std::string> sources;
-    for (const models::Example& e : m.task->examples(models::parse_split(opts.split)))
-      if (static_cast<int64_t>(sources.size()) < count) sources.push_back(e.src_text);
-    write_scored(opts.output_dir, sources, s);
-  }
+  if (!opts.output_dir.empty()) write_scored(opts.output_dir, scored);
   char decoding[64];
-  std::snprintf(decoding, sizeof decoding, "beam %d, length penalty %.2g", opts.beam, opts.length_penalty);
-  std::cout << m.task->name() << ' ' << opts.split << ", " << count << " sentences, "
-            << (opts.beam > 1 ? std::string(decoding) : std::string("greedy")) << '\n'
+  std::snprintf(decoding, sizeof decoding, "beam %d, length penalty %.2g", opts.decode.beam_size,
+                opts.decode.length_penalty);
+  std::cout << m.task->name() << ' ' << scored.name << ", " << count << " sentences, "
+            << (opts.decode.beam_size > 1 ? std::string(decoding) : std::string("greedy")) << '\n'
             << models::bleu_str(s.bleu) << '\n'
-            << "BLEU signature " << models::bleu_signature() << '\n'
+            << "BLEU signature " << models::bleu_signature(scored.refs.size()) << '\n'
+            << models::chrf_str(s.chrf) << '\n'
+            << "chrF2 signature " << models::chrf_signature(scored.refs.size()) << '\n'
             << "exact match " << exact << '\n'
             << took;
-  if (!opts.output_dir.empty()) std::cout << "wrote src.txt, hyp.txt and ref.txt to " << opts.output_dir << '\n';
+  if (!opts.output_dir.empty()) std::cout << "wrote what was scored to " << opts.output_dir << '\n';
 }
 
 }  // namespace kiln::cli

@@ -1,81 +1,159 @@
-#include <CLI/CLI.hpp>
-#include <iostream>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
-#include "models/train/trained_model.h"
+#include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
-#include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
+#include "tools/pass_flags.h"
+#include "tools/text_lines.h"
 
 namespace kiln::cli {
 
-void add_decoding_flags(CLI::App& cmd, int& beam, double& length_penalty, std::string& data_dir,
+void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::string& data_dir,
                         compiler::BackendOptions& exec) {
-  cmd.add_option("--beam", beam, "beam size (1: greedy)")->check(in_range(beam, 1, 64))->capture_default_str();
-  cmd.add_option("--length-penalty", length_penalty, "beam search's alpha in ((5 + len) / 6)^alpha")
-      ->check(in_range(length_penalty, 0.0, 10.0))
+  cmd.add_option("--beam", decode.beam_size, "beam size (1: greedy)")
+      ->check(in_range(decode.beam_size, 1, 64))
+      ->capture_default_str();
+  cmd.add_option("--length-penalty", decode.length_penalty, "beam search's alpha in ((5 + len) / 6)^alpha")
+      ->check(in_range(decode.length_penalty, 0.0, 10.0))
+      ->capture_default_str();
+  cmd.add_option("--batch-tokens", decode.batch_tokens,
+                 "the most tokens a decoding batch holds: sentences x beam x (padded source + output length)")
+      ->check(positive(decode.batch_tokens))
       ->capture_default_str();
   cmd.add_option("--data-dir", data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
   add_backend_flags(cmd, exec);
 }
 
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
-  auto* cmd = app.add_subcommand("translate", "Translate each TEXT, or each line of stdin, with a trained model");
+  auto* cmd =
+      app.add_subcommand("translate", "Translate each TEXT, or each line of a file or stdin, with a trained model");
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")->required();
-  cmd->add_option("TEXT", opts.texts, "sentences to translate (default: read stdin line by line)");
-  add_decoding_flags(*cmd, opts.beam, opts.length_penalty, opts.data_dir, opts.exec);
+  auto* texts = cmd->add_option("TEXT", opts.texts, "sentences to translate (default: the lines of -i or stdin)");
+  cmd->add_option("-i,--input", opts.input_path, "translate the lines of this file (default: stdin)")
+      ->check(CLI::ExistingFile)
+      ->excludes(texts);
+  cmd->add_option("-o,--output", opts.output_path,
+                  "write the translations to this file, atomically at the end (default: stdout)");
+  auto* nbest = cmd->add_option("--nbest", opts.decode.nbest,
+                                "print the K best translations of each line as `i ||| translation ||| score` "
+                                "(Moses' n-best format; i: the 0-based line number, score: the length-penalized "
+                                "log-prob); K <= --beam")
+                    ->check(in_range(opts.decode.nbest, 1, 64));
+  cmd->add_option("--buffer-lines", opts.buffer_lines,
+                  "lines read, sorted by length and decoded together (interactive stdin: one)")
+      ->check(positive(opts.buffer_lines))
+      ->capture_default_str();
+  add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
+  cmd->callback([&opts, nbest] {
+    opts.nbest_lines = nbest->count() > 0;
+    if (opts.decode.nbest > opts.decode.beam_size)
+      throw CLI::ValidationError("--nbest", std::to_string(opts.decode.nbest) + " is more than --beam " +
+                                                std::to_string(opts.decode.beam_size) + " keeps");
+  });
   return cmd;
 }
 
 namespace {
 
-// The longest stdin line read: past it the input is not sentences (an endless
-// /dev/zero, a binary file) and reading on would only grow memory.
-constexpr size_t kMaxLineBytes = 64 * 1024;
-
-// Reads one line of at most kMaxLineBytes (without its '\n'); false at the end of
-// the input. Throws kiln::Error for a longer line.
-bool read_line(std::istream& in, std::string& line, int64_t number) {
-  line.clear();
-  for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
-    if (c == '\n') return true;
-    if (line.size() == kMaxLineBytes)
-      throw Error("stdin: line " + std::to_string(number) + " is longer than " + std::to_string(kMaxLineBytes) +
-                  " bytes; translate reads one sentence per line of text");
-    line.push_back(static_cast<char>(c));
+// Where translations go (stdout, or -o at the end), and the lines that failed.
+class TranslationOutput {
+ public:
+  explicit TranslationOutput(const TranslateOptions& opts) : opts_(opts) {
+    // Checked before any decoding, not when writing at the end.
+    if (opts.output_path.empty()) return;
+    const std::filesystem::path dir = std::filesystem::absolute(opts.output_path).parent_path();
+    if (!std::filesystem::is_directory(dir)) throw Error("-o: " + dir.string() + " is not a directory");
   }
-  return !line.empty();
-}
+
+  // The translations of the next lines, in order: one output line each, or
+  // Moses' n-best lines (none for a line without a translation); errors on
+  // stderr.
+  void add(const std::vector<models::TranslatedLine>& lines) {
+    std::ostream& out = opts_.output_path.empty() ? std::cout : file_;
+    for (const models::TranslatedLine& line : lines) {
+      ++number_;
+      if (!line.error.empty()) {
+        std::cerr << "kiln: error: line " << number_ << ": " << line.error << '\n';
+        failed_.push_back(number_);
+      }
+      if (!opts_.nbest_lines) {
+        out << (line.texts.empty() ? "" : line.texts.front()) << '\n';
+        continue;
+      }
+      for (size_t i = 0; i < line.texts.size(); ++i) {
+        char score[32];
+        std::snprintf(score, sizeof score, "%.6f", line.scores[i]);
+        out << number_ - 1 << " ||| " << line.texts[i] << " ||| " << score << '\n';
+      }
+    }
+    out.flush();  // stdin may be interactive
+  }
+
+  // Writes -o, then throws kiln::Error naming the lines that failed, if any.
+  void finish() {
+    if (!opts_.output_path.empty()) {
+      try {
+        write_file_atomically(opts_.output_path, file_.str());
+      } catch (const Error& e) {
+        throw Error(std::string("-o: ") + e.what());
+      }
+    }
+    if (failed_.empty()) return;
+    std::string lines;
+    for (int64_t n : failed_) lines += (lines.empty() ? "" : ", ") + std::to_string(n);
+    throw Error(std::to_string(failed_.size()) + " of " + std::to_string(number_) +
+                " lines were not translated (line " + lines + ")");
+  }
+
+ private:
+  const TranslateOptions& opts_;
+  std::ostringstream file_;  // -o's contents
+  int64_t number_ = 0;       // lines so far
+  std::vector<int64_t> failed_;
+};
 
 }  // namespace
 
 void translate(const TranslateOptions& opts) {
+  TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
-  std::vector<int64_t> failed;
-  int64_t number = 0;
-  const auto one = [&](const std::string& line) {
-    ++number;
-    // One output line per input line, so outputs stay aligned with inputs;
-    // flushed: stdin may be interactive.
-    try {
-      std::cout << models::translate(m, line, {opts.beam, opts.length_penalty}) << std::endl;
-    } catch (const Error& e) {
-      std::cout << std::endl;
-      std::cerr << "kiln: error: line " << number << ": " << e.what() << '\n';
-      failed.push_back(number);
-    }
+  const auto translate_buffer = [&](const std::vector<std::string>& lines) {
+    output.add(models::translate_lines(m, lines, opts.decode));
   };
   if (!opts.texts.empty()) {
-    for (const std::string& text : opts.texts) one(text);
+    translate_buffer(opts.texts);
   } else {
-    for (std::string line; read_line(std::cin, line, number + 1);) one(line);
+    std::ifstream file;
+    if (!opts.input_path.empty()) {
+      file.open(opts.input_path, std::ios::binary);
+      if (!file) throw Error("-i: cannot open " + opts.input_path);
+    }
+    std::istream& in = opts.input_path.empty() ? std::cin : file;
+    // A person typing gets each line's translation as soon as it is typed.
+    const bool interactive = opts.input_path.empty() && isatty(STDIN_FILENO);
+    const size_t buffer = interactive ? 1 : static_cast<size_t>(opts.buffer_lines);
+    const std::string name = opts.input_path.empty() ? "stdin" : opts.input_path;
+    std::vector<std::string> lines;
+    int64_t number = 0;
+    for (std::string line; read_line(in, line, name, ++number);) {
+      lines.push_back(line);
+      if (lines.size() == buffer) {
+        translate_buffer(lines);
+        lines.clear();
+      }
+    }
+    if (!lines.empty()) translate_buffer(lines);
   }
-  if (!failed.empty()) {
-    std::string lines;
-    for (int64_t n : failed) lines += (lines.empty() ? "" : ", ") + std::to_string(n);
-    throw Error(std::to_string(failed.size()) + " of " + std::to_string(number) + " lines were not translated (line " +
-                lines + ")");
-  }
+  output.finish();
 }
 
 }  // namespace kiln::cli

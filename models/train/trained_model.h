@@ -24,9 +24,4 @@ struct TrainedModel {
 TrainedModel load_trained_model(const std::string& checkpoint_dir, const std::string& data_path,
                                 const compiler::BackendOptions& exec);
 
-// One sentence translated (greedy, or beam search with opts.beam_size > 1):
-// what `kiln translate` prints for a line. kiln::Error for a blank sentence, one
-// that is not UTF-8 text (naming the byte), or one the task cannot encode.
-std::string translate(TrainedModel& m, const std::string& sentence, const DecodeOptions& opts);
-
 }  // namespace kiln::models

@@ -63,10 +63,10 @@ def test_translate_errors(checkpoint, tmp_path):
     with pytest.raises(kiln.Error) as e:
         kiln.translate(path, ["1 2 3", "", "1 x"])
     assert str(e.value).splitlines() == [
-        "sentence 2: the line is empty: nothing to translate",
         "sentence 3: copy task: bad token 'x' (expected integers 1..10 separated by spaces)",
-        "2 of 3 sentences were not translated (sentence 2, 3)",
+        "1 of 3 sentences were not translated (sentence 3)",
     ]
+    assert kiln.translate(path, ["1 2 3", " "])[1] == ""  # a blank sentence translates to nothing, not an error
     with pytest.raises(kiln.Error, match=r"checkpoint"):
         kiln.translate(str(tmp_path / "missing"), "1 2 3")
     with pytest.raises(kiln.Error, match=r"beam: 0"):

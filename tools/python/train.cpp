@@ -8,6 +8,7 @@
 
 #include "engine/ir/error.h"
 #include "models/train/trained_model.h"
+#include "models/train/translate_lines.h"
 #include "models/train/trainer.h"
 #include "tools/python/bindings.h"
 
@@ -141,17 +142,19 @@ class Translator {
     model_ = models::load_trained_model(checkpoint, data_dir, exec);
   }
 
-  // Each sentence's translation, in order. The sentences that cannot be
-  // translated are named, with why, in one kiln.Error after all were tried.
+  // Each sentence's translation, in order, decoded in batches; a blank one
+  // translates to "". The sentences that cannot be translated are named, with
+  // why, in one kiln.Error after all were tried.
   std::vector<std::string> translate(const std::vector<std::string>& sentences) {
     py::gil_scoped_release unlocked;
     std::vector<std::string> out;
     std::string errors, numbers;
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      try {
-        out.push_back(models::translate(model_, sentences[i], decode_));
-      } catch (const Error& e) {
-        errors += "sentence " + std::to_string(i + 1) + ": " + e.what() + "\n";
+    const auto lines = models::translate_lines(model_, sentences, decode_);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].error.empty()) {
+        out.push_back(lines[i].texts.empty() ? "" : lines[i].texts.front());
+      } else {
+        errors += "sentence " + std::to_string(i + 1) + ": " + lines[i].error + "\n";
         numbers += (numbers.empty() ? "" : ", ") + std::to_string(i + 1);
       }
     }

@@ -1,0 +1,30 @@
+#include "tools/text_lines.h"
+
+#include <fstream>
+
+#include "engine/ir/error.h"
+
+namespace kiln::cli {
+
+bool read_line(std::istream& in, std::string& line, const std::string& name, int64_t number) {
+  line.clear();
+  for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (line.size() == kMaxLineBytes)
+      throw Error(name + ": line " + std::to_string(number) + " is longer than " + std::to_string(kMaxLineBytes) +
+                  " bytes; kiln reads one sentence per line of text");
+    line.push_back(static_cast<char>(c));
+  }
+  if (in.bad()) throw Error(name + ": cannot read line " + std::to_string(number));
+  return !line.empty();
+}
+
+std::vector<std::string> read_lines(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(flag + ": cannot open " + path);
+  std::vector<std::string> lines;
+  for (std::string line; read_line(in, line, path, static_cast<int64_t>(lines.size()) + 1);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace kiln::cli
