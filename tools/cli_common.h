@@ -174,4 +174,17 @@ void eval(const EvalOptions& opts);
 void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::string& data_dir,
                         compiler::BackendOptions& exec);
 
+// ---- Scoring translation files (tools/cmd_score.cpp) ----
+
+// `kiln score --hyp FILE --ref FILE [FILE...] [--json]`: corpus BLEU and chrF2 of the hypothesis file
+// against one or more reference files (one sentence a line, UTF-8), sacreBLEU's lines and signatures or
+// one JSON object.
+struct ScoreOptions {
+  std::string hyp_path;
+  std::vector<std::string> ref_paths;  // one reference stream each
+  bool json = false;
+};
+CLI::App* add_score_command(CLI::App& app, ScoreOptions& opts);
+void score(const ScoreOptions& opts);
+
 }  // namespace kiln::cli

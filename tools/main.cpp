@@ -2,6 +2,7 @@
 // become messages and exit codes: 0 success, 1 a user error (bad graph, file or
 // binding), 2 bad flags.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "compiler/aot/aot_interface.h"
@@ -11,6 +12,8 @@
 #include "tools/cli_common.h"
 #include "tools/cmd_average.h"
 #include "tools/cmd_batches.h"
+#include "tools/config_file.h"
+#include "tools/corpus_flags.h"
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
 #include "tools/cmd_import.h"
@@ -186,6 +189,12 @@ int main(int argc, char** argv) {
   auto* average = kiln::cli::add_average_command(app, average_opts);
   kiln::cli::BatchesOptions batches_opts;
   auto* batches = kiln::cli::add_batches_command(app, batches_opts);
+  kiln::cli::PrepareOptions prepare_opts;
+  auto* prepare = kiln::cli::add_prepare_command(app, prepare_opts);
+
+  // Scoring any translation file against references (cmd_score.cpp).
+  kiln::cli::ScoreOptions score_opts;
+  auto* score = kiln::cli::add_score_command(app, score_opts);
 
   // The Transformer's graphs as .kir files (cmd_export.cpp).
   kiln::cli::ExportOptions export_opts;
@@ -196,8 +205,16 @@ int main(int argc, char** argv) {
                                                   "files (kiln import --help for its flags)");
   import_cmd->prefix_command()->set_help_flag();
 
+  std::vector<std::string> args;
   try {
-    app.parse(argc, argv);
+    args = kiln::cli::expand_config_file({argv + 1, argv + argc});
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: error: " << e.what() << '\n';
+    return 2;
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
+  try {
+    app.parse(args);
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -221,6 +238,8 @@ int main(int argc, char** argv) {
     if (*eval) kiln::cli::eval(eval_opts);
     if (*average) kiln::cli::average(average_opts);
     if (*batches) kiln::cli::write_batches(batches_opts);
+    if (*prepare) kiln::cli::prepare(prepare_opts);
+    if (*score) kiln::cli::score(score_opts);
     if (*export_cmd) kiln::cli::export_model(export_opts);
     if (*import_cmd) kiln::cli::exec_import(import_cmd->remaining());
   } catch (const kiln::ParseError& e) {
