@@ -27,12 +27,11 @@ struct Candidate {
 
 // The `k` most likely tokens of one row of log-probs that the decoder may
 // produce (ties: lower id first).
-std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k, const DecodeTokens& tokens) {
+std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k, const std::vector<char>& allowed) {
   std::vector<int32_t> ids;
   for (int32_t id = 0; id < static_cast<int32_t>(vocab); ++id)
-    if (tokens.may_produce(id)) ids.push_back(id);
-  const int64_t allowed = static_cast<int64_t>(ids.size());
-  const auto count = static_cast<ptrdiff_t>(std::min(k, allowed));
+    if (allowed[static_cast<size_t>(id)]) ids.push_back(id);
+  const auto count = static_cast<ptrdiff_t>(std::min(k, static_cast<int64_t>(ids.size())));
   std::partial_sort(ids.begin(), ids.begin() + count, ids.end(),
                     [row](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
   ids.resize(static_cast<size_t>(count));
@@ -54,10 +53,11 @@ class SentenceBeam {
   // of f32[rows, vocab] from `log_probs`); returns, for each of the k rows, the
   // row (of the k) it continues from.
   std::vector<int32_t> advance(const float* log_probs, int64_t vocab) {
+    if (allowed_.empty()) allowed_ = tokens_.allowed(vocab);
     std::vector<Candidate> candidates;
     for (size_t r = 0; r < live_.size(); ++r) {
       const float* row = log_probs + static_cast<int64_t>(r) * vocab;
-      for (int32_t id : top_tokens(row, vocab, k_, tokens_)) {
+      for (int32_t id : top_tokens(row, vocab, k_, allowed_)) {
         Candidate c{live_[r], static_cast<int32_t>(r)};
         c.hyp.tokens.push_back(id);
         c.hyp.log_prob += row[id];
@@ -108,6 +108,7 @@ class SentenceBeam {
   int64_t max_len_, k_;
   double alpha_;
   const DecodeTokens& tokens_;
+  std::vector<char> allowed_;  // tokens_.allowed(vocab), made at the first step
   std::vector<Hypothesis> live_, finished_;
 };
 

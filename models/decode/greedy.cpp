@@ -22,15 +22,17 @@ std::vector<std::vector<int32_t>> greedy_decode(StepDecoder& decoder, const Tens
   // Each row's last token; rows that are done get bos (any valid token: their
   // results are not read).
   std::vector<int32_t> fed(static_cast<size_t>(rows), tokens.bos);
+  std::vector<char> allowed;
   while (std::find(done.begin(), done.end(), false) != done.end()) {
     const Tensor& lp = decoder.step(fed);
-    const auto& probs = lp.f32();
     const int64_t vocab = lp.shape().at(1);
+    if (allowed.empty()) allowed = tokens.allowed(vocab);
     for (int64_t b = 0; b < rows; ++b) {
       if (done[b]) continue;
+      const float* row = lp.f32().data() + b * vocab;
       int32_t best = -1;
       for (int32_t v = 0; v < static_cast<int32_t>(vocab); ++v)
-        if (tokens.may_produce(v) && (best < 0 || probs(b, v) > probs(b, best))) best = v;
+        if (allowed[static_cast<size_t>(v)] && (best < 0 || row[v] > row[best])) best = v;
       if (best < 0) throw Error("greedy_decode: every token of the vocabulary is excluded");
       out[b].push_back(best);
       done[b] = best == tokens.eos || static_cast<int64_t>(out[b].size()) >= max_lens[b];

@@ -19,6 +19,14 @@ struct DecodeTokens {
   std::vector<int32_t> never{};  // ids never produced (masked out of every step's log-probs)
 
   bool may_produce(int32_t id) const { return std::find(never.begin(), never.end(), id) == never.end(); }
+  // allowed[id] == 1 for the ids of a vocab-sized row that may be produced: a
+  // decoder looks each id up once per step and row, `never` may be long.
+  std::vector<char> allowed(int64_t vocab) const {
+    std::vector<char> mask(static_cast<size_t>(vocab), 1);
+    for (int32_t id : never)
+      if (id >= 0 && id < vocab) mask[static_cast<size_t>(id)] = 0;
+    return mask;
+  }
 };
 
 // src i32[B,S]; max_lens[b]: the most tokens row b may produce (its limit).
