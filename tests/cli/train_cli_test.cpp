@@ -327,7 +327,8 @@ TEST_CASE("kiln average refuses what it cannot average, naming why") {
   };
   fails({"average", "--checkpoint", run, "--last", "5", "-o", dir.file("o")}, "has 2 snapshots");
   fails({"average", "--checkpoint", run, "-o", dir.file("o")}, "needs --last N");
-  fails({"average", run, "--last", "2", "-o", dir.file("o")}, "--last needs --checkpoint");
+  fails({"average", run, "--last", "2", "-o", dir.file("o")}, "--last and --best need --checkpoint");
+  fails({"average", "--checkpoint", run, "--best", "1", "-o", dir.file("o")}, "keeps 0 evaluated checkpoints");
   fails({"average", run, "-o", run}, "is one of the inputs");
   fails({"average", dir.file("missing"), "-o", dir.file("o")}, "missing");
   fails({"average", run}, "--output");
