@@ -3,7 +3,6 @@
 // each row taking its most likely next token among those it may produce
 // (DecodeTokens::never: padding, unknown, bos). Rows stop at eos or at their
 // length limit.
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +17,6 @@ struct DecodeTokens {
   int32_t eos = -1;            // -1: no end token, every row runs to its limit
   std::vector<int32_t> never{};  // ids never produced (masked out of every step's log-probs)
 
-  bool may_produce(int32_t id) const { return std::find(never.begin(), never.end(), id) == never.end(); }
   // allowed[id] == 1 for the ids of a vocab-sized row that may be produced: a
   // decoder looks each id up once per step and row, `never` may be long.
   std::vector<char> allowed(int64_t vocab) const {
