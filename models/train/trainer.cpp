@@ -527,12 +527,12 @@ nlohmann::ordered_json Trainer::settings() const {
                               {"lr-factor", state_.lr_factor},
                               {"update-freq", state_.update_freq},
                               {"best-metric", state_.best_metric},
-                              {"patience", opts_.patience},
                               {"keep-best", opts_.keep_best},
                               {"backend", opts_.exec.backend}};
   if (opts_.minutes > 0) j["minutes"] = opts_.minutes;
   if (opts_.steps > 0) j["steps"] = opts_.steps;
   if (state_.max_train_len > 0) j["max-train-len"] = state_.max_train_len;
+  if (opts_.patience > 0) j["patience"] = opts_.patience;  // 0 (never stop early) is the default, not a value
   if (opts_.eval_every > 0) j["eval-every"] = opts_.eval_every;
   if (opts_.eval_minutes > 0) j["eval-minutes"] = opts_.eval_minutes;
   if (opts_.save_every > 0) j["save-every"] = opts_.save_every;

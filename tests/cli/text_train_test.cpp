@@ -152,6 +152,11 @@ TEST_CASE("kiln train --train: a second run and a resume reuse the prepared corp
   CHECK(r.err.find("preparing") == std::string::npos);
   CHECK(fs::last_write_time(first + "/data/train.ids") == prepared_at);
 
+  // The settings of a run without --patience read back: a resume from its own file.
+  CHECK(read_file(first + "/settings.toml").find("patience") == std::string::npos);
+  r = run_kiln({"train", "--config-file", first + "/settings.toml", "--resume", "--steps", "3"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+
   // Other files on resume: refused, the checkpoint left as it was.
   write_corpus(dir, "other", 50, 1);
   std::vector<std::string> other = text_args(dir, first, {"--steps", "2", "--resume"});
