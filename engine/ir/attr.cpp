@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/ir/error.h"
+#include "engine/ir/utf8.h"
 
 namespace kiln {
 
@@ -59,6 +60,28 @@ std::string attr_str(const Attr& a) {
     case AttrKind::dtype: return std::string(dtype_name(std::get<DType>(a)));
   }
   return "?";
+}
+
+bool is_attr_name(std::string_view s) {
+  const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (s.empty() || !letter(s[0])) return false;
+  for (char c : s)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+
+Attrs::Attrs(std::initializer_list<std::pair<const std::string, Attr>> init) {
+  for (const auto& [name, value] : init) set(name, value);
+}
+
+void Attrs::set(const std::string& name, Attr value) {
+  if (!is_attr_name(name))
+    throw Error("invalid attribute name '" + name + "' (a letter or '_', then letters, digits, '_')");
+  if (const auto* s = std::get_if<std::string>(&value))
+    if (const auto at = malformed_utf8_at(*s))
+      throw Error("attribute '" + name + "': the string is not UTF-8 (malformed at byte " + std::to_string(*at + 1) +
+                  ")");
+  map_[name] = std::move(value);
 }
 
 bool Attrs::operator==(const Attrs& other) const {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -22,14 +23,19 @@ AttrKind attr_kind(const Attr& a);
 // a '.', an exponent, or are inf/nan, so they never read back as ints.
 std::string attr_str(const Attr& a);
 
-// Attributes of one node, kept sorted by name so printing is canonical.
+// Whether `s` can name an attribute in .kir: a letter or '_', then letters, digits, '_'.
+bool is_attr_name(std::string_view s);
+
+// Attributes of one node, kept sorted by name so printing is canonical. Every
+// attribute prints as .kir that parses back: set() refuses (kiln::Error naming
+// the attribute) a name that is not is_attr_name() and a string that is not UTF-8.
 class Attrs {
  public:
   Attrs() = default;
-  Attrs(std::initializer_list<std::pair<const std::string, Attr>> init) : map_(init) {}
+  Attrs(std::initializer_list<std::pair<const std::string, Attr>> init);
 
   bool has(const std::string& name) const { return map_.count(name) != 0; }
-  void set(const std::string& name, Attr value) { map_[name] = std::move(value); }
+  void set(const std::string& name, Attr value);
   const Attr* find(const std::string& name) const;
 
   // Typed getters; throw kiln::Error naming the attribute if missing or of another kind.

@@ -1,5 +1,7 @@
 #include "engine/ir/graph.h"
 
+#include <algorithm>
+
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 
@@ -26,9 +28,25 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
+void check_identifier(std::string_view s, std::string_view what) {
+  if (!is_identifier(s))
+    throw Error("invalid " + std::string(what) + " name '" + std::string(s) + "' (letters, digits, '_' and '.')");
+}
+
+Graph::Graph(std::string name) : name_(std::move(name)) { check_identifier(name_, "graph"); }
+
+void Graph::set_name(std::string name) {
+  check_identifier(name, "graph");
+  name_ = std::move(name);
+}
+
+void Graph::check_free_name(const std::string& name) const {
+  check_identifier(name, "value");
+  if (by_name_.count(name)) throw Error("value %" + name + " is already defined");
+}
+
 Value Graph::add_value(ValueInfo info) {
-  if (!is_identifier(info.name)) throw Error("invalid value name '" + info.name + "'");
-  if (by_name_.count(info.name)) throw Error("value %" + info.name + " is already defined");
+  check_free_name(info.name);
   const Value v{static_cast<int32_t>(values_.size())};
   by_name_.emplace(info.name, v.id);
   values_.push_back(std::move(info));
@@ -37,6 +55,14 @@ Value Graph::add_value(ValueInfo info) {
 
 Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, Attrs attrs) {
   if (kind == ValueKind::result) throw Error("declare: a result is not a declaration");
+  const std::string decl = std::string(value_kind_name(kind)) + " %" + name;
+  for (int64_t d : type.shape)
+    if (d < 0) throw Error(decl + ": " + type_str(type) + " has a negative dimension");
+  try {
+    (void)type.numel();
+  } catch (const Error& e) {
+    throw Error(decl + ": " + e.what());
+  }
   const Value v = add_value({name, std::move(type), kind, -1, std::move(attrs)});
   decls_.push_back(v);
   return v;
@@ -47,10 +73,19 @@ int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs att
                         std::shared_ptr<const Graph> body, SourceLoc loc) {
   const auto node_id = static_cast<int32_t>(nodes_.size());
   Node node{def, std::move(operands), std::move(attrs), {}, std::move(body), std::move(loc)};
-  for (size_t i = 0; i < result_types.size(); ++i) {
-    std::string name = i < result_names.size() && !result_names[i].empty() ? result_names[i] : fresh_name();
-    node.results.push_back(add_value({std::move(name), result_types[i], ValueKind::result, node_id, {}}));
+  // Every name is settled before the first result is added, so a bad one leaves the graph as it was.
+  std::vector<std::string> names(result_types.size());
+  for (size_t i = 0; i < names.size() && i < result_names.size(); ++i) {
+    if (result_names[i].empty()) continue;
+    check_free_name(result_names[i]);
+    if (std::count(names.begin(), names.end(), result_names[i]))
+      throw Error("value %" + result_names[i] + " is already defined");
+    names[i] = result_names[i];
   }
+  for (std::string& name : names)
+    while (name.empty() || std::count(names.begin(), names.end(), name) > 1) name = fresh_name();
+  for (size_t i = 0; i < names.size(); ++i)
+    node.results.push_back(add_value({std::move(names[i]), result_types[i], ValueKind::result, node_id, {}}));
   nodes_.push_back(std::move(node));
   return node_id;
 }
@@ -61,8 +96,7 @@ void Graph::add_output(Value v) {
 }
 
 void Graph::rename(Value v, const std::string& name) {
-  if (!is_identifier(name)) throw Error("invalid value name '" + name + "'");
-  if (by_name_.count(name)) throw Error("value %" + name + " is already defined");
+  check_free_name(name);
   ValueInfo& info = values_.at(static_cast<size_t>(v.id));
   by_name_.erase(info.name);
   by_name_.emplace(name, v.id);

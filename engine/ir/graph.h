@@ -57,15 +57,19 @@ struct Node {
 // deques, which never move their elements. A rename changes the name in place.
 class Graph {
  public:
-  explicit Graph(std::string name = "main") : name_(std::move(name)) {}
+  // Names, like everything a graph holds, are what .kir can write and read back:
+  // an invalid graph name (is_identifier) is a kiln::Error.
+  explicit Graph(std::string name = "main");
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name);
 
-  // Declares an input, param or state; throws kiln::Error if the name is taken or invalid.
+  // Declares an input, param or state; throws kiln::Error if the name is taken or
+  // invalid, or the type has a negative dim or more elements than int64 counts.
   Value declare(ValueKind kind, const std::string& name, TensorType type, Attrs attrs = {});
-  // Appends a node without checking it (the Builder and the parser check first).
-  // An empty result name gets a fresh numeric name.
+  // Appends a node without checking its op (the Builder and the parser check
+  // first). An empty result name gets a fresh numeric name; an invalid or taken
+  // one throws kiln::Error before anything is added.
   int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                    const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
                    std::shared_ptr<const Graph> body = nullptr, SourceLoc loc = {});
@@ -89,6 +93,8 @@ class Graph {
   std::string fresh_name(std::string_view hint = {}) const;
 
  private:
+  // Throws kiln::Error unless `name` is a valid value name that no value has.
+  void check_free_name(const std::string& name) const;
   Value add_value(ValueInfo info);
 
   std::string name_;
@@ -102,5 +108,7 @@ class Graph {
 
 // Whether `s` is a valid value or graph name: [A-Za-z0-9_.]+
 bool is_identifier(std::string_view s);
+// Throws kiln::Error "invalid WHAT name 'S' (...)" unless is_identifier(s).
+void check_identifier(std::string_view s, std::string_view what);
 
 }  // namespace kiln

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "engine/ir/utf8.h"
+
 namespace kiln {
 
 static bool is_word_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -27,8 +29,10 @@ std::string describe(const Token& t) {
       return "'@" + t.text + "'";
     case TokenKind::string: {
       std::string s = "string \"";
-      s += t.text.size() > 20 ? t.text.substr(0, 20) + "..." : t.text;
-      return s + "\"";
+      if (t.text.size() <= 20) return s + t.text + "\"";
+      size_t cut = 20;  // not inside a UTF-8 character
+      while (cut > 0 && (static_cast<unsigned char>(t.text[cut]) & 0xc0) == 0x80) --cut;
+      return s + t.text.substr(0, cut) + "...\"";
     }
     default:
       return "'" + t.text + "'";
@@ -161,8 +165,13 @@ Token Lexer::lex_string() {
       advance();
       continue;
     }
-    t.text += c;
-    advance();
+    // Strings hold UTF-8 text, so every graph prints as text (Python's str(g)).
+    const size_t len = utf8_sequence_length(text_, pos_);
+    if (len == 0) fail("string is not UTF-8: " + char_str(c) + " starts no UTF-8 character");
+    for (size_t i = 0; i < len; ++i) {
+      t.text += peek();
+      advance();
+    }
   }
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 // Text as sacreBLEU sees it: Python str, a sequence of Unicode code points.
 // BLEU's tokenizer and chrF's character n-grams both work on whole characters.
-#include <cstddef>
-#include <optional>
 #include <string_view>
 #include <vector>
+
+#include "engine/ir/utf8.h"
 
 namespace kiln::models {
 
@@ -16,9 +16,7 @@ std::vector<std::string_view> characters(std::string_view s);
 // and str.rstrip() treat as whitespace.
 bool is_space(std::string_view c);
 
-// The 0-based byte offset of the first malformed UTF-8 sequence in `s` (a stray
-// continuation byte, a truncated sequence, an overlong form, a surrogate or a
-// code point above U+10FFFF), or nullopt if `s` is valid UTF-8.
-std::optional<size_t> malformed_utf8_at(std::string_view s);
+// The strict validator lives with the IR, whose strings must be UTF-8 too.
+using kiln::malformed_utf8_at;
 
 }  // namespace kiln::models

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "check_error.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/verifier.h"
@@ -48,4 +49,46 @@ TEST_CASE("references into the graph survive thousands of later nodes and declar
   CHECK(y_node.op() == "exp");
   CHECK(y_node.results == std::vector<Value>{y});
   CHECK(&g.nodes().front() == &y_node);
+}
+
+TEST_CASE("a graph holds only names and strings that print as .kir and parse back") {
+  check_error([] { Graph bad("a b"); }, {"invalid graph name 'a b'"});
+  Graph g("t");
+  check_error([&] { g.set_name("x}"); }, {"invalid graph name 'x}'"});
+  CHECK(g.name() == "t");
+  g.set_name("t.2");
+  const TensorType f2{DType::f32, {2}};
+  check_error([&] { g.declare(ValueKind::param, "w", f2, {{"a b", int64_t{1}}}); }, {"invalid attribute name 'a b'"});
+  const auto not_utf8 = [&] { g.declare(ValueKind::param, "w", f2, {{"init", std::string("ab\xff")}}); };
+  check_error(not_utf8, {"attribute 'init': the string is not UTF-8 (malformed at byte 3)"});
+  Attrs attrs;
+  check_error([&] { attrs.set("1x", true); }, {"invalid attribute name '1x'"});
+  CHECK(attrs.empty());
+  attrs.set("_x1", std::string("Grüße"));
+  CHECK(g.find("w") == std::nullopt);
+}
+
+TEST_CASE("a declaration's type has no negative dims and a countable size") {
+  Graph g("t");
+  const TensorType negative{DType::f32, {0, -3}}, huge{DType::f32, {int64_t{1} << 62, 4}};
+  check_error([&] { g.declare(ValueKind::param, "w", negative); }, {"param %w: f32[0,-3] has a negative dimension"});
+  check_error([&] { g.declare(ValueKind::input, "x", huge); },
+              {"input %x: shape [4611686018427387904,4] has too many elements"});
+  CHECK(g.declarations().empty());
+}
+
+TEST_CASE("a node whose result names are bad adds nothing") {
+  Graph g("t");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {2}});
+  const OpDef* exp = OpRegistry::global().find("exp");
+  const std::vector<TensorType> two = {b.type(x), b.type(x)};
+  check_error([&] { g.add_node(exp, {x}, {}, two, {"ok", "bad name"}); }, {"invalid value name 'bad name'"});
+  check_error([&] { g.add_node(exp, {x}, {}, two, {"x", "y"}); }, {"value %x is already defined"});
+  check_error([&] { g.add_node(exp, {x}, {}, two, {"y", "y"}); }, {"value %y is already defined"});
+  CHECK(g.nodes().empty());
+  CHECK(g.num_values() == 1);
+  g.add_node(exp, {x}, {}, two, {"", "0"});  // the fresh name avoids the other result's
+  CHECK(g.name_of(g.nodes()[0].results[0]) == "1");
+  CHECK(g.name_of(g.nodes()[0].results[1]) == "0");
 }
