@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 
 namespace kiln::onnx {
 
@@ -16,9 +17,10 @@ namespace {
 // The elements of a raw_data field (little-endian, as x86 is).
 template <class T>
 std::vector<T> raw_elements(const std::string& raw, int64_t count, const std::string& what) {
-  if (raw.size() != static_cast<size_t>(count) * sizeof(T))
+  const uint64_t need = checked_bytes(static_cast<uint64_t>(count), sizeof(T), what);
+  if (raw.size() != need)
     throw Error(what + ": raw data has " + std::to_string(raw.size()) + " bytes, its dims need " +
-                std::to_string(static_cast<size_t>(count) * sizeof(T)));
+                std::to_string(need));
   std::vector<T> out(static_cast<size_t>(count));
   if (count > 0) std::memcpy(out.data(), raw.data(), raw.size());
   return out;
@@ -83,6 +85,11 @@ bool Constant::uniform() const {
   return std::all_of(ints.begin(), ints.end(), [&](int64_t v) { return v == ints[0]; });
 }
 
+Constant Constant::element(size_t i) const {
+  if (dtype == DType::f32) return {.dtype = dtype, .reals = {reals.at(i)}};
+  return {.dtype = dtype, .ints = {ints.at(i)}};
+}
+
 Tensor Constant::to_tensor(const std::string& what) const {
   const std::vector<size_t> xshape = xt_shape(shape);
   if (dtype == DType::f32) {
@@ -111,7 +118,17 @@ Constant constant_from_proto(const ::onnx::TensorProto& t, const std::string& wh
   Shape shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) throw Error(what + ": negative dim " + std::to_string(d));
-  const int64_t n = numel(shape);
+  int64_t n = 0;
+  try {
+    n = numel(shape);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
+  // The dims come from the file: what the Constant will hold (a float or an
+  // int64 per element) must fit in memory before any of it is made.
+  const DType dtype = checked_dtype_for_element_type(t.data_type(), what);
+  checked_bytes(static_cast<uint64_t>(n), dtype == DType::f32 ? sizeof(float) : sizeof(int64_t),
+                what + " " + shape_str(shape));
   switch (t.data_type()) {
     case P::FLOAT:
       return {.dtype = DType::f32, .shape = shape, .reals = elements<float>(t, t.float_data(), n, what)};

@@ -32,6 +32,8 @@ struct Constant {
   double at(size_t i) const { return dtype == DType::f32 ? reals.at(i) : static_cast<double>(ints.at(i)); }
   // Whether every element is equal, so a `fill` can make it.
   bool uniform() const;
+  // Element i as a scalar constant.
+  Constant element(size_t i) const;
   // The kiln tensor; throws kiln::Error naming `what` and the value if an integer
   // does not fit in i32.
   Tensor to_tensor(const std::string& what) const;

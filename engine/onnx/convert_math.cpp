@@ -118,12 +118,18 @@ Results layer_normalization(ImportContext& c, const Node& n) {
   const Value beta = c.has_input(n, 2) ? row_param(2)
                                        : c.b().emit1("fill", {}, {{"shape", Shape{inner}}, {"value", 0.0}});
   const double eps = c.attr_float(n, "epsilon", 1e-5);
+  // stash_type is the precision of the mean and variance: kiln's is f32 (1).
+  if (const int64_t stash = c.attr_int(n, "stash_type", 1); stash != 1)
+    fail(n, "stash_type " + std::to_string(stash) + " (the mean and variance in another precision than float)"
+            " is not supported");
   const Value y = c.b().emit("layer_norm", {reshape(c, x, rows), gamma, beta}, {{"eps", eps}})[0];
   return {reshape(c, y, shape)};
 }
 
 // Axes from the attribute (or, for ReduceSum from opset 13, the second input);
 // none means all, unless noop_with_empty_axes makes it the identity.
+const std::vector<std::string> kReduceAttributes = {"axes", "keepdims", "noop_with_empty_axes"};
+
 ConvertFn reduce(std::string op) {
   return [op](ImportContext& c, const Node& n) {
     const std::vector<int64_t> axes = c.ints_from_input_or_attr(n, 1, "axes", {});
@@ -183,15 +189,15 @@ std::vector<OpConverter> math_converters() {
       {"Max", variadic("maximum")},
       {"Min", variadic("minimum")},
       {"Where", where},
-      {"Cast", cast},
+      {"Cast", cast, {"to"}},
       {"MatMul", matmul},
-      {"Gemm", gemm},
-      {"Softmax", softmax("softmax")},
-      {"LogSoftmax", softmax("log_softmax")},
-      {"LayerNormalization", layer_normalization},
-      {"ReduceMean", reduce("mean")},
-      {"ReduceSum", reduce("sum")},
-      {"ReduceMax", reduce("max")},
+      {"Gemm", gemm, {"transA", "transB", "alpha", "beta"}},
+      {"Softmax", softmax("softmax"), {"axis"}},
+      {"LogSoftmax", softmax("log_softmax"), {"axis"}},
+      {"LayerNormalization", layer_normalization, {"axis", "epsilon", "stash_type"}},
+      {"ReduceMean", reduce("mean"), kReduceAttributes},
+      {"ReduceSum", reduce("sum"), kReduceAttributes},
+      {"ReduceMax", reduce("max"), kReduceAttributes},
   };
 }
 

@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "engine/onnx/converters.h"
-#include "engine/tensor/memory_check.h"
 
 namespace kiln::onnx {
 
@@ -22,7 +21,13 @@ int64_t axis_in(const Node& n, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-Results identity(ImportContext& c, const Node& n) { return {c.lookup(n.input(0))}; }
+// An Identity of a graph value is a kiln `identity`, so its output keeps its
+// ONNX name (a graph output often is one); of a constant, the constant.
+Results identity(ImportContext& c, const Node& n) {
+  const Operand& x = c.lookup(n.input(0));
+  if (std::holds_alternative<Constant>(x)) return {x};
+  return {c.b().emit1("identity", {std::get<Value>(x)})};
+}
 
 Results constant(ImportContext&, const Node& n) {
   using A = ::onnx::AttributeProto;
@@ -38,18 +43,13 @@ Results constant(ImportContext&, const Node& n) {
   fail(n, "attribute " + a.name() + " of type " + A::AttributeType_Name(a.type()) + " is not supported");
 }
 
+// A `fill`: folded when small, like any node of constants (fold.h), and an op of
+// the graph when large, so a huge one is never made at import.
 Results constant_of_shape(ImportContext& c, const Node& n) {
-  const Shape shape = c.constant_ints(n, 0);
   Constant value{.dtype = DType::f32, .reals = {0.0f}};
-  if (const auto* a = c.attr(n, "value")) value = constant_from_proto(a->t(), node_label(n));
+  if (const auto* t = c.attr_tensor(n, "value")) value = constant_from_proto(*t, node_label(n));
   if (value.numel() != 1) fail(n, "attribute value must have one element");
-  const auto count = static_cast<size_t>(checked_bytes({value.dtype, shape}) / dtype_size(value.dtype));
-  Constant out{.dtype = value.dtype, .shape = shape};
-  if (value.dtype == DType::f32)
-    out.reals.assign(count, value.reals[0]);
-  else
-    out.ints.assign(count, value.ints[0]);
-  return {out};
+  return {fill(c.b(), c.constant_ints(n, 0), value.element(0), node_label(n) + ": attribute value")};
 }
 
 // Shape (with opset 15's start and end, clamped as Slice's) and Size are constants.
@@ -80,8 +80,8 @@ Results reshape_op(ImportContext& c, const Node& n) {
       inferred = static_cast<int64_t>(i);
     } else if (out[i] < 0) {
       fail(n, "negative dim in the shape " + shape_str(c.constant_ints(n, 1)));
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known)) {
+      fail(n, "the shape " + shape_str(c.constant_ints(n, 1)) + " has too many elements");
     }
   }
   const int64_t total = numel(in);
@@ -213,18 +213,18 @@ Results expand(ImportContext& c, const Node& n) {
 std::vector<OpConverter> shape_converters() {
   return {
       {"Identity", identity},
-      {"Constant", constant},
-      {"ConstantOfShape", constant_of_shape},
-      {"Shape", shape},
+      {"Constant", constant, {"value", "value_float", "value_floats", "value_int", "value_ints"}},
+      {"ConstantOfShape", constant_of_shape, {"value"}},
+      {"Shape", shape, {"start", "end"}},
       {"Size", size},
-      {"Reshape", reshape_op},
-      {"Flatten", flatten},
-      {"Unsqueeze", unsqueeze},
-      {"Squeeze", squeeze},
-      {"Transpose", transpose},
-      {"Concat", concat},
-      {"Slice", slice},
-      {"Gather", gather},
+      {"Reshape", reshape_op, {"allowzero"}},
+      {"Flatten", flatten, {"axis"}},
+      {"Unsqueeze", unsqueeze, {"axes"}},
+      {"Squeeze", squeeze, {"axes"}},
+      {"Transpose", transpose, {"perm"}},
+      {"Concat", concat, {"axis"}},
+      {"Slice", slice, {"starts", "ends", "axes"}},
+      {"Gather", gather, {"axis"}},
       {"Expand", expand},
   };
 }

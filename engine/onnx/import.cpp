@@ -2,9 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <set>
 
-#include "engine/ir/read_file.h"
 #include "engine/ir/verifier.h"
 #include "engine/onnx/converters.h"
 #include "engine/onnx/fold.h"
@@ -13,9 +13,6 @@
 namespace kiln::onnx {
 
 namespace {
-
-// Protobuf's own limit on a message.
-constexpr size_t kMaxModelBytes = 2047 * kMiB;
 
 // Resolves the graph inputs' shapes; every dim without a value is reported at once.
 class InputShapes {
@@ -28,7 +25,7 @@ class InputShapes {
     if (given != options_.input_shapes.end()) {
       used_shapes_.insert(in.name());
       check_given(in, given->second);
-      return given->second;
+      return checked_size(in, given->second);
     }
     if (!tt.has_shape()) {
       missing_.push_back("input '" + in.name() + "' has no shape (pass --input-shape " + in.name() + "=D0,D1,...)");
@@ -37,7 +34,10 @@ class InputShapes {
     Shape s;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
-      if (d.has_dim_value() && d.dim_value() >= 0) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0)
+          throw Error("input '" + in.name() + "' dim " + std::to_string(i) + " is " + std::to_string(d.dim_value()) +
+                      ", not a size");
         s.push_back(d.dim_value());
       } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
         used_dims_.insert(d.dim_param());
@@ -49,7 +49,7 @@ class InputShapes {
                            "--input-shape " + in.name() + "=D0,D1,...)");
       }
     }
-    return s;
+    return checked_size(in, s);
   }
 
   // Throws for dims left without values and for options that name nothing.
@@ -65,6 +65,17 @@ class InputShapes {
   }
 
  private:
+  // A shape whose element count overflows (which .kir refuses to read) is an
+  // error naming the input.
+  static const Shape& checked_size(const ::onnx::ValueInfoProto& in, const Shape& s) {
+    try {
+      numel(s);
+    } catch (const Error& e) {
+      throw Error("input '" + in.name() + "': " + e.what());
+    }
+    return s;
+  }
+
   static void check_given(const ::onnx::ValueInfoProto& in, const Shape& given) {
     const auto& tt = in.type().tensor_type();
     if (!tt.has_shape()) return;
@@ -108,17 +119,14 @@ class Importer {
   Value materialize(Builder& b, const Constant& k, const std::string& onnx_name) {
     const std::string name = g().fresh_name(kiln_name(onnx_name));
     const std::string what = "constant '" + onnx_name + "'";
-    if (k.numel() > 0 && k.uniform()) {
-      Constant one = k;
-      one.shape = {};
-      one.reals.resize(k.dtype == DType::f32 ? 1 : 0);
-      one.ints.resize(k.dtype == DType::f32 ? 0 : 1);
-      one.to_tensor(what);  // checks that an integer fits in i32
-      return b.emit1("fill", {}, {{"shape", k.shape}, {"dtype", k.dtype}, {"value", k.at(0)}}, name);
-    }
+    if (k.numel() > 0 && k.uniform()) return fill(b, k.shape, k.element(0), what, name);
     out_.tensors.emplace(name, k.to_tensor(what));
-    return b.state(name, k.type());
+    return b.state(name, k.type(), loaded());
   }
+
+  // The value of an imported param or state comes with the graph (out_.tensors);
+  // it has no initial value to be made up when none is bound (engine/param_init.h).
+  static Attrs loaded() { return {{"init", std::string("load")}}; }
 
   void declare_inputs() {
     std::set<std::string> initializers;
@@ -146,7 +154,7 @@ class Importer {
       }
       const std::string name = g().fresh_name(kiln_name(t.name()));
       out_.tensors.emplace(name, k.to_tensor(name));
-      c_.define(t.name(), c_.b().param(name, k.type()));
+      c_.define(t.name(), c_.b().param(name, k.type(), loaded()));
     }
   }
 
@@ -162,19 +170,20 @@ class Importer {
 
   void convert(const ::onnx::NodeProto& n) {
     ++out_.onnx_ops[n.op_type()];
-    const ConvertFn& convert = *find_converter(n.op_type());
+    const ConvertFn& convert = find_converter(n.op_type())->convert;
     const auto first_new = static_cast<int32_t>(g().num_values());
     std::vector<Operand> results;
     try {
-      if (all_inputs_constant(n)) {
-        std::map<std::string, Constant> inputs;
-        for (int i = 0; i < n.input_size(); ++i)
-          if (!n.input(i).empty()) inputs.emplace(n.input(i), c_.constant(n, i));
-        for (Constant& k : fold_node(convert, n, inputs, c_.opset())) results.emplace_back(std::move(k));
+      std::optional<std::vector<Constant>> folded;
+      if (all_inputs_constant(n)) folded = fold_node(convert, n, c_);
+      if (folded) {
+        for (Constant& k : *folded) results.emplace_back(std::move(k));
         ++out_.folded_nodes;
       } else {
         results = convert(c_, n);
       }
+      // Every value must be one .kir can declare: a count beyond int64 is refused here.
+      for (auto id = first_new; id < static_cast<int32_t>(g().num_values()); ++id) numel(g().type(Value{id}).shape);
     } catch (const NodeError&) {
       throw;
     } catch (const Error& e) {
@@ -209,12 +218,11 @@ class Importer {
   ImportContext c_;
 };
 
-}  // namespace
-
-ImportedModel import_model_bytes(const std::string& bytes, const std::string& source, const ImportOptions& options) {
+// Errors name `source`.
+ImportedModel import_parsed(const ::onnx::ModelProto& model, const std::string& source,
+                            const ImportOptions& options) {
   try {
-    const ::onnx::ModelProto model = parse_model(bytes);
-    check_ops_supported(model.graph());
+    check_importable(model);
     check_model(model);
     return Importer(model, options).run();
   } catch (const Error& e) {
@@ -222,8 +230,24 @@ ImportedModel import_model_bytes(const std::string& bytes, const std::string& so
   }
 }
 
+::onnx::ModelProto parse_model_from(const std::string& bytes, const std::string& source) {
+  try {
+    return parse_model(bytes);
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+ImportedModel import_model_bytes(const std::string& bytes, const std::string& source, const ImportOptions& options) {
+  return import_parsed(parse_model_from(bytes, source), source, options);
+}
+
 ImportedModel import_model(const std::string& path, const ImportOptions& options) {
-  return import_model_bytes(read_file(path, kMaxModelBytes, "an ONNX model"), path, options);
+  // The file's bytes are dropped once parsed: the import holds the model and its tensors only.
+  const ::onnx::ModelProto model = parse_model_from(read_model_file(path), path);
+  return import_parsed(model, path, options);
 }
 
 }  // namespace kiln::onnx

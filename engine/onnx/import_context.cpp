@@ -121,6 +121,13 @@ std::vector<int64_t> ImportContext::attr_ints(const ::onnx::NodeProto& n, const 
   return {a->ints().begin(), a->ints().end()};
 }
 
+const ::onnx::TensorProto* ImportContext::attr_tensor(const ::onnx::NodeProto& n, const std::string& name) const {
+  const auto* a = attr(n, name);
+  if (!a) return nullptr;
+  expect_kind(n, *a, ::onnx::AttributeProto::TENSOR);
+  return &a->t();
+}
+
 std::vector<int64_t> ImportContext::ints_from_input_or_attr(const ::onnx::NodeProto& n, int i,
                                                             const std::string& name,
                                                             std::vector<int64_t> fallback) const {

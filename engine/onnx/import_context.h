@@ -15,6 +15,7 @@
 namespace onnx {
 class NodeProto;
 class AttributeProto;
+class TensorProto;
 }  // namespace onnx
 
 namespace kiln::onnx {
@@ -73,6 +74,8 @@ class ImportContext {
   double attr_float(const ::onnx::NodeProto& n, const std::string& name, double fallback) const;
   std::vector<int64_t> attr_ints(const ::onnx::NodeProto& n, const std::string& name,
                                  std::vector<int64_t> fallback) const;
+  // A tensor attribute; null when absent.
+  const ::onnx::TensorProto* attr_tensor(const ::onnx::NodeProto& n, const std::string& name) const;
   // Integers from input i if given, else from attribute `name` (ops whose
   // attributes became inputs in later opsets: axes of Unsqueeze, ReduceSum, ...).
   std::vector<int64_t> ints_from_input_or_attr(const ::onnx::NodeProto& n, int i, const std::string& name,

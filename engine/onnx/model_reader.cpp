@@ -1,13 +1,19 @@
 #include "engine/onnx/model_reader.h"
 
 #include <onnx/checker.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <vector>
 
 #include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 #include "engine/onnx/converters.h"
 #include "engine/onnx/import_context.h"
+#include "engine/tensor/memory_check.h"
 
 namespace kiln::onnx {
 
@@ -15,7 +21,32 @@ namespace {
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+// Protobuf's own limit on a message.
+constexpr size_t kMaxModelBytes = 2047 * kMiB;
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
 }  // namespace
+
+std::string read_model_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + ": " + file_kind(st.st_mode) + ", not a model file (kiln import reads a regular file)");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxModelBytes)
+    throw Error(path + ": " + std::to_string(size) + " bytes, beyond protobuf's limit of " +
+                std::to_string(kMaxModelBytes) + " bytes for an ONNX model");
+  checked_bytes(size, 2, path + " (an ONNX model of " + std::to_string(size) + " bytes, read and then parsed)");
+  return read_file(path, kMaxModelBytes, "an ONNX model");
+}
 
 ::onnx::ModelProto parse_model(const std::string& bytes) {
   ::onnx::ModelProto model;
@@ -36,20 +67,41 @@ int64_t default_opset(const ::onnx::ModelProto& model) {
   throw Error("the model imports no version of the default ONNX domain");
 }
 
-void check_ops_supported(const ::onnx::GraphProto& graph) {
+void check_importable(const ::onnx::ModelProto& model) {
+  const int64_t opset = default_opset(model);
+  std::vector<std::string> problems;
+  if (opset > kMaxOpset || opset < 1)
+    problems.push_back("the model imports opset " + std::to_string(opset) +
+                       " of the default ONNX domain; kiln implements opsets 1 to " + std::to_string(kMaxOpset));
   std::map<std::string, std::vector<std::string>> missing;  // op -> node names
-  for (const auto& n : graph.node()) {
-    const std::string op = is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
-    if (!is_default_domain(n.domain()) || !find_converter(n.op_type())) missing[op].push_back("'" + n.name() + "'");
+  std::string attributes;                                   // a line per node
+  for (const auto& n : model.graph().node()) {
+    const bool ours = is_default_domain(n.domain());
+    const OpConverter* row = ours ? find_converter(n.op_type()) : nullptr;
+    if (!row) {
+      missing[ours ? n.op_type() : n.domain() + "." + n.op_type()].push_back("'" + n.name() + "'");
+      continue;
+    }
+    std::string unknown;
+    for (const auto& a : n.attribute())
+      if (std::find(row->attributes.begin(), row->attributes.end(), a.name()) == row->attributes.end())
+        unknown += (unknown.empty() ? "" : ", ") + a.name();
+    if (!unknown.empty()) attributes += "\n  " + node_label(n) + ": " + unknown;
   }
-  if (missing.empty()) return;
-  std::string msg = std::to_string(missing.size()) + " ONNX op" + (missing.size() > 1 ? "s" : "") +
-                    " that kiln cannot import:";
-  for (const auto& [op, nodes] : missing) {
-    msg += "\n  " + op + ": node" + (nodes.size() > 1 ? "s " : " ");
-    for (size_t i = 0; i < nodes.size(); ++i) msg += (i ? ", " : "") + nodes[i];
+  if (!missing.empty()) {
+    std::string msg = std::to_string(missing.size()) + " ONNX op" + (missing.size() > 1 ? "s" : "") +
+                      " that kiln cannot import:";
+    for (const auto& [op, nodes] : missing) {
+      msg += "\n  " + op + ": node" + (nodes.size() > 1 ? "s " : " ");
+      for (size_t i = 0; i < nodes.size(); ++i) msg += (i ? ", " : "") + nodes[i];
+    }
+    problems.push_back(msg);
   }
-  throw Error(msg);
+  if (!attributes.empty())
+    problems.push_back("attributes kiln does not implement (at opset " + std::to_string(opset) + "):" + attributes);
+  std::string msg;
+  for (const std::string& p : problems) msg += (msg.empty() ? "" : "\n") + p;
+  if (!msg.empty()) throw Error(msg);
 }
 
 void check_model(const ::onnx::ModelProto& model) {

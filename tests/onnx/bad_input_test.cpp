@@ -3,6 +3,7 @@
 // bad attributes, values kiln's dtypes cannot hold. Each names the file and the
 // node, input or dim.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <random>
@@ -127,4 +128,98 @@ TEST_CASE("values kiln's dtypes cannot hold are errors naming them") {
       .output("y", ::onnx::TensorProto::FLOAT16)
       .node("Relu", "act", {"x"}, {"y"});
   check_error([&] { import(half); }, {"input 'x'", "FLOAT16", "no kiln dtype"});
+}
+
+TEST_CASE("an initializer or Constant claiming more elements than its data is refused before any is made") {
+  using P = ::onnx::TensorProto;
+  const int64_t huge = (int64_t{1} << 62) + 1;  // 4 bytes per float: the byte count wraps to 4
+  ModelBuilder init;
+  init.input("x", {int64_t{1}}).output("y").initializer("w", kiln::test::raw_tensor(P::FLOAT, {huge}, "abcd"));
+  init.node("Add", "add", {"x", "w"}, {"y"});
+  check_error([&] { import(init); }, {"model.onnx", "initializer 'w'", "more than 2^64 bytes"});
+
+  ModelBuilder beyond_memory;  // 2^40 int64 values hold 8 TiB
+  beyond_memory.input("x", {int64_t{1}}, P::INT64)
+      .output("y", P::INT64)
+      .initializer("i", kiln::test::raw_tensor(P::INT64, {int64_t{1} << 40}, "abcdefgh"));
+  beyond_memory.node("Add", "add", {"x", "i"}, {"y"});
+  check_error([&] { import(beyond_memory); }, {"initializer 'i'", "[1099511627776]", "needs 8796093022208 bytes"});
+
+  ModelBuilder constant;
+  constant.input("x", {int64_t{1}}).output("y");
+  constant.node("Constant", "k", {}, {"c"}, {{"value", kiln::test::raw_tensor(P::FLOAT, {huge}, "abcd")}})
+      .node("Add", "add", {"x", "c"}, {"y"});
+  check_error([&] { import(constant); }, {"node 'k' (Constant)", "more than 2^64 bytes"});
+
+  ModelBuilder overflow;  // the element count itself overflows int64 (the checker's wraps to 0: no data passes)
+  overflow.input("x", {int64_t{1}})
+      .output("y")
+      .initializer("w", kiln::test::raw_tensor(P::FLOAT, {int64_t{1} << 40, int64_t{1} << 40}, ""));
+  overflow.node("Add", "add", {"x", "w"}, {"y"});
+  check_error([&] { import(overflow); }, {"initializer 'w'", "too many elements"});
+}
+
+TEST_CASE("an opset newer than kiln implements is refused, naming it") {
+  ModelBuilder m(18);
+  m.input("x", {int64_t{2}}).output("y").node("Relu", "act", {"x"}, {"y"});
+  check_error([&] { import(m); }, {"model.onnx", "opset 18", "kiln implements opsets 1 to 17"});
+}
+
+TEST_CASE("attributes a converter does not implement are refused, naming node, attribute and opset") {
+  // Opset 6's Add broadcasts B along A's dims from `axis` on, which numpy's rules do not.
+  ModelBuilder legacy(6);
+  legacy.input("a", {int64_t{2}, int64_t{3}}).input("b", {int64_t{2}}).output("y");
+  legacy.node("Add", "add", {"a", "b"}, {"y"}, {{"broadcast", int64_t{1}}, {"axis", int64_t{0}}});
+  check_error([&] { import(legacy); }, {"model.onnx", "attributes kiln does not implement (at opset 6)",
+                                        "node 'add' (Add): broadcast, axis"});
+
+  ModelBuilder both(6);  // every problem at once: an op kiln lacks and an attribute
+  both.input("a", {int64_t{2}, int64_t{3}}).input("b", {int64_t{3}}).output("y");
+  both.node("Mul", "scale", {"a", "b"}, {"m"}, {{"broadcast", int64_t{1}}}).node("Selu", "selu", {"m"}, {"y"});
+  check_error([&] { import(both); }, {"1 ONNX op that kiln cannot import", "Selu: node 'selu'",
+                                      "node 'scale' (Mul): broadcast"});
+
+  ModelBuilder stash;
+  stash.input("x", {int64_t{2}, int64_t{4}}).output("y").floats("g", {4}, {1, 1, 1, 1});
+  stash.node("LayerNormalization", "norm", {"x", "g"}, {"y"}, {{"stash_type", int64_t{11}}});
+  check_error([&] { import(stash); }, {"node 'norm' (LayerNormalization)", "stash_type 11"});
+}
+
+TEST_CASE("an input whose size cannot exist is refused, naming it") {
+  ModelBuilder negative;
+  negative.input("x", {int64_t{2}, int64_t{-3}}).output("y").node("Relu", "act", {"x"}, {"y"});
+  check_error([&] { import(negative); }, {"input 'x' dim 1 is -3"});
+
+  ModelBuilder overflow;
+  overflow.input("x", {int64_t{1} << 40, int64_t{1} << 40}).output("y").node("Relu", "act", {"x"}, {"y"});
+  check_error([&] { import(overflow); }, {"input 'x'", "too many elements"});
+
+  ModelBuilder symbolic;
+  symbolic.input("x", {std::string("n"), std::string("n")}).output("y").node("Relu", "act", {"x"}, {"y"});
+  check_error([&] { import(symbolic, {.dims = {{"n", int64_t{1} << 40}}}); }, {"input 'x'", "too many elements"});
+  check_error([&] { import(symbolic, {.input_shapes = {{"x", {int64_t{1} << 32, int64_t{1} << 32}}}}); },
+              {"input 'x'", "too many elements"});
+}
+
+TEST_CASE("a node whose result size overflows is refused, naming it") {
+  ModelBuilder m;
+  m.input("x", {int64_t{1}, int64_t{1}})
+      .output("y")
+      .ints("shape", {2}, {int64_t{1} << 40, int64_t{1} << 40})
+      .node("Expand", "grow", {"x", "shape"}, {"y"});
+  check_error([&] { import(m); }, {"node 'grow' (Expand)", "too many elements"});
+
+  ModelBuilder reshape;
+  reshape.input("x", {int64_t{4}}).output("y").ints("shape", {3}, {int64_t{1} << 40, int64_t{1} << 40, -1});
+  reshape.node("Reshape", "view", {"x", "shape"}, {"y"});
+  check_error([&] { import(reshape); }, {"node 'view' (Reshape)", "too many elements"});
+}
+
+TEST_CASE("a model file that is a device, a pipe or a directory is refused before reading") {
+  check_error([] { kiln::onnx::import_model("/dev/zero"); }, {"/dev/zero", "a character device"});
+  TempDir dir;
+  check_error([&] { kiln::onnx::import_model(dir.path().string()); }, {dir.path().string(), "a directory"});
+  const std::string fifo = dir.file("model.onnx");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  check_error([&] { kiln::onnx::import_model(fifo); }, {fifo, "a pipe"});
 }

@@ -92,3 +92,91 @@ TEST_CASE("kiln import lists every op it cannot import, and a dim without value,
   CHECK_MESSAGE(flag.err.find("'two' is not a dim") != std::string::npos, flag.err);
   check_nothing_written(dir);
 }
+
+TEST_CASE("kiln run of an imported graph names every param it lacks: without --load, or with one file missing") {
+  TempDir dir;
+  write(dir.file("linear.onnx"), linear_model().bytes());
+  REQUIRE(run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--dim", "batch=1"}).status == 0);
+  const std::string x_npy = dir.file("x.npy");
+  kiln::save_npy(x_npy, kiln::Tensor(kiln::Tensor::F32{{1.0f, -1.0f}}));
+  const std::vector<std::string> run = {"run", dir.file("out.kir"), "--input", "x=" + x_npy, "--output-dir",
+                                        dir.file("run"), "--backend", "interp"};
+
+  const KilnResult bare = run_kiln(run);
+  CHECK(bare.status == 1);
+  CHECK_MESSAGE(bare.err.find("param %w, param %b: init \"load\"") != std::string::npos, bare.err);
+  CHECK_MESSAGE(bare.err.find("--load DIR") != std::string::npos, bare.err);
+  CHECK_FALSE(fs::exists(dir.file("run")));
+
+  fs::remove(dir.file("out.params/b.npy"));
+  std::vector<std::string> partial = run;
+  partial.insert(partial.end(), {"--load", dir.file("out.params")});
+  const KilnResult lacking = run_kiln(partial);
+  CHECK(lacking.status == 1);
+  CHECK_MESSAGE(lacking.err.find("kiln: error: param %b: init \"load\"") != std::string::npos, lacking.err);
+  CHECK_FALSE(fs::exists(dir.file("run")));
+}
+
+TEST_CASE("kiln run of an imported graph refuses an imported constant stored as state without its value") {
+  TempDir dir;
+  ModelBuilder m;  // the indices are a constant the graph needs as a tensor: a state
+  m.input("x", {int64_t{3}}).output("y").ints("order", {3}, {2, 0, 1}).node("Gather", "pick", {"x", "order"}, {"y"});
+  write(dir.file("gather.onnx"), m.bytes());
+  REQUIRE(run_kiln({"import", dir.file("gather.onnx"), "-o", dir.file("out.kir")}).status == 0);
+  const std::string x_npy = dir.file("x.npy");
+  kiln::save_npy(x_npy, kiln::Tensor(kiln::Tensor::F32{1.0f, 2.0f, 3.0f}));
+  const std::vector<std::string> run = {"run", dir.file("out.kir"), "--input", "x=" + x_npy, "--output-dir",
+                                        dir.file("run"), "--backend", "interp"};
+  const KilnResult bare = run_kiln(run);
+  CHECK(bare.status == 1);
+  CHECK_MESSAGE(bare.err.find("state %order: init \"load\"") != std::string::npos, bare.err);
+
+  std::vector<std::string> loaded = run;
+  loaded.insert(loaded.end(), {"--load", dir.file("out.params")});
+  const KilnResult ok = run_kiln(loaded);
+  REQUIRE_MESSAGE(ok.status == 0, ok.err);
+  CHECK(kiln::load_npy(dir.file("run/y.npy")).f32() == kiln::Tensor::F32{3.0f, 1.0f, 2.0f});
+}
+
+TEST_CASE("kiln import refuses to write over the model it reads, by any name") {
+  TempDir dir;
+  const std::string model = dir.file("m.onnx"), bytes = linear_model().bytes();
+  write(model, bytes);
+  fs::create_hard_link(model, dir.file("link.kir"));
+  for (const std::string& out : {model, dir.file("link.kir"), dir.file("./m.onnx")}) {
+    const KilnResult r = run_kiln({"import", model, "-o", out, "--dim", "batch=1"});
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find("-o " + out + " is the model being imported (" + model + ")") != std::string::npos,
+                  r.err);
+    std::ifstream in(model, std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == bytes);
+  }
+  fs::create_directory(dir.file("p"));
+  fs::create_symlink(model, dir.file("p/w.npy"));
+  const KilnResult param =
+      run_kiln({"import", model, "-o", dir.file("out.kir"), "--params", dir.file("p"), "--dim", "batch=1"});
+  CHECK(param.status == 1);
+  CHECK_MESSAGE(param.err.find("--params " + dir.file("p/w.npy") + " is the model being imported") !=
+                    std::string::npos,
+                param.err);
+  CHECK_FALSE(fs::exists(dir.file("out.kir")));
+}
+
+TEST_CASE("kiln import whose write fails leaves no params directory behind") {
+  TempDir dir;
+  write(dir.file("linear.onnx"), linear_model().bytes());
+  fs::create_directory(dir.file("out.kir"));  // a directory where the graph goes: its rename fails
+  const KilnResult r = run_kiln({"import", dir.file("linear.onnx"), "-o", dir.file("out.kir"), "--params",
+                                 dir.file("new/params"), "--dim", "batch=1"});
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find(dir.file("out.kir")) != std::string::npos, r.err);
+  CHECK_FALSE(fs::exists(dir.file("new")));
+}
+
+TEST_CASE("kiln import of /dev/zero is refused at once, without reading it") {
+  TempDir dir;
+  const KilnResult r = run_kiln({"import", "/dev/zero", "-o", dir.file("out.kir")});
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("/dev/zero: a character device, not a model file") != std::string::npos, r.err);
+  check_nothing_written(dir);
+}

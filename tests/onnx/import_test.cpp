@@ -2,10 +2,13 @@
 // flags, Reshape's 0 and -1, Softmax, ReduceMean, Erf), constants folded at
 // import, symbolic dims given values, and initializers as params.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <cmath>
+#include <map>
 
 #include "compiler/backend.h"
+#include "engine/onnx/fold.h"
 #include "engine/onnx/import.h"
 #include "onnx/model_builder.h"
 
@@ -62,10 +65,14 @@ std::vector<float> expected(const std::vector<float>& x, int64_t batch) {
   return y;
 }
 
-Tensor run(Graph g, const Tensor& x, const std::map<std::string, Tensor>& params, const std::string& backend) {
+std::unique_ptr<Executable> executable(Graph g, const std::string& backend) {
   compiler::BackendOptions options;
   options.backend = backend;
-  auto exe = compiler::make_executable(std::move(g), options);
+  return compiler::make_executable(std::move(g), options);
+}
+
+Tensor run(Graph g, const Tensor& x, const std::map<std::string, Tensor>& params, const std::string& backend) {
+  auto exe = executable(std::move(g), backend);
   exe->bind("x", x);
   for (const auto& [name, t] : params) exe->bind(name, t);
   exe->run();
@@ -116,4 +123,71 @@ TEST_CASE("opset 12 Softmax flattens at its axis; Unsqueeze and ReduceSum take a
   // each batch row is one softmax over its 6 elements: they sum to 1
   CHECK(y.f32()(0, 0) == doctest::Approx(1.0f));
   CHECK(y.f32()(1, 0) == doctest::Approx(1.0f));
+}
+
+TEST_CASE("an output made by Identity keeps its ONNX name") {
+  ModelBuilder mb;
+  mb.input("x", {int64_t{3}})
+      .output("y")
+      .output("z")
+      .node("Relu", "act", {"x"}, {"r"})
+      .node("Identity", "out", {"r"}, {"y"})
+      .node("Identity", "pass", {"x"}, {"z"});
+  const kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(mb.bytes(), "identity.onnx");
+  REQUIRE(m.graph.outputs().size() == 2);
+  CHECK(m.graph.name_of(m.graph.outputs()[0]) == "y");
+  CHECK(m.graph.name_of(m.graph.outputs()[1]) == "z");
+  auto exe = executable(m.graph, "interp");
+  exe->bind("x", Tensor(Tensor::F32{-1.0f, 0.5f, 2.0f}));
+  exe->run();
+  CHECK(exe->output("y").f32() == Tensor::F32{0.0f, 0.5f, 2.0f});
+  CHECK(exe->output("z").f32() == Tensor::F32{-1.0f, 0.5f, 2.0f});
+}
+
+namespace {
+
+// ConstantOfShape(shape) of 1.5 into ReduceSum, added to x f32[1].
+ModelBuilder sum_of_constant(int64_t elements) {
+  ::onnx::TensorProto one_and_a_half;
+  one_and_a_half.set_data_type(::onnx::TensorProto::FLOAT);
+  one_and_a_half.add_dims(1);
+  one_and_a_half.add_float_data(1.5f);
+  ModelBuilder m;
+  m.input("x", {int64_t{1}})
+      .output("y")
+      .ints("shape", {1}, {elements})
+      .node("ConstantOfShape", "ones", {"shape"}, {"c"}, {{"value", one_and_a_half}})
+      .node("ReduceSum", "total", {"c"}, {"s"}, {{"keepdims", int64_t{0}}})
+      .node("Add", "add", {"x", "s"}, {"y"});
+  return m;
+}
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+TEST_CASE("constants beyond the fold limit stay ops of the graph: a 1 GiB ConstantOfShape is never made at import") {
+  const kiln::onnx::ImportedModel small = kiln::onnx::import_model_bytes(sum_of_constant(4).bytes(), "small.onnx");
+  CHECK(small.folded_nodes == 2);  // ConstantOfShape and ReduceSum
+
+  const int64_t over = kiln::onnx::kMaxFoldElements * 2;
+  const kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(sum_of_constant(over).bytes(), "over.onnx");
+  CHECK(m.folded_nodes == 0);
+  std::map<std::string, int> ops;
+  for (const Node& n : m.graph.nodes()) ++ops[n.op()];
+  CHECK(ops["fill"] == 1);
+  CHECK(ops["sum"] == 1);
+  auto exe = executable(m.graph, "interp");
+  exe->bind("x", Tensor(Tensor::F32{0.25f}));
+  exe->run();
+  CHECK(exe->output("y").f32()(0) == 1.5f * static_cast<float>(over) + 0.25f);
+
+  const kiln::onnx::ImportedModel huge =
+      kiln::onnx::import_model_bytes(sum_of_constant(int64_t{1} << 28).bytes(), "huge.onnx");
+  CHECK(huge.folded_nodes == 0);
+  CHECK(peak_rss_bytes() < (int64_t{512} << 20));  // the 1 GiB constant was never made
 }

@@ -12,8 +12,18 @@
 
 namespace kiln::test {
 
-// An attribute: an int, a float or a list of ints.
-using OnnxAttr = std::variant<int64_t, float, std::vector<int64_t>>;
+// An attribute: an int, a float, a list of ints or a tensor.
+using OnnxAttr = std::variant<int64_t, float, std::vector<int64_t>, ::onnx::TensorProto>;
+
+// A tensor of `dims` whose data is `raw` bytes (raw_data), which may disagree
+// with the dims.
+inline ::onnx::TensorProto raw_tensor(int32_t elem_type, const std::vector<int64_t>& dims, const std::string& raw) {
+  ::onnx::TensorProto t;
+  t.set_data_type(elem_type);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(raw);
+  return t;
+}
 
 class ModelBuilder {
  public:
@@ -72,6 +82,13 @@ class ModelBuilder {
     return *this;
   }
 
+  // An initializer of any element type and data (raw_tensor).
+  ModelBuilder& initializer(const std::string& name, ::onnx::TensorProto t) {
+    t.set_name(name);
+    *model_.mutable_graph()->add_initializer() = std::move(t);
+    return *this;
+  }
+
   ModelBuilder& node(const std::string& op, const std::string& name, const std::vector<std::string>& inputs,
                      const std::vector<std::string>& outputs,
                      const std::vector<std::pair<std::string, OnnxAttr>>& attrs = {}) {
@@ -89,9 +106,12 @@ class ModelBuilder {
       } else if (const auto* f = std::get_if<float>(&value)) {
         a->set_type(::onnx::AttributeProto::FLOAT);
         a->set_f(*f);
-      } else {
+      } else if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
         a->set_type(::onnx::AttributeProto::INTS);
-        for (int64_t v : std::get<std::vector<int64_t>>(value)) a->add_ints(v);
+        for (int64_t v : *ints) a->add_ints(v);
+      } else {
+        a->set_type(::onnx::AttributeProto::TENSOR);
+        *a->mutable_t() = std::get<::onnx::TensorProto>(value);
       }
     }
     return *this;

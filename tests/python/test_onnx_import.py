@@ -1,7 +1,9 @@
 """kiln import of models PyTorch exports to ONNX (an nn.Sequential MLP, an
 nn.TransformerEncoderLayer, an nn.TransformerDecoderLayer, at opsets 14 and 17):
 kiln runs each and differentiates a loss through it, and the outputs and the
-gradients with respect to the inputs and every param match PyTorch's.
+gradients with respect to the inputs and every param match PyTorch's. An
+imported model run without its params, or with one missing, is an error naming
+them, never a run on made-up weights; an opset beyond 17 is refused.
 
 Needs Debian's python3-torch and python3-onnx (skipped without them) and the
 kiln binary in KILN_BINARY (CTest sets it). Run with -s to see the max errors.
@@ -121,3 +123,45 @@ def test_import_matches_pytorch(tmp_path, name, opset):
           f"(inputs and {len(params)} params)")
     assert y_err < 1e-4
     assert grad_err < 1e-3
+
+
+def kiln_fails(*args):
+    r = subprocess.run([KILN, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 1, f"kiln {' '.join(map(str, args))} exited {r.returncode}:\n{r.stderr}"
+    return r.stderr
+
+
+def test_imported_params_are_never_made_up(tmp_path):
+    """kiln run of an imported encoder layer without --load, or with a --load
+    directory that lacks one param, names what it lacks and writes nothing (it
+    used to run on random weights and exit 0)."""
+    torch.manual_seed(0)
+    model, input_shapes = encoder()
+    torch.onnx.export(model.eval(), (torch.randn(*input_shapes["x"]),), tmp_path / "model.onnx", opset_version=17,
+                      input_names=["x"], output_names=["y"])
+    kiln("import", tmp_path / "model.onnx", "-o", tmp_path / "model.kir", "--params", tmp_path / "params")
+    params = re.findall(r"^  param %(\S+) :", (tmp_path / "model.kir").read_text(), re.M)
+    assert params
+    np.save(tmp_path / "x.npy", np.zeros(input_shapes["x"], np.float32))
+    run = ["run", tmp_path / "model.kir", "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out"]
+
+    err = kiln_fails(*run)
+    assert all(f"param %{p}" in err for p in params), err
+    assert 'init "load"' in err
+
+    (tmp_path / "params" / f"{params[-1]}.npy").unlink()
+    err = kiln_fails(*run, "--load", tmp_path / "params")
+    assert f"param %{params[-1]}: " in err and f"param %{params[0]}," not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_opset_beyond_17_is_refused(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="act")], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    err = kiln_fails("import", tmp_path / "m.onnx", "-o", tmp_path / "m.kir")
+    assert "opset 18" in err and "1 to 17" in err, err
+    assert not (tmp_path / "m.kir").exists()

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
@@ -65,6 +66,37 @@ onnx::ImportOptions import_options(const ImportOptions& opts) {
   return o;
 }
 
+// A file this import writes must not be the model it reads (`-o m.onnx` would
+// replace the model by its text): compared by device and inode, so a link or
+// another spelling of the path is caught too.
+void check_not_the_model(const std::string& model, const std::string& flag, const std::string& path) {
+  std::error_code ec;
+  if (fs::equivalent(model, path, ec))
+    throw Error(flag + " " + path + " is the model being imported (" + model + "); write elsewhere");
+}
+
+// Creates DIR with its missing parents, and removes those again (they are empty:
+// the atomic writes leave nothing behind) unless the writes succeeded and keep() was called.
+class NewDirectories {
+ public:
+  NewDirectories(const fs::path& dir, const std::string& flag) {
+    for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) created_.push_back(p);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw Error(flag + " " + dir.string() + ": " + ec.message());
+  }
+  NewDirectories(const NewDirectories&) = delete;
+  NewDirectories& operator=(const NewDirectories&) = delete;
+  ~NewDirectories() {
+    std::error_code ec;
+    for (const fs::path& p : created_) fs::remove(p, ec);  // deepest first
+  }
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<fs::path> created_;
+};
+
 }  // namespace
 
 void add_import_flags(CLI::App& app, ImportOptions& opts) {
@@ -85,15 +117,16 @@ void import_onnx(const ImportOptions& opts) {
   const std::string params_dir =
       opts.params_dir.empty() ? fs::path(opts.output_path).replace_extension(".params").string() : opts.params_dir;
 
+  check_not_the_model(opts.model_path, "-o", opts.output_path);
   std::vector<FileBytes> files = {{opts.output_path, print_kir(m.graph)}};
-  for (const auto& [name, t] : m.tensors)
+  for (const auto& [name, t] : m.tensors) {
     files.push_back({(fs::path(params_dir) / (name + ".npy")).string(), npy_header(t), tensor_bytes(t)});
-  if (!m.tensors.empty()) {
-    std::error_code ec;
-    fs::create_directories(params_dir, ec);
-    if (ec) throw Error("--params " + params_dir + ": " + ec.message());
+    check_not_the_model(opts.model_path, "--params", files.back().path);
   }
+  std::optional<NewDirectories> new_params_dir;
+  if (!m.tensors.empty()) new_params_dir.emplace(params_dir, "--params");
   write_files_atomically(files);  // the graph and its params, all or none
+  if (new_params_dir) new_params_dir->keep();
 
   std::cout << onnx::import_report(m) << opts.output_path;
   if (!m.tensors.empty()) std::cout << " and " << m.tensors.size() << " tensors in " << params_dir << "/ (kiln run "
