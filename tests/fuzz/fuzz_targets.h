@@ -25,12 +25,14 @@ Outcome fuzz_npy(std::string_view bytes);
 Outcome fuzz_safetensors(std::string_view bytes);
 Outcome fuzz_checkpoint_meta(std::string_view bytes);
 Outcome fuzz_kernel_cache(std::string_view bytes);
+Outcome fuzz_onnx(std::string_view bytes);
 
 struct Target {
   const char* name;  // also the folder of its corpus: corpus/NAME/
   Outcome (*run)(std::string_view bytes);
 };
 
+// The targets test_fuzz replays.
 inline const std::vector<Target>& targets() {
   static const std::vector<Target> all = {{"kir", fuzz_kir},
                                           {"npy", fuzz_npy},
@@ -39,5 +41,9 @@ inline const std::vector<Target>& targets() {
                                           {"kernel_cache", fuzz_kernel_cache}};
   return all;
 }
+
+// The onnx target is replayed by test_onnx instead: ONNX's protobuf cannot share
+// a process with the models' sentencepiece, which test_fuzz links (tools/cmd_import.h).
+inline Target onnx_target() { return {"onnx", fuzz_onnx}; }
 
 }  // namespace kiln::fuzz
