@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,31 +66,50 @@ std::string claim_fresh_name(const std::string& path, const char* kind, Make mak
   }
 }
 
-// Removes PATH.tmp-PID-* and PATH.bak-PID-* files whose process is gone: what a
-// kill -9 left behind. Those of a live process (a concurrent writer) stay.
-void remove_stale_temporaries(const std::string& path) {
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string base = target.filename().string();
+// The process that made a temporary or backup named BASE.tmp-PID-RANDOM (or
+// BASE.bak-PID-RANDOM, RANDOM 16 hex digits) if NAME is one whose BASE is
+// `base` (any BASE if `base` is empty); 0 if it is not one.
+long side_file_owner(std::string_view name, std::string_view base) {
+  constexpr size_t kRandomDigits = 16;
+  if (name.size() <= kRandomDigits ||
+      name.substr(name.size() - kRandomDigits).find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return 0;
+  name.remove_suffix(kRandomDigits);
+  if (name.back() != '-') return 0;
+  name.remove_suffix(1);
+  const size_t pid_at = name.find_last_not_of("0123456789") + 1;  // npos + 1 == 0: no kind before the pid
+  long pid = 0;
+  if (pid_at == 0 || std::from_chars(name.data() + pid_at, name.data() + name.size(), pid).ptr !=
+                         name.data() + name.size())
+    return 0;
+  name.remove_suffix(name.size() - pid_at);
+  if (!name.ends_with(".tmp-") && !name.ends_with(".bak-")) return 0;
+  name.remove_suffix(5);
+  if (base.empty() ? name.empty() : name != base) return 0;
+  return pid;
+}
+
+// Removes the side files in DIR (those beside `base`, or all if it is empty)
+// whose process is gone: what a kill -9 left behind. Those of a live process (a
+// concurrent writer) stay.
+void remove_stale_side_files(const fs::path& dir, std::string_view base) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    for (const char* kind : {".tmp-", ".bak-"}) {
-      const std::string prefix = base + kind;
-      if (name.compare(0, prefix.size(), prefix) != 0) continue;
-      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-        std::error_code ignored;
-        fs::remove(it->path(), ignored);
-      }
+    const long pid = side_file_owner(it->path().filename().native(), base);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
     }
   }
 }
 
-// Writes the pieces to a new temporary file beside PATH and flushes it; returns
-// its name. On failure nothing is left and kiln::Error names PATH.
-std::string stage(const std::string& path, std::span<const std::string_view> pieces) {
-  remove_stale_temporaries(path);
+// Writes the pieces to a new temporary file beside PATH (flushed to disk if
+// durable); returns its name. On failure nothing is left and kiln::Error names PATH.
+std::string stage(const std::string& path, std::span<const std::string_view> pieces, Durability durability) {
+  if (const fs::path target(path); durability == Durability::durable && target.has_filename()) {
+    remove_stale_side_files(target.has_parent_path() ? target.parent_path() : fs::path("."),
+                            target.filename().native());
+  }
   std::string tmp;
   int fd = -1;
   try {
@@ -98,7 +118,7 @@ std::string stage(const std::string& path, std::span<const std::string_view> pie
       return fd >= 0;
     });
     for (std::string_view piece : pieces) write_all(fd, piece, tmp);
-    if (::fsync(fd) != 0) fail_errno("cannot flush", tmp);
+    if (durability == Durability::durable && ::fsync(fd) != 0) fail_errno("cannot flush", tmp);
     const int closed = ::close(fd);
     fd = -1;
     if (closed != 0) fail_errno("cannot close", tmp);
@@ -113,12 +133,12 @@ std::string stage(const std::string& path, std::span<const std::string_view> pie
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view bytes) {
-  write_file_atomically(path, std::span<const std::string_view>(&bytes, 1));
+void write_file_atomically(const std::string& path, std::string_view bytes, Durability durability) {
+  write_file_atomically(path, std::span<const std::string_view>(&bytes, 1), durability);
 }
 
-void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
-  const std::string tmp = stage(path, pieces);
+void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces, Durability durability) {
+  const std::string tmp = stage(path, pieces, durability);
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
@@ -126,10 +146,17 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     fs::remove(tmp, ignored);
     throw Error(path + ": cannot replace it: " + ec.message());
   }
-  sync_directory_of(path);
+  if (durability == Durability::durable) sync_directory_of(path);
 }
 
 void write_files_atomically(const std::vector<FileBytes>& files) {
+  std::vector<FilePieces> pieces;
+  for (const FileBytes& f : files) pieces.push_back({f.path, {f.bytes, f.data}});
+  write_files_atomically(pieces);
+}
+
+void write_files_atomically(const std::vector<FilePieces>& files) {
+  if (files.size() == 1) return write_file_atomically(files[0].path, files[0].pieces);  // no backup needed
   std::vector<std::string> staged;
   std::vector<std::string> backups(files.size());  // a hard link to each path's previous file, if it had one
   size_t renamed = 0;
@@ -144,10 +171,7 @@ void write_files_atomically(const std::vector<FileBytes>& files) {
       if (!backups[i].empty()) fs::remove(backups[i], ignored);
   };
   try {
-    for (const FileBytes& f : files) {
-      const std::string_view pieces[] = {f.bytes, f.data};
-      staged.push_back(stage(f.path, pieces));
-    }
+    for (const FilePieces& f : files) staged.push_back(stage(f.path, f.pieces, Durability::durable));
     for (size_t i = 0; i < files.size(); ++i) {
       const fs::file_status st = fs::symlink_status(files[i].path);
       if (!fs::exists(st) || fs::is_directory(st)) continue;  // nothing to keep (a directory fails the rename)
@@ -168,7 +192,9 @@ void write_files_atomically(const std::vector<FileBytes>& files) {
   std::error_code ignored;
   for (const std::string& b : backups)
     if (!b.empty()) fs::remove(b, ignored);
-  for (const FileBytes& f : files) sync_directory_of(f.path);
+  for (const FilePieces& f : files) sync_directory_of(f.path);
 }
+
+void remove_stale_temporaries_in(const std::string& dir) { remove_stale_side_files(dir, {}); }
 
 }  // namespace kiln

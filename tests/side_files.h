@@ -1,9 +1,21 @@
 #pragma once
 // What an atomic write may leave beside PATH (engine/atomic_file.h): its
 // temporaries PATH.tmp-* and backups PATH.bak-*. Tests check that none remain.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
+
+// The pid of a process that has exited (and been reaped): no process has it now,
+// so side files named after it are stale.
+inline pid_t dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
 
 inline std::vector<std::string> side_files(const std::string& path) {
   namespace fs = std::filesystem;

@@ -3,16 +3,13 @@
 #include <elf.h>
 #include <link.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 
 #include "compiler/jit/kernel_cache_entry.h"
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
 
@@ -77,31 +74,25 @@ std::string KernelCache::path_of(const std::string& symbol) const { return dir_ 
 std::optional<std::string> KernelCache::load(const std::string& symbol, const std::string& key) const {
   if (!enabled()) return std::nullopt;
   try {
-    return decode_cache_entry(read_file(path_of(symbol), kEntryLimit, "a kernel cache entry"), key);
-  } catch (const Error&) {  // missing, unreadable or oversized: a miss
+    return decode_cache_entry(read_regular_file(path_of(symbol), kEntryLimit, "a kernel cache entry"), key);
+  } catch (const Error&) {  // missing, unreadable, oversized, or not a regular file (a link, a FIFO): a miss
     return std::nullopt;
   }
 }
 
 void KernelCache::store(const std::string& symbol, const std::string& key, std::string_view object) {
   if (!enabled()) return;
-  static std::atomic<uint64_t> counter{0};
-  const std::string path = path_of(symbol);
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  const std::string entry = encode_cache_entry(key, object);
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  bool ok = !ec;
-  if (ok) {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    ok = f && std::fwrite(entry.data(), 1, entry.size(), f) == entry.size();
-    if (f) ok = std::fclose(f) == 0 && ok;
-    ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;
-    if (!ok) std::remove(tmp.c_str());
-  }
-  if (!ok) {
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) throw Error(ec.message());
+    // Once per compile that stores, not per entry: the directory holds thousands of them.
+    if (!swept_) remove_stale_temporaries_in(dir_);
+    swept_ = true;
+    write_file_atomically(path_of(symbol), encode_cache_entry(key, object), Durability::cache_entry);
+  } catch (const Error& e) {
     std::fprintf(stderr, "kiln: warning: cannot write the kernel cache in %s (%s); compiling without it\n",
-                 dir_.c_str(), ec ? ec.message().c_str() : std::strerror(errno));
+                 dir_.c_str(), e.what());
     dir_.clear();
   }
 }

@@ -5,10 +5,14 @@
 // level, and the build of kiln that compiled it).
 //
 // An entry holds its full key and a checksum, so a corrupt or truncated entry,
-// or a hash collision, reads as a miss and is rebuilt. Entries are written to a
-// temporary file in the same directory and renamed into place, so a concurrent
-// process sees a whole entry or none. A directory that cannot be created or
-// written is reported once on stderr and the cache is off; compiling goes on.
+// or a hash collision, reads as a miss and is rebuilt. Entries are written
+// atomically (engine/atomic_file.h: a temporary created exclusively under a
+// random name, then renamed into place), so a concurrent process sees a whole
+// entry or none and a symlink planted in the directory is never written
+// through. An entry is read without following a symlink or waiting on a FIFO:
+// anything at its path but a regular file is a miss. A directory that cannot be
+// created or written is reported once on stderr and the cache is off;
+// compiling goes on.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +39,7 @@ class KernelCache {
   std::string path_of(const std::string& symbol) const;
 
   std::string dir_;
+  bool swept_ = false;  // the temporaries killed processes left in dir_ are removed
 };
 
 // An identifier of the running kiln build (its ELF build ID, or the size and

@@ -1,6 +1,7 @@
 #include "engine/ir/read_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,11 +29,8 @@ std::string limit_str(size_t limit) {
   return limit % kMiB == 0 ? std::to_string(limit / kMiB) + " MiB" : std::to_string(limit) + " bytes";
 }
 
-}  // namespace
-
-std::string read_file(const std::string& path, size_t limit, std::string_view what) {
-  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) fail_read(path, errno);
+// The rest of an open file, up to `limit` bytes.
+std::string read_all(const Fd& file, const std::string& path, size_t limit, std::string_view what) {
   std::string bytes;
   char buf[1 << 16];
   for (;;) {
@@ -50,6 +48,23 @@ std::string read_file(const std::string& path, size_t limit, std::string_view wh
     }
     bytes.append(buf, static_cast<size_t>(n));
   }
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, size_t limit, std::string_view what) {
+  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) fail_read(path, errno);
+  return read_all(file, path, limit, what);
+}
+
+std::string read_regular_file(const std::string& path, size_t limit, std::string_view what) {
+  const Fd file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)};
+  if (file.fd < 0) fail_read(path, errno);
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) fail_read(path, errno);
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  return read_all(file, path, limit, what);
 }
 
 }  // namespace kiln

@@ -17,4 +17,11 @@ constexpr size_t kMiB = size_t{1} << 20;
 // `limit` bytes have come.
 std::string read_file(const std::string& path, size_t limit, std::string_view what);
 
+// The same for a file in a place others may write (the kernel cache): PATH is
+// opened without following a symlink and without waiting for a writer, and
+// anything but a regular file (a FIFO, a device, a directory) is kiln::Error
+// "PATH: not a regular file", so a planted link or FIFO neither redirects nor
+// hangs the read.
+std::string read_regular_file(const std::string& path, size_t limit, std::string_view what);
+
 }  // namespace kiln

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_error.h"
@@ -22,14 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 void put(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-// The pid of a process that has exited (and been reaped): no process has it now.
-pid_t dead_pid() {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  waitpid(pid, nullptr, 0);
-  return pid;
-}
 
 }  // namespace
 
@@ -105,6 +96,56 @@ TEST_CASE("several files are written all or none") {
   write_files_atomically({{a, "new object"}, {b, "new header"}});
   CHECK(read_file(a) == "new object");
   CHECK(read_file(b) == "new header");
+  CHECK(side_files(a).empty());
+  CHECK(side_files(b).empty());
+}
+
+TEST_CASE("a symlink at PATH is replaced by the file, never written through") {
+  TempDir dir;
+  const std::string victim = dir.file("victim.txt"), path = dir.file("ids.txt");
+  put(victim, "the user's file");
+  fs::create_symlink(victim, path);
+  write_file_atomically(path, "output");
+  CHECK(read_file(victim) == "the user's file");
+  CHECK_FALSE(fs::is_symlink(path));
+  CHECK(read_file(path) == "output");
+}
+
+TEST_CASE("a cache entry's write leaves the directory alone; one sweep removes every stale temporary in it") {
+  TempDir dir;
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(getpid());
+  const std::vector<std::string> stale = {"a.o.tmp-" + dead + "-0123456789abcdef",
+                                          "b.o.bak-" + dead + "-fedcba9876543210"};
+  const std::vector<std::string> kept = {
+      "c.o.tmp-" + live + "-0123456789abcdef",  // a concurrent writer's
+      "d.o.tmp-" + dead + "-0123456789",        // not a temporary's name: too short a suffix
+      ".tmp-" + dead + "-0123456789abcdef",     // nor this: no file it stands in for
+      "e.o.tmp-" + dead + "-0123456789abcdef.o"};
+  for (const auto& name : stale) put(dir.file(name), "half an entry");
+  for (const auto& name : kept) put(dir.file(name), "not stale");
+  write_file_atomically(dir.file("f.o"), "entry", Durability::cache_entry);
+  CHECK(read_file(dir.file("f.o")) == "entry");
+  CHECK(side_files(dir.file("f.o")).empty());
+  for (const auto& name : stale) CHECK(fs::exists(dir.file(name)));
+  remove_stale_temporaries_in(dir.path().string());
+  for (const auto& name : stale) CHECK_FALSE(fs::exists(dir.file(name)));
+  for (const auto& name : kept) CHECK(fs::exists(dir.file(name)));
+}
+
+TEST_CASE("files made of pieces are written all or none") {
+  TempDir dir;
+  const std::string a = dir.file("model.safetensors"), b = dir.file("spm.model");
+  put(a, "old checkpoint");
+  const std::string header = "head:", tensor1 = "one,", tensor2 = "two";
+  fs::create_directory(dir.file("taken"));
+  put(dir.file("taken/inside"), "x");
+  check_error(
+      [&] { write_files_atomically(std::vector<FilePieces>{{a, {header, tensor1}}, {dir.file("taken"), {tensor2}}}); },
+      {dir.file("taken"), "none of the 2 files was changed"});
+  CHECK(read_file(a) == "old checkpoint");
+  write_files_atomically(std::vector<FilePieces>{{a, {header, tensor1, tensor2}}, {b, {tensor2}}});
+  CHECK(read_file(a) == "head:one,two");
+  CHECK(read_file(b) == "two");
   CHECK(side_files(a).empty());
   CHECK(side_files(b).empty());
 }
