@@ -246,8 +246,8 @@ std::map<std::string, std::string> load_safetensors_metadata(const std::string& 
   return HeaderReader(in, path).read().metadata;
 }
 
-void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+SafetensorsBytes safetensors_bytes(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                                   const std::map<std::string, std::string>& metadata) {
   // Python's safetensors order (descending in its Dtype enum: F32, I32, BOOL), then
   // by name, so 4-byte elements stay 4-byte aligned after the (8-aligned) header.
   std::vector<std::pair<const std::string*, const Tensor*>> order;
@@ -261,12 +261,12 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header[std::string(kMetadataKey)] = metadata;
-  std::vector<std::string_view> pieces = {std::string_view()};  // [0] becomes the header
+  SafetensorsBytes out;
   uint64_t at = 0;
   for (const auto& [name, t] : order) {
     const uint64_t nbytes = t->nbytes();
     header[*name] = {{"dtype", st_dtype_name(t->dtype())}, {"shape", t->shape()}, {"data_offsets", {at, at + nbytes}}};
-    pieces.emplace_back(static_cast<const char*>(t->data()), nbytes);
+    out.data.emplace_back(static_cast<const char*>(t->data()), nbytes);
     at += nbytes;
   }
   std::string text;
@@ -276,11 +276,21 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     throw Error(path + ": cannot write the header: " + e.what());
   }
   text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data section 8-byte aligned
-  std::string prefix(8, '\0');
-  for (int i = 0; i < 8; ++i) prefix[i] = static_cast<char>((uint64_t(text.size()) >> (8 * i)) & 0xff);
-  prefix += text;
-  pieces[0] = prefix;
-  write_file_atomically(path, pieces);
+  out.head.assign(8, '\0');
+  for (int i = 0; i < 8; ++i) out.head[i] = static_cast<char>((uint64_t(text.size()) >> (8 * i)) & 0xff);
+  out.head += text;
+  return out;
+}
+
+std::vector<std::string_view> SafetensorsBytes::pieces() const {
+  std::vector<std::string_view> all{head};
+  all.insert(all.end(), data.begin(), data.end());
+  return all;
+}
+
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  write_file_atomically(path, safetensors_bytes(path, tensors, metadata).pieces());
 }
 
 }  // namespace kiln

@@ -17,6 +17,8 @@
 #include <istream>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/tensor/tensor.h"
 
@@ -42,5 +44,16 @@ std::map<std::string, std::string> load_safetensors_metadata(const std::string& 
 // the file.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata);
+
+// The bytes save_safetensors writes, for writing with other files all or none
+// (engine/atomic_file.h): `head` (the header's length, its JSON and padding),
+// then each tensor's data, viewed in place (the tensors must outlive it).
+struct SafetensorsBytes {
+  std::string head;
+  std::vector<std::string_view> data;
+  std::vector<std::string_view> pieces() const;  // head, then data
+};
+SafetensorsBytes safetensors_bytes(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                                   const std::map<std::string, std::string>& metadata);
 
 }  // namespace kiln

@@ -45,8 +45,7 @@ std::string step_name(int64_t step) {
 }
 
 void write_kept_checkpoint(const std::string& dir, const std::string& to, const Checkpoint& ckpt) {
-  save_checkpoint(to, ckpt);
-  copy_task_files(dir, to);
+  save_checkpoint(to, ckpt, task_files(dir, to));
 }
 
 }  // namespace
@@ -82,6 +81,19 @@ void keep_if_best(const std::string& dir, const Checkpoint& ckpt, int64_t step, 
   for (const Kept& k : kept) list.push_back({k.step, k.score});
   write_file_atomically((snapshots_root(dir) / "scores.json").string(),
                         json{{"metric", metric}, {"kept", list}}.dump() + "\n");
+}
+
+std::string run_of(const std::string& checkpoint_dir) {
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(checkpoint_dir, ec);
+  if (ec) return checkpoint_dir;
+  if (!dir.has_filename()) dir = dir.parent_path();  // a trailing '/'
+  const fs::path parent = dir.parent_path(), grandparent = parent.parent_path();
+  const auto is_run = [](const fs::path& run) { return fs::exists(checkpoint_file(run.string())); };
+  if (dir == fs::path(best_dir(parent.string())) && is_run(parent)) return parent.string();
+  const bool kept = parent == snapshots_root(grandparent.string()) ||
+                    parent == fs::path(snapshot_dir(grandparent.string(), 0)).parent_path();
+  return kept && is_run(grandparent) ? grandparent.string() : dir.string();
 }
 
 std::vector<std::string> best_snapshots(const std::string& dir, int64_t k) {

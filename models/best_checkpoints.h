@@ -28,6 +28,12 @@ std::string best_dir(const std::string& dir);
 void keep_if_best(const std::string& dir, const Checkpoint& ckpt, int64_t step, const std::string& metric,
                   double score, bool is_best, int64_t keep);
 
+// The run directory a checkpoint directory belongs to: DIR for DIR/best,
+// DIR/best-snapshots/step-N and DIR/snapshots/step-N of a run DIR (one holding
+// its own checkpoint); any other checkpoint directory is its own. Symlinks and
+// ".." resolved.
+std::string run_of(const std::string& checkpoint_dir);
+
 // The directories of the k best kept evaluations, best first. kiln::Error if DIR
 // keeps fewer than k (naming --keep-best).
 std::vector<std::string> best_snapshots(const std::string& dir, int64_t k);

@@ -87,7 +87,7 @@ const std::string& required(const std::map<std::string, std::string>& metadata, 
 
 std::string checkpoint_file(const std::string& dir) { return (fs::path(dir) / "checkpoint.safetensors").string(); }
 
-void save_checkpoint(const std::string& dir, const Checkpoint& ckpt) {
+void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::vector<FileBytes>& beside) {
   for (const auto& [name, t] : ckpt.tensors)
     if (const auto bad = first_non_finite(t)) {
       std::ostringstream s;
@@ -98,11 +98,14 @@ void save_checkpoint(const std::string& dir, const Checkpoint& ckpt) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create the checkpoint directory " + dir + ": " + ec.message());
-  save_safetensors(checkpoint_file(dir), ckpt.tensors,
-                   {{"format", kFormat},
-                    {"task", ckpt.task},
-                    {"config", config_to_json(ckpt.config)},
-                    {"trainer", ckpt.trainer_state}});
+  const SafetensorsBytes bytes = safetensors_bytes(checkpoint_file(dir), ckpt.tensors,
+                                                  {{"format", kFormat},
+                                                   {"task", ckpt.task},
+                                                   {"config", config_to_json(ckpt.config)},
+                                                   {"trainer", ckpt.trainer_state}});
+  std::vector<FilePieces> files{{checkpoint_file(dir), bytes.pieces()}};
+  for (const FileBytes& f : beside) files.push_back({f.path, {f.bytes, f.data}});
+  write_files_atomically(files);
 }
 
 Checkpoint load_checkpoint(const std::string& dir) {

@@ -8,7 +8,9 @@
 // `spm.model`), written atomically by their owners.
 #include <map>
 #include <string>
+#include <vector>
 
+#include "engine/atomic_file.h"
 #include "engine/safetensors.h"
 #include "engine/tensor/tensor.h"
 #include "models/transformer/config.h"
@@ -25,10 +27,12 @@ struct Checkpoint {
 // The file inside a checkpoint directory that holds the tensors and metadata.
 std::string checkpoint_file(const std::string& dir);
 
-// Creates `dir` if needed and writes the checkpoint atomically. Refuses
-// (kiln::Error naming the tensor) any non-finite f32 value before writing
-// anything, so a diverged run never replaces a good checkpoint.
-void save_checkpoint(const std::string& dir, const Checkpoint& ckpt);
+// Creates `dir` if needed and writes the checkpoint atomically, together with
+// the files `beside` it (the task's own, e.g. spm.model: task_files in
+// checkpoint_average.h), all or none. Refuses (kiln::Error naming the tensor)
+// any non-finite f32 value before writing anything, so a diverged run never
+// replaces a good checkpoint.
+void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::vector<FileBytes>& beside = {});
 
 // kiln::Error naming the directory for a missing directory or file, a truncated
 // or corrupt file, and every problem checkpoint_from finds.

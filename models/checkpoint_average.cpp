@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
 #include "models/transformer/transformer.h"
@@ -53,19 +52,21 @@ std::vector<std::string> snapshots(const std::string& dir) {
   return out;
 }
 
-void copy_task_files(const std::string& from, const std::string& to) {
+std::vector<FileBytes> task_files(const std::string& from, const std::string& to) {
   // The run's own records stay with the run.
   const fs::path skipped[] = {fs::path(checkpoint_file(from)).filename(), "loss_curve.svg", "log.jsonl",
                               "settings.toml"};
+  std::vector<FileBytes> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(from, ec)) {
     if (!e.is_regular_file() || std::find(std::begin(skipped), std::end(skipped), e.path().filename()) !=
                                     std::end(skipped))
       continue;
-    write_file_atomically((fs::path(to) / e.path().filename()).string(),
-                          read_file(e.path().string(), 256 * kMiB, "a task file"));
+    files.push_back({(fs::path(to) / e.path().filename()).string(),
+                     read_file(e.path().string(), 256 * kMiB, "a task file")});
   }
   if (ec) throw Error("cannot list " + from + ": " + ec.message());
+  return files;
 }
 
 void prune_snapshots(const std::string& dir, int64_t keep) {

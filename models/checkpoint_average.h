@@ -23,11 +23,12 @@ std::string snapshot_dir(const std::string& dir, int64_t step);
 // The snapshot directories of DIR, oldest first (by step).
 std::vector<std::string> snapshots(const std::string& dir);
 
-// Copies the regular files of run directory FROM other than its checkpoint and
-// loss curve (the task's own, e.g. de-en's spm.model) into TO, each written
-// atomically, so that a snapshot or an average loads, evaluates and translates
-// by itself. kiln::Error naming the file that failed.
-void copy_task_files(const std::string& from, const std::string& to);
+// The regular files of run directory FROM other than its checkpoint and its
+// records (the task's own, e.g. de-en's spm.model), read now, as the files to
+// write into TO beside a checkpoint (save_checkpoint's `beside`), so that a
+// snapshot or an average loads, evaluates and translates by itself. kiln::Error
+// naming the file or directory that cannot be read.
+std::vector<FileBytes> task_files(const std::string& from, const std::string& to);
 
 // Removes all but the latest `keep` snapshots of DIR.
 void prune_snapshots(const std::string& dir, int64_t keep);

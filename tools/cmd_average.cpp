@@ -3,9 +3,9 @@
 //   kiln average --checkpoint DIR --best N -o OUT   its N best evaluated checkpoints
 //   kiln average CKPT CKPT... -o OUT                  any checkpoints of one model
 // OUT gets the averaged checkpoint and the task's files (e.g. spm.model) of the
-// first input's directory, so it loads, translates and evaluates on its own.
+// first input's directory, all or none, so it loads, translates and evaluates on
+// its own. OUT may not be, or be inside, a run or checkpoint it reads.
 #include "tools/cmd_average.h"
-#include "tools/flag_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -14,6 +14,8 @@
 #include "engine/ir/error.h"
 #include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
+#include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 namespace kiln::cli {
 
@@ -21,48 +23,79 @@ namespace fs = std::filesystem;
 
 CLI::App* add_average_command(CLI::App& app, AverageOptions& opts) {
   auto* cmd = app.add_subcommand("average", "Average checkpoints param by param (the paper's last-N averaging)");
-  cmd->add_option("CHECKPOINT", opts.inputs, "checkpoint directories to average");
-  cmd->add_option("--checkpoint", opts.run_dir, "a training run's checkpoint directory, whose snapshots to average");
+  cmd->add_option("CHECKPOINT", opts.inputs, "checkpoint directories to average")->check(dir_to_read());
+  cmd->add_option("--checkpoint", opts.run_dir, "a training run's checkpoint directory, whose snapshots to average")
+      ->check(dir_to_read());
   cmd->add_option("--last", opts.last, "--checkpoint: average its last N snapshots (kiln train --keep-snapshots)")
       ->check(positive(opts.last));
   cmd->add_option("--best", opts.best,
                   "--checkpoint: average its N best evaluated checkpoints (kiln train --keep-best)")
       ->check(positive(opts.best))
       ->excludes("--last");
-  cmd->add_option("-o,--output", opts.output_dir, "the directory to write the averaged checkpoint to")->required();
+  cmd->add_option("-o,--output", opts.output_dir,
+                  "the directory to write the averaged checkpoint to (not inside a run or checkpoint it reads)")
+      ->check(dir_to_write())
+      ->required();
   return cmd;
 }
 
-void average(const AverageOptions& opts) {
-  std::vector<std::string> inputs = opts.inputs;
-  if (!opts.run_dir.empty()) {
-    if (!inputs.empty()) throw Error("average: give either CHECKPOINT directories or --checkpoint, not both");
-    if (opts.last <= 0 && opts.best <= 0) throw Error("average: --checkpoint needs --last N or --best N");
-    if (opts.best > 0) {
-      inputs = models::best_snapshots(opts.run_dir, opts.best);
-    } else {
-      const std::vector<std::string> all = models::snapshots(opts.run_dir);
-      if (static_cast<int64_t>(all.size()) < opts.last)
-        throw Error("average: --last " + std::to_string(opts.last) + " but " + opts.run_dir + " has " +
-                    std::to_string(all.size()) +
-                    " snapshots (kiln train --save-every S --keep-snapshots N keeps them)");
-      inputs.assign(all.end() - opts.last, all.end());
-    }
-  } else if (opts.last > 0 || opts.best > 0) {
-    throw Error("average: --last and --best need --checkpoint DIR");
+namespace {
+
+// The checkpoint directories to average: CHECKPOINT..., or --checkpoint's snapshots.
+std::vector<std::string> inputs_of(const AverageOptions& opts) {
+  if (opts.run_dir.empty()) {
+    if (opts.last > 0 || opts.best > 0) throw Error("average: --last and --best need --checkpoint DIR");
+    if (opts.inputs.empty()) throw Error("average: no checkpoints given (CHECKPOINT... or --checkpoint DIR --last N)");
+    return opts.inputs;
   }
-  if (inputs.empty()) throw Error("average: no checkpoints given (CHECKPOINT... or --checkpoint DIR --last N)");
-  std::error_code ec;
-  for (const std::string& in : inputs)
-    if (fs::equivalent(in, opts.output_dir, ec))
-      throw Error("average: --output " + opts.output_dir + " is one of the inputs; write elsewhere");
+  if (!opts.inputs.empty()) throw Error("average: give either CHECKPOINT directories or --checkpoint, not both");
+  if (opts.last <= 0 && opts.best <= 0) throw Error("average: --checkpoint needs --last N or --best N");
+  if (opts.best > 0) return models::best_snapshots(opts.run_dir, opts.best);
+  const std::vector<std::string> all = models::snapshots(opts.run_dir);
+  if (static_cast<int64_t>(all.size()) < opts.last)
+    throw Error("average: --last " + std::to_string(opts.last) + " but " + opts.run_dir + " has " +
+                std::to_string(all.size()) + " snapshots (kiln train --save-every S --keep-snapshots N keeps them)");
+  return {all.end() - opts.last, all.end()};
+}
+
+// Refuses an output that is, or is inside, a run or checkpoint the command
+// reads: writing there would replace what it averages, or the run's own
+// checkpoint and task files.
+void check_output_apart(const AverageOptions& opts, const std::vector<std::string>& inputs) {
+  struct Read {
+    std::string dir;
+    std::string what;  // what the directory is, naming the flag that reads it
+  };
+  std::vector<Read> read;
+  if (!opts.run_dir.empty())
+    read.push_back({opts.run_dir, "the run directory " + opts.run_dir + " that --checkpoint reads"});
+  const std::string flag = opts.run_dir.empty() ? "CHECKPOINT " : "--checkpoint's snapshot ";
+  for (const std::string& in : inputs) read.push_back({in, "one of the inputs (" + flag + in + ")"});
+  for (const std::string& in : inputs) {
+    const std::string run = models::run_of(in);
+    read.push_back({run, "the run directory " + run + " of the input " + flag + in});
+  }
+  const std::string& out = opts.output_dir;
+  for (const Read& r : read) {
+    if (!is_same_or_inside(out, r.dir)) continue;
+    std::error_code ec;
+    throw Error("average: --output " + out + (fs::equivalent(out, r.dir, ec) ? " is " : " is inside ") + r.what +
+                "; write the average elsewhere");
+  }
+}
+
+}  // namespace
+
+void average(const AverageOptions& opts) {
+  const std::vector<std::string> inputs = inputs_of(opts);
+  check_output_apart(opts, inputs);
   std::vector<models::Checkpoint> checkpoints;
   for (const std::string& in : inputs) checkpoints.push_back(models::load_checkpoint(in));
   const models::Checkpoint averaged = models::average_checkpoints(checkpoints);
-  models::save_checkpoint(opts.output_dir, averaged);
-  // The task's own files beside the run's checkpoint (a snapshot's run directory is two levels up).
+  // The task's own files beside the run's checkpoint (a snapshot's run directory is two levels up),
+  // read before anything is written, and written with the average, all or none.
   const fs::path source = opts.run_dir.empty() ? fs::path(inputs.front()) : fs::path(opts.run_dir);
-  models::copy_task_files(source.string(), opts.output_dir);
+  models::save_checkpoint(opts.output_dir, averaged, models::task_files(source.string(), opts.output_dir));
   std::cout << "averaged " << inputs.size() << " checkpoints into " << models::checkpoint_file(opts.output_dir) << '\n';
 }
 

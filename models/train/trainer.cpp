@@ -574,8 +574,8 @@ void Trainer::save() {
   const Checkpoint ckpt{task_->name(), config_, steps_->persistent(), trainer_state_to_json(state_)};
   save_checkpoint(dir, ckpt);
   if (opts_.keep_snapshots > 0) {
-    save_checkpoint(snapshot_dir(dir, state_.step), ckpt);
-    copy_task_files(dir, snapshot_dir(dir, state_.step));
+    const std::string snapshot = snapshot_dir(dir, state_.step);
+    save_checkpoint(snapshot, ckpt, task_files(dir, snapshot));
     prune_snapshots(dir, opts_.keep_snapshots);
   }
   std::vector<CurveSeries> curves(3);

@@ -1,6 +1,7 @@
 // Checkpoint averaging: params are the element-wise mean, the rest is the last
 // checkpoint's; checkpoints of different models are refused; snapshots sort by
-// step and are pruned to the latest N.
+// step and are pruned to the latest N; a snapshot's task files are written with
+// its checkpoint, all or none.
 #include "models/checkpoint_average.h"
 
 #include <doctest/doctest.h>
@@ -76,19 +77,35 @@ TEST_CASE("snapshots sort by step and are pruned to the latest") {
   CHECK(snapshots(dir.file("missing")).empty());
 }
 
-TEST_CASE("a snapshot gets the run's task files (not its checkpoint or curve), so it evaluates by itself") {
+TEST_CASE("a snapshot gets the run's task files (not its checkpoint or records), so it evaluates by itself") {
   TempDir dir;
   const std::string run = dir.file("run"), snap = snapshot_dir(run, 7);
-  std::filesystem::create_directories(snap);
+  std::filesystem::create_directories(run);
   const auto write = [](const std::string& path, const std::string& bytes) { std::ofstream(path) << bytes; };
   write(run + "/spm.model", std::string("sub\0words", 9));
   write(run + "/checkpoint.safetensors", "params");
   write(run + "/loss_curve.svg", "<svg/>");
-  copy_task_files(run, snap);
-  std::vector<std::string> copied;
-  for (const auto& e : std::filesystem::directory_iterator(snap)) copied.push_back(e.path().filename().string());
-  CHECK(copied == std::vector<std::string>{"spm.model"});
-  std::ifstream in(snap + "/spm.model", std::ios::binary);
-  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == std::string("sub\0words", 9));
-  CHECK_THROWS_AS(copy_task_files(dir.file("missing"), snap), Error);
+  write(run + "/log.jsonl", "{}");
+  const std::vector<FileBytes> files = task_files(run, snap);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].path == snap + "/spm.model");
+  CHECK(files[0].bytes == std::string("sub\0words", 9));
+  CHECK_THROWS_AS(task_files(dir.file("missing"), snap), Error);
+}
+
+TEST_CASE("a checkpoint and its task files are written all or none") {
+  TempDir dir;
+  const std::string out = dir.file("average");
+  std::filesystem::create_directories(out + "/spm.model");  // a directory where a task file goes
+  std::ofstream(out + "/spm.model/inside") << "x";
+  const Checkpoint c = filled(checkpoint_config(), 1.0f, "a");
+  check_error([&] { save_checkpoint(out, c, {{out + "/vocab.txt", "words"}, {out + "/spm.model", "pieces"}}); },
+              {out + "/spm.model", "none of the 3 files was changed"});
+  CHECK_FALSE(std::filesystem::exists(checkpoint_file(out)));
+  CHECK_FALSE(std::filesystem::exists(out + "/vocab.txt"));
+  std::filesystem::remove_all(out + "/spm.model");
+  save_checkpoint(out, c, {{out + "/vocab.txt", "words"}, {out + "/spm.model", "pieces"}});
+  CHECK(load_checkpoint(out).trainer_state == c.trainer_state);
+  std::ifstream in(out + "/spm.model", std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "pieces");
 }
