@@ -3,6 +3,7 @@
 // trainer to train on exactly the same data.
 #include "tools/cmd_batches.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -33,8 +34,10 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
       ->check(positive(opts.batch_tokens));
   cmd->add_option("--minutes", opts.minutes, "the training budget whose recipe gives the default batch size (see `kiln train --help`)")
       ->check(positive(opts.minutes));
-  cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
-  cmd->add_option("-o,--output", opts.output_path, "the file to write")->required();
+  cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")
+      ->check(dir_to_read())
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts.output_path, "the file to write")->check(file_to_write())->required();
   return cmd;
 }
 

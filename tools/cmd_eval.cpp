@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "engine/atomic_file.h"
@@ -14,6 +13,7 @@
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 #include "tools/text_lines.h"
 
 namespace kiln::cli {
@@ -22,7 +22,9 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
   auto* cmd = app.add_subcommand("eval",
                                  "Decode a split, or a source file against reference files, with a trained model: "
                                  "corpus BLEU, chrF2 and exact-match accuracy");
-  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")->required();
+  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")
+      ->check(dir_to_read())
+      ->required();
   auto* split = cmd->add_option("--split", opts.split, "the examples to decode")
                     ->check(CLI::IsMember({"dev", "test"}))
                     ->capture_default_str();
@@ -39,10 +41,12 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
   cmd->add_option("--dump-ids", opts.dump_ids,
                   "write each sentence's source subword ids, a tab and the reference's ids to this file (one "
                   "sentence per line) instead of decoding: the input of tools/bench/torch_transformer.py translate")
+      ->check(file_to_write())
       ->excludes(src);
   cmd->add_option("--output", opts.output_dir,
                   "also write what was scored to this directory, one sentence a line: src.txt, hyp.txt, ref.txt "
-                  "(and ref2.txt... for more references; all or none)");
+                  "(and ref2.txt... for more references; all or none)")
+      ->check(dir_to_write());
   add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
   return cmd;
 }
@@ -61,9 +65,9 @@ std::string joined(const std::vector<int32_t>& ids) {
 void dump_ids(const models::Task& task, const EvalOptions& opts) {
   const auto& all = task.examples(models::parse_split(opts.split));
   const size_t count = opts.limit > 0 ? std::min(all.size(), static_cast<size_t>(opts.limit)) : all.size();
-  std::ofstream out(opts.dump_ids);
-  for (size_t i = 0; i < count && out; ++i) out << joined(all[i].src) << '\t' << joined(all[i].tgt) << '\n';
-  if (!out.flush()) throw Error("cannot write the ids to " + opts.dump_ids);
+  std::string text;
+  for (size_t i = 0; i < count; ++i) text += joined(all[i].src) + '\t' + joined(all[i].tgt) + '\n';
+  write_file_atomically(opts.dump_ids, text);
   std::cout << "wrote the ids of " << count << " " << opts.split << " sentences to " << opts.dump_ids << '\n';
 }
 

@@ -1,5 +1,6 @@
 #include "tools/cmd_export.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -61,7 +62,9 @@ CLI::App* add_export_command(CLI::App& app, ExportOptions& opts) {
   cmd->add_option("--factor", opts.factor, "Adam: factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)")
       ->check(positive(opts.factor))
       ->capture_default_str();
-  cmd->add_option("-o,--output", opts.output_dir, "the directory to write the .kir files into")->required();
+  cmd->add_option("-o,--output", opts.output_dir, "the directory to write the .kir files into")
+      ->check(dir_to_write())
+      ->required();
   cmd->final_callback([&opts] { check_flags(opts); });
   return cmd;
 }

@@ -14,6 +14,7 @@
 #include "models/eval/chrf.h"
 #include "models/eval/utf8.h"
 #include "tools/cli_common.h"
+#include "tools/path_checks.h"
 
 namespace kiln::cli {
 
@@ -21,10 +22,13 @@ CLI::App* add_score_command(CLI::App& app, ScoreOptions& opts) {
   auto* cmd = app.add_subcommand("score",
                                  "Score a translation file against reference files: corpus BLEU and chrF2 "
                                  "as sacreBLEU computes them");
-  cmd->add_option("--hyp", opts.hyp_path, "the translations, one sentence a line (UTF-8)")->required();
+  cmd->add_option("--hyp", opts.hyp_path, "the translations, one sentence a line (UTF-8)")
+      ->check(file_to_read())
+      ->required();
   cmd->add_option("--ref", opts.ref_paths,
                   "one or more reference files (--ref R1 R2 or --ref R1 --ref R2), each with one line per "
                   "translation")
+      ->check(file_to_read())
       ->required();
   cmd->add_flag("--json", opts.json, "print one JSON object instead of the sacreBLEU-style lines");
   return cmd;

@@ -11,6 +11,7 @@
 #include "tools/corpus_flags.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 #include "tools/profile_table.h"
 
 namespace kiln::cli {
@@ -30,12 +31,13 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "where the corpus is prepared (subword models, ids) and found again by later runs with the same "
                   "files and settings (default: CHECKPOINT/data); alone, without --train: the corpus `kiln prepare` "
                   "wrote there")
+      ->check(dir_to_read())
       ->group(group);
   cmd->add_option("--config", opts.config,
                   "model preset: tiny, small or base (default: the recipe's, or the "
                   "checkpoint's)")
       ->check(CLI::IsMember({"tiny", "small", "base"}));
-  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->required();
+  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->check(dir_to_write())->required();
   auto* minutes = cmd->add_option("--minutes", opts.minutes,
                                   "train for this long: wall clock with compiles, without dev evaluations and saves")
                       ->check(positive(opts.minutes));
@@ -98,7 +100,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(positive(opts.d_ff));
   cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
       ->check(positive(opts.layers));
-  cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
+  cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")
+      ->check(dir_to_read())
+      ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--profile",
          [&opts](const std::string& trace) {
@@ -111,6 +115,7 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
          },
          "jit: time every kernel call of the training step (each batch shape's runs 2 to 51) and at the end print "
          "the table by kernel of the shape that ran most and write its Chrome trace to this file")
+      ->check(file_to_write())
       ->type_name("TRACE.json");
   // Read by main (tools/config_file.h) before the flags are parsed; declared for --help.
   static std::string config_file;

@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 #include "tools/pass_flags.h"
 #include "tools/text_lines.h"
 
@@ -29,20 +29,25 @@ void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::strin
                  "the most tokens a decoding batch holds: sentences x beam x (padded source + output length)")
       ->check(positive(decode.batch_tokens))
       ->capture_default_str();
-  cmd.add_option("--data-dir", data_dir, "de-en: the trans-de-en dictionary")->capture_default_str();
+  cmd.add_option("--data-dir", data_dir, "de-en: the trans-de-en dictionary")
+      ->check(dir_to_read())
+      ->capture_default_str();
   add_backend_flags(cmd, exec);
 }
 
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
   auto* cmd =
       app.add_subcommand("translate", "Translate each TEXT, or each line of a file or stdin, with a trained model");
-  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")->required();
+  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")
+      ->check(dir_to_read())
+      ->required();
   auto* texts = cmd->add_option("TEXT", opts.texts, "sentences to translate (default: the lines of -i or stdin)");
   cmd->add_option("-i,--input", opts.input_path, "translate the lines of this file (default: stdin)")
       ->check(CLI::ExistingFile)
       ->excludes(texts);
   cmd->add_option("-o,--output", opts.output_path,
-                  "write the translations to this file, atomically at the end (default: stdout)");
+                  "write the translations to this file, atomically at the end (default: stdout)")
+      ->check(file_to_write());
   auto* nbest = cmd->add_option("--nbest", opts.decode.nbest,
                                 "print the K best translations of each line as `i ||| translation ||| score` "
                                 "(Moses' n-best format; i: the 0-based line number, score: the length-penalized "
@@ -67,12 +72,7 @@ namespace {
 // Where translations go (stdout, or -o at the end), and the lines that failed.
 class TranslationOutput {
  public:
-  explicit TranslationOutput(const TranslateOptions& opts) : opts_(opts) {
-    // Checked before any decoding, not when writing at the end.
-    if (opts.output_path.empty()) return;
-    const std::filesystem::path dir = std::filesystem::absolute(opts.output_path).parent_path();
-    if (!std::filesystem::is_directory(dir)) throw Error("-o: " + dir.string() + " is not a directory");
-  }
+  explicit TranslationOutput(const TranslateOptions& opts) : opts_(opts) {}
 
   // The translations of the next lines, in order: one output line each, or
   // Moses' n-best lines (none for a line without a translation); errors on

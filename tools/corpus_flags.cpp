@@ -7,6 +7,7 @@
 
 #include "engine/ir/error.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 namespace kiln::cli {
 
@@ -32,6 +33,7 @@ void add_corpus_flags(CLI::App& cmd, models::TextTaskOptions& corpus, const std:
       ->group(group);
   cmd.add_option("--spm-model", t.spm_model, "use this sentencepiece model (joint, kiln's special ids) instead of "
                                              "learning one")
+      ->check(file_to_read())
       ->group(group);
   cmd.add_option("--max-len", t.max_len,
                  "longest source or target in subwords; longer pairs are skipped (default: the data's longest, at "
@@ -52,7 +54,7 @@ CLI::App* add_prepare_command(CLI::App& app, PrepareOptions& opts) {
   auto* cmd = app.add_subcommand("prepare",
                                  "Prepare a parallel corpus once (subword model, ids) for `kiln train --prepared DIR`");
   add_corpus_flags(*cmd, opts.corpus, "Corpus");
-  cmd->add_option("-o,--output", opts.output_dir, "the directory to prepare it in")->required();
+  cmd->add_option("-o,--output", opts.output_dir, "the directory to prepare it in")->check(dir_to_write())->required();
   return cmd;
 }
 

@@ -19,6 +19,7 @@
 #include "tools/cmd_import.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 namespace {
 
@@ -56,11 +57,11 @@ int main(int argc, char** argv) {
 
   std::string graph_path;
   auto* check = app.add_subcommand("check", "Parse and verify a .kir graph and print its canonical form");
-  check->add_option("FILE", graph_path, "the .kir file")->required();
+  check->add_option("FILE", graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
 
   kiln::cli::DotOptions dot_opts;
   auto* dot = app.add_subcommand("dot", "Print a .kir graph as Graphviz DOT (kiln dot g.kir | dot -Tsvg > g.svg)");
-  dot->add_option("FILE", dot_opts.graph_path, "the .kir file")->required();
+  dot->add_option("FILE", dot_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   dot->add_flag("--fuse", dot_opts.fuse, "draw the graph after the default passes: each fusion a cluster of its ops");
   dot->add_option("--color-by", dot_opts.color_by,
                   "draw the compiled graph (as --fuse), each kernel coloured by its planned buffer (buffer: "
@@ -72,13 +73,14 @@ int main(int argc, char** argv) {
 
   kiln::cli::RunOptions run_opts;
   auto* run = app.add_subcommand("run", "Run a .kir graph once and write its outputs as .npy files");
-  run->add_option("FILE", run_opts.graph_path, "the .kir file")->required();
+  run->add_option("FILE", run_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   run->add_option("--input,-i", run_opts.inputs,
                   "bind a declared input, param or state to a .npy file (repeatable); unbound params "
                   "and state are initialized from --seed, unbound inputs are an error")
       ->check(kNameEqualsPath)
       ->allow_extra_args(false);
   run->add_option("--output-dir,-o", run_opts.output_dir, "where each output goes, as NAME.npy")
+      ->check(kiln::cli::dir_to_write())
       ->capture_default_str();
   run->add_option("--seed", run_opts.seed, "seed of the param initialization")->capture_default_str();
   kiln::cli::add_backend_flags(*run, run_opts.exec);
@@ -90,12 +92,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--load", run_opts.load_dir, "bind each param and state that has a DIR/NAME.npy")
       ->check(CLI::ExistingDirectory);
-  run->add_option("--save", run_opts.save_dir, "after the last step, write every param and state as DIR/NAME.npy");
+  run->add_option("--save", run_opts.save_dir, "after the last step, write every param and state as DIR/NAME.npy")
+      ->check(kiln::cli::dir_to_write());
 
   kiln::cli::ProfileOptions profile_opts;
   auto* profile = app.add_subcommand("profile", "Run a .kir graph with the JIT, every kernel call timed: print a table "
                                                 "by kernel and write a Chrome trace");
-  profile->add_option("FILE", profile_opts.graph_path, "the .kir file")->required();
+  profile->add_option("FILE", profile_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   profile->add_option("--input,-i", profile_opts.inputs,
                       "bind a declared input, param or state to a .npy file (repeatable); unbound inputs are "
                       "zeros (the time does not depend on them), unbound params and state come from --seed")
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
   profile->add_option("--trace", profile_opts.trace_path,
                       "the Chrome trace JSON to write (chrome://tracing, ui.perfetto.dev): a track per thread, the "
                       "kernel calls on the caller's")
+      ->check(kiln::cli::file_to_write())
       ->capture_default_str();
   profile->add_option("--threads", profile_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
       ->check(kiln::cli::positive(profile_opts.exec.threads));
@@ -116,13 +120,16 @@ int main(int argc, char** argv) {
 
   kiln::cli::CompileOptions compile_opts;
   auto* compile = app.add_subcommand("compile", "Compile a .kir graph to LLVM IR, assembly or an object file");
-  compile->add_option("FILE", compile_opts.graph_path, "the .kir file")->required();
+  compile->add_option("FILE", compile_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   compile->add_option("--emit", compile_opts.emit, "what to write")
       ->check(CLI::IsMember({"llvm", "asm", "obj", "program"}))
       ->capture_default_str();
-  compile->add_option("-o,--output", compile_opts.output_path, "the file to write")->required();
+  compile->add_option("-o,--output", compile_opts.output_path, "the file to write")
+      ->check(kiln::cli::file_to_write())
+      ->required();
   compile->add_option("--header", compile_opts.header_path,
-                      "AOT (with --emit obj): also write a C header declaring the typed entry point ENTRY_run");
+                      "AOT (with --emit obj): also write a C header declaring the typed entry point ENTRY_run")
+      ->check(kiln::cli::file_to_write());
   compile->add_option("--entry", compile_opts.entry,
                       "the entry point's name (default kiln_main); with --header, the C API's prefix "
                       "(ENTRY_run, struct ENTRY_args; default the graph's name)")
@@ -136,17 +143,18 @@ int main(int argc, char** argv) {
 
   kiln::cli::GradOptions grad_opts;
   auto* grad = app.add_subcommand("grad", "Append the backward pass; output each gradient as NAME.grad");
-  grad->add_option("FILE", grad_opts.graph_path, "the .kir file")->required();
+  grad->add_option("FILE", grad_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   grad->add_option("--loss", grad_opts.loss, "the scalar f32 value to differentiate")->required();
   grad->add_option("--wrt", grad_opts.wrt, "the values to differentiate with respect to")
       ->required()
       ->delimiter(',');
-  grad->add_option("-o,--output", grad_opts.output_path, "write the joint graph here instead of stdout");
+  grad->add_option("-o,--output", grad_opts.output_path, "write the joint graph here instead of stdout")
+      ->check(kiln::cli::file_to_write());
 
   kiln::cli::TrainGraphOptions train_opts;
   auto* train_graph = app.add_subcommand("train-graph", "Write the whole training step (forward, backward, "
                                                         "optimizer updates of params and state) as one graph");
-  train_graph->add_option("FILE", train_opts.graph_path, "the .kir file")->required();
+  train_graph->add_option("FILE", train_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
   train_graph->add_option("--loss", train_opts.loss, "the scalar f32 value to minimize")->required();
   train_graph->add_option("--optimizer", train_opts.optimizer, "sgd, or adam with the warm-up schedule")
       ->check(CLI::IsMember({"adam", "sgd"}))
@@ -167,12 +175,15 @@ int main(int argc, char** argv) {
   train_graph->add_option("--d-model", train_opts.d_model, "adam schedule: d_model")
       ->check(kiln::cli::positive(train_opts.d_model))
       ->capture_default_str();
-  train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")->required();
+  train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")
+      ->check(kiln::cli::file_to_write())
+      ->required();
 
   kiln::cli::OptOptions opt_opts;
   auto* opt = app.add_subcommand("opt", "Run the graph passes on a .kir graph and print the optimized graph");
-  opt->add_option("FILE", opt_opts.graph_path, "the .kir file")->required();
-  opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout");
+  opt->add_option("FILE", opt_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
+  opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout")
+      ->check(kiln::cli::file_to_write());
   kiln::cli::add_pass_flags(opt, opt_opts.passes);
 
   kiln::cli::BenchOptions bench_opts;

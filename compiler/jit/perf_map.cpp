@@ -2,6 +2,7 @@
 
 #include <llvm/ExecutionEngine/JITLink/JITLink.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,8 +72,13 @@ void enable_perf_map(llvm::orc::LLJIT& jit) {
   if (!flag || !*flag || std::string(flag) == "0") return;
   auto* layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&jit.getObjLinkingLayer());
   if (!layer) return;
+  // perf reads this name, so it cannot be random: opened without following a
+  // symlink someone planted there (appended to, as other JITs in the process may).
   const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
-  if (std::FILE* file = std::fopen(path.c_str(), "a")) layer->addPlugin(std::make_unique<PerfMapPlugin>(file));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (std::FILE* file = ::fdopen(fd, "a")) layer->addPlugin(std::make_unique<PerfMapPlugin>(file));
+  else ::close(fd);
 }
 
 void set_perf_map_label(std::string label) { current_label = std::move(label); }

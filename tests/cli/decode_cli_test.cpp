@@ -132,10 +132,11 @@ TEST_CASE("kiln translate -o: a failing run leaves an existing file as it was") 
   REQUIRE(written.size() == 3);
   CHECK(written[1].empty());
   CHECK(tokens_in(written[2]) == 4);
-  // An output in a directory that does not exist: refused before decoding.
+  // An output in a directory that does not exist: a flag error, before decoding.
   r = run_kiln(translate_args({"-i", in, "-o", dir.file("missing/out.txt")}));
-  CHECK(r.status == 1);
-  CHECK(r.err.find("-o: " + dir.file("missing") + " is not a directory") != std::string::npos);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--output: cannot write " + dir.file("missing/out.txt") + ": " + dir.file("missing") +
+                   " does not exist") != std::string::npos);
 }
 
 TEST_CASE("kiln translate flag errors exit 2 naming the flag") {

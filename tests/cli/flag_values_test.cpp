@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli/run_kiln.h"
+#include "file_size_limit.h"
 
 namespace fs = std::filesystem;
 
@@ -54,7 +55,7 @@ TEST_CASE("kiln compile refuses a --header that is the object file, and leaves t
   const std::string obj = dir.file("m.o");
   { std::ofstream(obj) << "the user's file"; }
   const KilnResult r = run_kiln(
-      {"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("sub/../m.o")});
+      {"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("./m.o")});
   CHECK(r.status != 0);
   CHECK(r.err.find("is the object file -o " + obj) != std::string::npos);
   std::ifstream in(obj);
@@ -65,10 +66,13 @@ TEST_CASE("kiln compile writes the object and the header all or none") {
   TempDir dir;
   const std::string obj = dir.file("m.o");
   { std::ofstream(obj) << "the user's object"; }
+  // A disk that fills up (kiln inherits the limit): the object cannot be written whole.
+  const FileSizeLimit full_disk(1000);
   const KilnResult r =
-      run_kiln({"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("missing/m.h")});
+      run_kiln({"compile", source_path("examples/mlp.kir"), "-o", obj, "--header", dir.file("m.h")});
   CHECK(r.status != 0);
   CHECK(r.err.find("none of the 2 files was changed") != std::string::npos);
   std::ifstream in(obj);
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "the user's object");
+  CHECK_FALSE(std::filesystem::exists(dir.file("m.h")));
 }

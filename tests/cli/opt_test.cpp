@@ -152,7 +152,9 @@ TEST_CASE("kiln opt rejects bad input with a message, a non-zero exit and no out
       {{"opt", source_path("tests/kir_bad/missing_equals.kir"), "-o", out},
        1,
        "missing_equals.kir:5:6: error: expected '=' or ','"},
-      {{"opt", good, "-o", dir.file("no/such/dir/out.kir")}, 1, "no/such/dir/out.kir"},
+      {{"opt", good, "-o", dir.file("no/such/dir/out.kir")},
+       2,
+       "--output: cannot write " + dir.file("no/such/dir/out.kir")},
   };
   for (const Case& c : cases) {
     const KilnResult r = run_kiln(c.args);

@@ -295,12 +295,12 @@ TEST_CASE("kiln compile rejects bad AOT requests and writes nothing") {
   CHECK(bad_entry.status == 2);
   CHECK(contains(bad_entry.err, "'2fast' is not a C identifier"));
 
-  // An unwritable object path: the header (which existed) is left as it was.
+  // An unwritable object path (a flag error, before compiling): the header (which existed) is left as it was.
   write_file(dir.file("m.h"), "old");
   const KilnResult unwritable =
       run_kiln({"compile", kir, "-o", dir.file("no/such/dir/m.o"), "--header", dir.file("m.h")});
-  CHECK(unwritable.status == 1);
-  CHECK(contains(unwritable.err, "no/such/dir/m.o"));
+  CHECK(unwritable.status == 2);
+  CHECK(contains(unwritable.err, "--output: cannot write " + dir.file("no/such/dir/m.o")));
   CHECK(read_file(dir.file("m.h")) == "old");
 
   write_file(dir.file("clash.kir"), R"(graph @clash {
