@@ -156,3 +156,58 @@ def test_graph_copy_is_independent(mlp):
     kiln.Builder(copy).output("hidden")
     assert len(copy.outputs) == 3 and len(mlp.outputs) == 2
     assert [v.name for v in mlp.outputs] == ["loss", "logits"]
+
+
+def round_trips(g):
+    text = str(g)
+    assert str(kiln.parse(text)) == text
+
+
+def test_names_and_strings_the_module_takes_print_and_parse_back():
+    with pytest.raises(kiln.Error, match=r"^invalid graph name 'a b' \(letters, digits, '_' and '.'\)$"):
+        kiln.Graph("a b")
+    g = kiln.Graph("g")
+    with pytest.raises(kiln.Error, match=r"^invalid graph name 'x}'"):
+        g.name = "x}"
+    g.name = "g.2"
+    b = kiln.Builder(g)
+    x = b.input("x", kiln.f32, [2])
+    with pytest.raises(kiln.Error, match=r"^invalid value name 'y z'"):
+        b.input("y z", kiln.f32, [2])
+    with pytest.raises(kiln.Error, match=r"^invalid value name 'h-1'"):
+        b.relu(x, name="h-1")
+    with pytest.raises(kiln.Error, match=r"^invalid attribute name 'a b'"):
+        b.param("w", kiln.f32, [2], **{"a b": 1})
+    with pytest.raises(kiln.Error, match=r"^attribute names are str, got 1$"):
+        b.emit("relu", [x], {1: 2})
+    with pytest.raises(kiln.Error, match=r"^name: expected a str or a list of str, got \[1\]$"):
+        b.emit("relu", [x], name=[1])
+    b.param("w", kiln.f32, [2], init="normal", note="Grüße \"quoted\"\n\\ done")
+    b.output(b.relu(x, name="h.1"))
+    assert [v.name for v in g.params] == ["w"] and g.num_nodes == 1  # the failed calls added nothing
+    round_trips(g)
+
+
+def test_a_string_attribute_that_is_not_utf8_is_refused_where_it_is(tmp_path):
+    path = tmp_path / "g.kir"
+    path.write_bytes(b'graph @g {\n  param %w : f32[2] {init="ab\xffc"}\n  output %w\n}\n')
+    with pytest.raises(kiln.ParseError, match=r"g\.kir:2:30: error: string is not UTF-8: byte 0xff") as e:
+        kiln.load(str(path))
+    assert (e.value.line, e.value.col) == (2, 30)
+
+
+def test_sizes_from_python_are_errors_naming_them():
+    b = kiln.Builder(kiln.Graph("g"))
+    with pytest.raises(kiln.Error, match=r"^input %x: shape \[9223372036854775808\]: 9223372036854775808 does not fit "
+                                         r"in int64 \[-2\^63, 2\^63-1\]$"):
+        b.input("x", kiln.f32, [2**63])
+    with pytest.raises(kiln.Error, match=r"^param %w: f32\[0,-3\] has a negative dimension$"):
+        b.param("w", kiln.f32, [0, -3])
+    with pytest.raises(kiln.Error, match=r"^input %y: shape \[4611686018427387904,4\] has too many elements$"):
+        b.input("y", kiln.f32, [2**62, 4])
+    x = b.input("x", kiln.f32, [2, 3])
+    with pytest.raises(kiln.Error, match=r"^attribute 'axes' \[-1, 36893488147419103232\]: 36893488147419103232 does "
+                                         r"not fit in int64"):
+        b.sum(x, axes=[-1, 2**65])
+    with pytest.raises(kiln.Error, match=r"^attribute 'axis': -9223372036854775809 does not fit in int64"):
+        b.concat(x, x, axis=-2**63 - 1)

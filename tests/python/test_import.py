@@ -84,3 +84,22 @@ def test_bad_files_are_errors(tmp_path, content):
 def test_missing_file(tmp_path):
     with pytest.raises(kiln.Error, match="nowhere.onnx"):
         kiln.import_onnx(str(tmp_path / "nowhere.onnx"))
+
+
+def test_a_path_starting_with_a_dash_is_no_flag(tmp_path, monkeypatch):
+    onnx.save(dense_relu_model(batch_dim="batch")[0], str(tmp_path / "-o.onnx"))
+    monkeypatch.chdir(tmp_path)
+    g, params = kiln.import_onnx("-o.onnx", dims={"batch": 2})
+    assert g.inputs[0].shape == (2, 4) and sorted(params) == ["b", "w"]
+    with pytest.raises(kiln.Error, match="-nowhere.onnx"):
+        kiln.import_onnx("-nowhere.onnx")
+
+
+def test_tmpdir_unset_or_missing(tmp_path, monkeypatch):
+    path = str(save(tmp_path, dense_relu_model()[0]))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert kiln.import_onnx(path)[0].inputs[0].shape == (3, 4)  # /tmp
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "gone"))
+    with pytest.raises(kiln.Error, match=r"^import_onnx: cannot create a temporary directory in .*/gone \(TMPDIR\): "
+                                         r"No such file or directory$"):
+        kiln.import_onnx(path)

@@ -109,3 +109,18 @@ def test_views_outlive_runs_binds_and_the_executable(mlp, mlp_inputs):
         # The executable is gone; its tensors that arrays still show are theirs now.
         np.testing.assert_array_equal(logits, saved_logits)
         np.testing.assert_array_equal(w1, saved_w1)
+
+
+def test_a_huge_broadcast_view_is_refused_before_it_is_copied(exe):
+    huge = np.broadcast_to(np.float32(1), (2**40, 2**20))  # 2^60 elements over 4 bytes of memory
+    with pytest.raises(kiln.Error, match=r"^input %x: a numpy float32 array of shape \[1099511627776,1048576\] needs "
+                                         r"4611686018427387904 bytes .*, more than "):
+        exe.bind("x", huge)
+    exe.bind("x", np.broadcast_to(np.float32(2), (8, 16)))  # a small view binds (a copy in C order)
+    np.testing.assert_array_equal(exe["x"], np.full((8, 16), 2, np.float32))
+
+
+def test_what_numpy_cannot_read_is_named(exe):
+    with pytest.raises(kiln.Error, match=r"^input %x: numpy.asarray cannot read the list: ValueError: setting an "
+                                         r"array element with a sequence"):
+        exe.bind("x", [[1.0, 2.0], [3.0]])

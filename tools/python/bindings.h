@@ -32,6 +32,8 @@ Value find_value(const Graph& g, const py::handle& name_or_value, const std::str
 // numpy (or anything np.asarray takes) -> a kiln tensor, always a copy into
 // kiln's memory: f32, i32 and bool as they are; float64 and int64 narrowed as
 // .npy loading narrows them (engine/npy.h), refusing values that do not fit.
+// An array whose copy exceeds the memory limit (checked_bytes: a broadcast view
+// may show more elements than memory holds) is refused before it is copied.
 struct ArrayTensor {
   Tensor tensor;
   std::string converted_from;  // "float64" or "int64" when narrowed, else ""

@@ -26,14 +26,25 @@ DType to_dtype(const py::handle& h) {
               std::string(py::repr(h)));
 }
 
-Shape to_shape(const py::handle& h) {
+bool is_int(const py::handle& h) { return py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h); }
+
+// A Python int as int64; kiln::Error naming WHAT and the value if it does not fit.
+int64_t to_int64(const py::handle& h, const std::string& what) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow != 0) throw Error(what + ": " + std::string(py::str(h)) + " does not fit in int64 [-2^63, 2^63-1]");
+  return v;
+}
+
+// A declaration's shape; its dims are checked by Graph::declare.
+Shape to_shape(const py::handle& h, const std::string& decl) {
+  const std::string what = decl + ": shape";
   if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
-    throw Error("shape: expected a list of ints, got " + std::string(py::repr(h)));
+    throw Error(what + ": expected a list of ints, got " + std::string(py::repr(h)));
   Shape s;
   for (const py::handle d : h) {
-    if (!py::isinstance<py::int_>(d) || py::isinstance<py::bool_>(d))
-      throw Error("shape: expected a list of ints, got " + std::string(py::repr(h)));
-    s.push_back(d.cast<int64_t>());
+    if (!is_int(d)) throw Error(what + ": expected a list of ints, got " + std::string(py::repr(h)));
+    s.push_back(to_int64(d, what + " " + std::string(py::repr(h))));
   }
   return s;
 }
@@ -49,15 +60,15 @@ Attr to_attr(const OpDef* def, const std::string& name, const py::handle& h) {
   };
   if (py::isinstance<DType>(h)) return h.cast<DType>();
   if (py::isinstance<py::bool_>(h)) return h.cast<bool>();
-  if (py::isinstance<py::int_>(h)) return h.cast<int64_t>();
+  if (py::isinstance<py::int_>(h)) return to_int64(h, "attribute '" + name + "'");
   if (py::isinstance<py::float_>(h)) return h.cast<double>();
   if (py::isinstance<py::str>(h)) return wants(AttrKind::dtype) ? Attr(to_dtype(h)) : Attr(h.cast<std::string>());
   if (py::isinstance<py::sequence>(h)) {
     std::vector<int64_t> ints;
     for (const py::handle e : h) {
-      if (!py::isinstance<py::int_>(e) || py::isinstance<py::bool_>(e))
+      if (!is_int(e))
         throw Error("attribute '" + name + "': a list attribute holds ints, got " + std::string(py::repr(h)));
-      ints.push_back(e.cast<int64_t>());
+      ints.push_back(to_int64(e, "attribute '" + name + "' " + std::string(py::repr(h))));
     }
     return ints;
   }
@@ -68,6 +79,7 @@ Attr to_attr(const OpDef* def, const std::string& name, const py::handle& h) {
 Attrs to_attrs(const OpDef* def, const py::dict& d) {
   Attrs attrs;
   for (const auto& [k, v] : d) {
+    if (!py::isinstance<py::str>(k)) throw Error("attribute names are str, got " + std::string(py::repr(k)));
     const auto name = k.cast<std::string>();
     attrs.set(name, to_attr(def, name, v));
   }
@@ -77,7 +89,14 @@ Attrs to_attrs(const OpDef* def, const py::dict& d) {
 std::vector<std::string> result_names(const py::object& name) {
   if (name.is_none()) return {};
   if (py::isinstance<py::str>(name)) return {name.cast<std::string>()};
-  return name.cast<std::vector<std::string>>();
+  const auto wrong = [&] { return Error("name: expected a str or a list of str, got " + std::string(py::repr(name))); };
+  if (!py::isinstance<py::sequence>(name)) throw wrong();
+  std::vector<std::string> names;
+  for (const py::handle n : name) {
+    if (!py::isinstance<py::str>(n)) throw wrong();
+    names.push_back(n.cast<std::string>());
+  }
+  return names;
 }
 
 // One Value for an op with one result, a tuple for several, None for none (assign).
@@ -97,7 +116,9 @@ py::object emit(PyBuilder& self, const std::string& op, const py::sequence& oper
 
 PyValue declare(PyBuilder& self, ValueKind kind, const std::string& name, const py::handle& dtype,
                 const py::handle& shape, const py::dict& attrs) {
-  return {self.graph, self.graph->declare(kind, name, {to_dtype(dtype), to_shape(shape)}, to_attrs(nullptr, attrs))};
+  const std::string decl = std::string(value_kind_name(kind)) + " %" + name;
+  return {self.graph,
+          self.graph->declare(kind, name, {to_dtype(dtype), to_shape(shape, decl)}, to_attrs(nullptr, attrs))};
 }
 
 // "sum(self, x1, *, axes: int list = [], keepdims: bool = false, name=None)\n\nSUMMARY": an op method's docstring.

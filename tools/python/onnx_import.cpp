@@ -34,12 +34,17 @@ std::string import_program() {
   return env && *env ? env : KILN_IMPORT_BINARY;
 }
 
-// A fresh directory, removed with everything in it when this goes.
+// A fresh directory in $TMPDIR (unset or empty: /tmp), removed with everything
+// in it when this goes.
 struct TempDir {
   fs::path path;
   TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-onnx-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error("import_onnx: cannot create a temporary directory");
+    const char* env = std::getenv("TMPDIR");
+    const std::string parent = env && *env ? env : "/tmp";
+    std::string pattern = (fs::path(parent) / "kiln-onnx-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      throw Error("import_onnx: cannot create a temporary directory in " + parent + (env && *env ? " (TMPDIR)" : "") +
+                  ": " + std::strerror(errno));
     path = pattern;
   }
   ~TempDir() {
@@ -81,10 +86,12 @@ py::tuple import_onnx(const std::string& model, const std::map<std::string, int6
                       const std::map<std::string, std::vector<int64_t>>& input_shapes) {
   const TempDir dir;
   const fs::path kir = dir.path / "model.kir", params = dir.path / "params", err = dir.path / "stderr";
-  std::vector<std::string> args = {import_program(), model, "-o", kir.string(), "--params", params.string()};
-  for (const auto& [name, value] : dims) args.insert(args.end(), {"--dim", name + "=" + std::to_string(value)});
-  for (const auto& [name, shape] : input_shapes)
-    args.insert(args.end(), {"--input-shape", name + "=" + dims_text(shape)});
+  // The model after "--", so a path that starts with '-' is no flag. CLI11 2.1
+  // lets a list flag (--dim) swallow "--", so a single-value flag comes last.
+  std::vector<std::string> args = {import_program()};
+  for (const auto& [name, value] : dims) args.push_back("--dim=" + name + "=" + std::to_string(value));
+  for (const auto& [name, shape] : input_shapes) args.push_back("--input-shape=" + name + "=" + dims_text(shape));
+  args.insert(args.end(), {"--output=" + kir.string(), "--params=" + params.string(), "--", model});
   if (run(args, err) != 0) {
     std::string message = read_file(err.string(), 1 << 20, "kiln-import's errors");
     while (!message.empty() && message.back() == '\n') message.pop_back();
