@@ -34,6 +34,13 @@ const Tensor& Executable::binding(const std::string& name) const {
 }
 
 void Executable::run() {
+  if (running_.exchange(true))
+    throw Error("graph @" + graph_.name() +
+                ": run() while another run of this executable is in progress (threads sharing one hold its lock())");
+  struct Finished {
+    std::atomic<bool>& running;
+    ~Finished() { running = false; }
+  } finished{running_};
   std::string missing;
   for (Value v : graph_.declarations())
     if (!bound_.count(graph_.name_of(v)))

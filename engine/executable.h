@@ -3,7 +3,16 @@
 // times as wanted. Params and state persist between runs and are updated in place
 // by the graph's `assign` nodes when each run ends. The interpreter and the JIT
 // both implement this, so callers switch backends with one flag.
+//
+// Threads: an Executable is one mutable object (its bindings, its outputs, the
+// backend's buffers), so calls on it must not overlap. Threads sharing one hold
+// lock() across each whole sequence of calls (bind, run, read or take the
+// outputs): output() and binding() return references that the next run or bind
+// replaces. A run() that starts while another is still running throws kiln::Error
+// rather than corrupting both. Different Executables run at once freely.
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +30,9 @@ class Executable {
 
   const Graph& graph() const { return graph_; }
 
+  // Serializes the threads that share this executable (see the top of this file).
+  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mutex_); }
+
   // Binds a declared input, param or state; throws kiln::Error naming it if the
   // name is not declared or the tensor's type differs from the declaration.
   void bind(const std::string& name, Tensor t);
@@ -30,7 +42,8 @@ class Executable {
   // The current tensor of a declaration (params and state change as runs go).
   const Tensor& binding(const std::string& name) const;
 
-  // Runs one step. Throws kiln::Error if a declaration is unbound.
+  // Runs one step. Throws kiln::Error if a declaration is unbound, or if another
+  // run() of this executable is in progress (on another thread without lock()).
   void run();
 
   // --check-numerics (engine/numerics.h): while on, each run checks the bound
@@ -55,6 +68,10 @@ class Executable {
   bool check_numerics_ = false;
   std::map<std::string, Tensor> bound_;
   std::map<std::string, Tensor> outputs_;
+
+ private:
+  mutable std::mutex mutex_;
+  std::atomic<bool> running_{false};
 };
 
 }  // namespace kiln

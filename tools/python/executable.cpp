@@ -2,8 +2,11 @@
 // numpy arrays over kiln's own memory.
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "compiler/backend.h"
 #include "engine/ir/error.h"
@@ -25,6 +28,10 @@ struct ViewStorage {
 // executable goes, each tensor that a live view still shows is detached: moved
 // (its memory unchanged) into the views' storage, the executable keeping a copy
 // of a binding. A view thus never dangles and never changes under its reader.
+//
+// Threads: each call holds the executable's lock() from its first bind to its
+// last read (Hold), so calls from several Python threads run one after another,
+// while other threads keep running Python during a run (the GIL is released).
 class PyExecutable {
  public:
   PyExecutable(std::unique_ptr<Executable> exe, std::string backend, uint64_t seed)
@@ -37,6 +44,75 @@ class PyExecutable {
   const std::string& backend() const { return backend_; }
 
   void bind(const std::string& name, const py::handle& array) {
+    const Hold hold(*this);
+    bind_held(name, array);
+  }
+
+  void initialize(std::optional<uint64_t> seed) {
+    const Hold hold(*this);
+    bind_initial_values(*exe_, seed.value_or(seed_));
+  }
+
+  py::dict run(const py::kwargs& inputs) {
+    const Hold hold(*this);
+    for (const auto& [name, array] : inputs) bind_held(name.cast<std::string>(), array);
+    bind_initial_values(*exe_, seed_);
+    detach_all(true);
+    {
+      py::gil_scoped_release unlocked;
+      exe_->run();
+    }
+    return outputs_held(false);
+  }
+
+  // A declaration's current tensor if `name` is declared, else the output of that name.
+  py::array get(const std::string& name, bool copy) {
+    const Hold hold(*this);
+    const auto v = exe_->graph().find(name);
+    if (!v || exe_->graph().value(*v).kind == ValueKind::result) return output_held(name, copy);
+    const Tensor& t = exe_->binding(name);
+    return copy ? array_copy(t) : view(binding_views_, name, t);
+  }
+
+  py::array output(const std::string& name, bool copy) {
+    const Hold hold(*this);
+    return output_held(name, copy);
+  }
+
+  py::dict outputs(bool copy) {
+    const Hold hold(*this);
+    return outputs_held(copy);
+  }
+
+ private:
+  using Views = std::map<std::string, std::weak_ptr<ViewStorage>>;
+
+  // One call's hold on the executable's lock. It waits for the lock with the GIL
+  // released: the thread holding the lock may be waiting for the GIL. A call made
+  // from inside another on the same thread (an object's __array__ using the
+  // executable it is being bound to) is refused rather than waiting for itself.
+  class Hold {
+   public:
+    explicit Hold(PyExecutable& self) : self_(self) {
+      if (self.holder_ == std::this_thread::get_id())
+        throw Error("kiln.Executable @" + self.exe_->graph().name() +
+                    ": used from inside one of its own calls (one call at a time per thread)");
+      {
+        py::gil_scoped_release unlocked;
+        lock_ = self.exe_->lock();
+      }
+      self.holder_ = std::this_thread::get_id();
+    }
+    ~Hold() { self_.holder_ = std::thread::id(); }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    PyExecutable& self_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  void bind_held(const std::string& name, const py::handle& array) {
     const Graph& g = exe_->graph();
     const auto v = g.find(name);
     if (!v || g.value(*v).kind == ValueKind::result)
@@ -59,40 +135,16 @@ class PyExecutable {
     }
   }
 
-  void initialize(std::optional<uint64_t> seed) { bind_initial_values(*exe_, seed.value_or(seed_)); }
-
-  py::dict run(const py::kwargs& inputs) {
-    for (const auto& [name, array] : inputs) bind(name.cast<std::string>(), array);
-    initialize(std::nullopt);
-    detach_all(true);
-    {
-      py::gil_scoped_release unlocked;
-      exe_->run();
-    }
-    return outputs(false);
-  }
-
-  // A declaration's current tensor if `name` is declared, else the output of that name.
-  py::array get(const std::string& name, bool copy) {
-    const auto v = exe_->graph().find(name);
-    if (!v || exe_->graph().value(*v).kind == ValueKind::result) return output(name, copy);
-    const Tensor& t = exe_->binding(name);
-    return copy ? array_copy(t) : view(binding_views_, name, t);
-  }
-
-  py::array output(const std::string& name, bool copy) {
+  py::array output_held(const std::string& name, bool copy) {
     const Tensor& t = exe_->output(name);
     return copy ? array_copy(t) : view(output_views_, name, t);
   }
 
-  py::dict outputs(bool copy) {
+  py::dict outputs_held(bool copy) {
     py::dict out;
-    for (const std::string& name : exe_->output_names()) out[py::str(name)] = output(name, copy);
+    for (const std::string& name : exe_->output_names()) out[py::str(name)] = output_held(name, copy);
     return out;
   }
-
- private:
-  using Views = std::map<std::string, std::weak_ptr<ViewStorage>>;
 
   // Views of one tensor share one storage, so np.shares_memory holds between them.
   static py::array view(Views& views, const std::string& name, const Tensor& t) {
@@ -128,6 +180,7 @@ class PyExecutable {
   std::string backend_;
   uint64_t seed_;
   Views binding_views_, output_views_;
+  std::atomic<std::thread::id> holder_;  // the thread inside a call, if any
 };
 
 std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int threads,

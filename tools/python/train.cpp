@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <exception>
+#include <mutex>
 #include <ostream>
 #include <streambuf>
 
@@ -145,8 +146,12 @@ class Translator {
   // Each sentence's translation, in order, decoded in batches; a blank one
   // translates to "". The sentences that cannot be translated are named, with
   // why, in one kiln.Error after all were tried.
+  // Calls from several threads decode one after another (the model's
+  // executables serve one call at a time); the GIL is released first, so a
+  // thread waiting here never blocks the one decoding.
   std::vector<std::string> translate(const std::vector<std::string>& sentences) {
     py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_call(decoding_);
     std::vector<std::string> out;
     std::string errors, numbers;
     const auto lines = models::translate_lines(model_, sentences, decode_);
@@ -172,6 +177,7 @@ class Translator {
  private:
   models::DecodeOptions decode_;
   models::TrainedModel model_;
+  std::mutex decoding_;
 };
 
 const char* const kTrainDoc = R"(Trains the Transformer on a task, as `kiln train` does, and returns a kiln.TrainResult.
