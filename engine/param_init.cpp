@@ -7,6 +7,7 @@
 
 #include "engine/fnv1a.h"
 #include "engine/ir/error.h"
+#include "engine/ir/init_scheme.h"
 #include "engine/tensor/memory_check.h"
 #include "engine/tensor/philox.h"
 
@@ -69,30 +70,33 @@ Tensor sinusoidal(const TensorType& t) {
   return Tensor(std::move(a));
 }
 
-std::string default_scheme(const ValueInfo& decl) {
-  return decl.kind == ValueKind::param && decl.type.rank() >= 2 ? "glorot" : "zeros";
+constexpr const char* kNotLoaded =
+    "init \"load\": the value comes with the graph and must be bound (kiln import writes it beside the .kir; "
+    "bind it with --load DIR)";
+
+bool is_loaded(const ValueInfo& decl) {
+  const Attr* init = decl.attrs.find("init");
+  const auto* scheme = init ? std::get_if<std::string>(init) : nullptr;
+  return scheme && *scheme == "load";
 }
 
-Tensor scheme_value(const ValueInfo& decl, const std::string& scheme, uint64_t seed) {
+Tensor scheme_value(const ValueInfo& decl, const Init& init, uint64_t seed) {
   const TensorType& t = decl.type;
   checked_bytes(t);  // a declared shape may be anything
-  if (scheme == "zeros") return Tensor::zeros(t);
-  if (scheme == "ones") return ones(t);
-  if (scheme == "sinusoidal") return sinusoidal(t);
-  if (scheme != "glorot" && scheme != "normal")
-    throw Error("unknown init \"" + scheme +
-                "\" (expected \"zeros\", \"ones\", \"glorot\", \"normal\" or \"sinusoidal\")");
-  if (t.dtype != DType::f32) throw Error("init \"" + scheme + "\" needs f32, the type is " + type_str(t));
   const Draws draws(seed, decl.name);
-  if (scheme == "glorot") {
-    if (t.rank() < 2) throw Error("init \"glorot\" needs rank >= 2, the type is " + type_str(t));
-    const double fans = static_cast<double>(t.shape[t.shape.size() - 2] + t.shape.back());
-    const double a = std::sqrt(6.0 / fans);
-    return random_f32(t.shape, draws, [a](const philox::Counter& u) { return -a + 2 * a * unit_open_above(u[0]); });
+  switch (init.scheme) {
+    case InitScheme::zeros: return Tensor::zeros(t);
+    case InitScheme::ones: return ones(t);
+    case InitScheme::sinusoidal: return sinusoidal(t);
+    case InitScheme::glorot: {
+      const double fans = static_cast<double>(t.shape[t.shape.size() - 2] + t.shape.back());
+      const double a = std::sqrt(6.0 / fans);
+      return random_f32(t.shape, draws, [a](const philox::Counter& u) { return -a + 2 * a * unit_open_above(u[0]); });
+    }
+    case InitScheme::load: throw Error(kNotLoaded);
+    case InitScheme::normal: break;
   }
-  const double stddev = decl.attrs.has("std") ? decl.attrs.get_float("std") : 0.02;
-  if (!(stddev >= 0 && std::isfinite(stddev))) throw Error("std must be a finite number >= 0");
-  return random_f32(t.shape, draws, [stddev](const philox::Counter& u) {
+  return random_f32(t.shape, draws, [stddev = init.stddev](const philox::Counter& u) {
     return stddev * std::sqrt(-2 * std::log(unit_open_below(u[1]))) *
            std::cos(2 * std::numbers::pi * unit_open_above(u[0]));
   });
@@ -106,8 +110,7 @@ Tensor initial_value(const ValueInfo& decl, uint64_t seed) {
   try {
     if (decl.kind != ValueKind::param && decl.kind != ValueKind::state)
       throw Error("only params and state have initial values");
-    const std::string scheme = decl.attrs.has("init") ? decl.attrs.get_string("init") : default_scheme(decl);
-    return scheme_value(decl, scheme, seed);
+    return scheme_value(decl, init_of(decl), seed);
   } catch (const Error& e) {
     throw Error(where + ": " + e.what());
   }
@@ -115,6 +118,13 @@ Tensor initial_value(const ValueInfo& decl, uint64_t seed) {
 
 void bind_initial_values(Executable& exe, uint64_t seed) {
   const Graph& g = exe.graph();
+  std::string unbound;  // those that must be bound, all named at once
+  for (Value v : g.declarations()) {
+    const ValueInfo& decl = g.value(v);
+    if (decl.kind == ValueKind::input || exe.is_bound(decl.name) || !is_loaded(decl)) continue;
+    unbound += (unbound.empty() ? "" : ", ") + std::string(value_kind_name(decl.kind)) + " %" + decl.name;
+  }
+  if (!unbound.empty()) throw Error(unbound + ": " + kNotLoaded);
   for (Value v : g.declarations()) {
     const ValueInfo& decl = g.value(v);
     if (decl.kind != ValueKind::input && !exe.is_bound(decl.name)) exe.bind(decl.name, initial_value(decl, seed));

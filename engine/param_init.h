@@ -10,6 +10,8 @@
 //   "sinusoidal"     the Transformer's positional encodings, f32[positions, D]:
 //                    PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(pos / 10000^(2i/D)),
 //                    computed in double and rounded once to f32; no random draws
+//   "load"           none: the value comes with the graph (kiln import's weights,
+//                    written beside it) and must be bound; never made up
 // Without `init`, a param of rank >= 2 is "glorot" and any other param "zeros";
 // state is "zeros".
 //
@@ -32,6 +34,8 @@ namespace kiln {
 Tensor initial_value(const ValueInfo& decl, uint64_t seed);
 
 // Binds initial_value() to every param and state of `exe` that is not bound yet.
+// Throws kiln::Error naming every unbound one whose init is "load", before
+// binding anything.
 void bind_initial_values(Executable& exe, uint64_t seed);
 
 }  // namespace kiln

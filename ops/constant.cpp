@@ -12,10 +12,32 @@ namespace kiln::ops {
 
 namespace {
 
+// A value the dtype cannot hold would be saturated, rounded to inf or read as
+// true, differently by the interpreter and the JIT: refused instead.
+void check_fits(double value, DType dtype) {
+  const std::string v = attr_str(Attr(value));
+  switch (dtype) {
+    case DType::f32:
+      if (std::isfinite(value) && std::abs(value) > std::numeric_limits<float>::max())
+        throw Error("value " + v + " does not fit f32 (its largest magnitude is 3.4028235e38)");
+      return;
+    case DType::i32:
+      if (!(value == std::trunc(value) && value >= std::numeric_limits<int32_t>::min() &&
+            value <= std::numeric_limits<int32_t>::max()))
+        throw Error("value " + v + " does not fit i32 (an integer from -2147483648 to 2147483647)");
+      return;
+    case DType::boolean:
+      if (value != 0 && value != 1) throw Error("value " + v + " does not fit bool (0 or 1)");
+      return;
+  }
+}
+
 std::vector<TensorType> infer_fill(const std::vector<TensorType>&, const Attrs& attrs) {
   const Shape& shape = attrs.get_ints("shape");
   check_dims_nonnegative(shape, "shape");
-  return {{attrs.get_dtype("dtype"), shape}};
+  const DType dtype = attrs.get_dtype("dtype");
+  check_fits(attrs.get_float("value"), dtype);
+  return {{dtype, shape}};
 }
 
 void fill_kernel(const KernelArgs& k) {
@@ -31,7 +53,13 @@ std::vector<TensorType> infer_iota(const std::vector<TensorType>&, const Attrs& 
   check_dims_nonnegative(shape, "shape");
   const DType dtype = attrs.get_dtype("dtype");
   check_dtype({dtype, shape}, kNumeric, "dtype");
-  normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(shape.size()));
+  const int64_t axis = normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(shape.size()));
+  // Every index must be exact: i32 holds them up to 2^31 - 1, f32 up to 2^24.
+  const int64_t most = dtype == DType::i32 ? int64_t{1} << 31 : (int64_t{1} << 24) + 1;
+  const int64_t length = shape[static_cast<size_t>(axis)];
+  if (length > most)
+    throw Error("the last index along axis " + std::to_string(axis) + ", " + std::to_string(length - 1) +
+                ", does not fit " + std::string(dtype_name(dtype)) + " exactly (indices up to " + std::to_string(most - 1) + ")");
   return {{dtype, shape}};
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/ir/builder.h"
+#include "engine/ir/init_scheme.h"
 #include "engine/ir/lexer.h"
 #include "engine/ir/op_def.h"
 #include "engine/ir/read_file.h"
@@ -113,9 +114,20 @@ class Parser {
     expect(':', "after %" + name.text);
     const TensorType type = parse_type();
     Attrs attrs;
-    for (ParsedAttr& a : parse_attrs()) attrs.set(a.name.text, std::move(a.value));
+    const Token* init = nullptr;
+    std::vector<ParsedAttr> parsed = parse_attrs();
+    for (ParsedAttr& a : parsed) {
+      if (a.name.text == "init") init = &a.value_start;
+      attrs.set(a.name.text, std::move(a.value));
+    }
     if (scope_.body && kind != ValueKind::input) fail_at(name, "a fusion body declares inputs only");
-    scope_.g.declare(kind, name.text, type, std::move(attrs));
+    const Value v = scope_.g.declare(kind, name.text, type, std::move(attrs));
+    if (!init || kind == ValueKind::input) return;
+    try {  // the verifier's check, made here to point at the attribute
+      init_of(scope_.g.value(v));
+    } catch (const Error& e) {
+      fail_at(*init, keyword + " %" + name.text + ": " + e.what());
+    }
   }
 
   // output %y

@@ -4,6 +4,7 @@
 
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
+#include "engine/ir/init_scheme.h"
 
 namespace kiln {
 
@@ -17,7 +18,17 @@ std::vector<std::string> verify_problems(const Graph& g) {
   std::vector<std::string> problems;
   std::vector<bool> defined(g.num_values(), false);
   for (Value v : g.declarations()) {
-    if (g.value(v).kind == ValueKind::result) problems.push_back("declaration %" + g.name_of(v) + " is a result");
+    const ValueInfo& decl = g.value(v);
+    if (decl.kind == ValueKind::result) problems.push_back("declaration %" + decl.name + " is a result");
+    // An init the run would refuse is refused here already (a default one is
+    // the run's to judge: a bound value needs none).
+    if ((decl.kind == ValueKind::param || decl.kind == ValueKind::state) && decl.attrs.has("init")) {
+      try {
+        init_of(decl);
+      } catch (const Error& e) {
+        problems.push_back(std::string(value_kind_name(decl.kind)) + " %" + decl.name + ": " + e.what());
+      }
+    }
     defined[static_cast<size_t>(v.id)] = true;
   }
   std::set<int32_t> assigned;

@@ -107,8 +107,8 @@ TEST_CASE("bind_initial_values binds unbound params and state only") {
 
 TEST_CASE("init errors name the declaration and the problem") {
   CHECK_THROWS_WITH_AS(initial_value(param("w", f32({2}), {{"init", std::string("xavier")}}), 0),
-                       "param %w: unknown init \"xavier\" (expected \"zeros\", \"ones\", \"glorot\", \"normal\" or "
-                       "\"sinusoidal\")",
+                       "param %w: unknown init \"xavier\" (expected \"zeros\", \"ones\", \"glorot\", \"normal\", "
+                       "\"sinusoidal\" or \"load\")",
                        Error);
   CHECK_THROWS_WITH_AS(initial_value(param("b", f32({4}), {{"init", std::string("glorot")}}), 0),
                        "param %b: init \"glorot\" needs rank >= 2, the type is f32[4]", Error);

@@ -12,14 +12,18 @@ namespace {
 constexpr Tolerance kExact{0, 0};
 const char* kNoOperands = "no operands: nothing to differentiate";
 
-// Every dtype with values that convert exactly, saturate (1e30 to i32), round
-// to nothing (1e-45), and the non-finite ones; shapes from scalars to size 0.
+// Every dtype with values it holds: exact ones, f32's that round to nothing
+// (1e-45) and the non-finite ones, i32's extremes; shapes from scalars to size
+// 0. A value the dtype cannot hold is an invalid sample.
 std::vector<Sample> fill_samples(Rng& rng) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<DType, std::vector<double>>> values = {
+      {DType::f32, {0.0, -2.5, 1e30, 7.0, 1e-45, -inf, nan}},
+      {DType::i32, {0.0, -7.0, 2147483647.0, -2147483648.0}},
+      {DType::boolean, {0.0, 1.0}}};
   std::vector<Sample> out;
-  for (DType t : {DType::f32, DType::i32, DType::boolean})
-    for (double value : {0.0, -2.5, 1e30, 7.0, 1e-45, -std::numeric_limits<double>::infinity(),
-                         std::numeric_limits<double>::quiet_NaN()})
-      out.push_back({{}, {{"shape", random_shape(rng)}, {"dtype", t}, {"value", value}}});
+  for (const auto& [t, fitting] : values)
+    for (double value : fitting) out.push_back({{}, {{"shape", random_shape(rng)}, {"dtype", t}, {"value", value}}});
   out.push_back({{}, {{"shape", Shape{3, 0}}}, "size 0"});
   out.push_back({{}, {{"shape", Shape{300, 301}}, {"value", 0.5}}, "large"});
   return out;
@@ -52,14 +56,19 @@ std::vector<OpInfo> constant_rows() {
            .samples = fill_samples,
            .tolerance = kExact,
            .no_gradient = kNoOperands,
-           .invalid = {{{}, {{"shape", Shape{2, -1}}}}}},
+           .invalid = {{{}, {{"shape", Shape{2, -1}}}},
+                       {{}, {{"shape", Shape{2}}, {"dtype", DType::i32}, {"value", 1e30}}},
+                       {{}, {{"shape", Shape{2}}, {"dtype", DType::i32}, {"value", -2.5}}},
+                       {{}, {{"shape", Shape{2}}, {"dtype", DType::boolean}, {"value", 7.0}}},
+                       {{}, {{"shape", Shape{2}}, {"value", 1e300}}}}},
           {.name = "iota",
            .samples = iota_samples,
            .tolerance = kExact,
            .no_gradient = kNoOperands,
            .invalid = {{{}, {{"shape", Shape{2, 3}}, {"axis", int64_t{2}}}},
                        {{}, {{"shape", Shape{}}, {"axis", int64_t{0}}}},
-                       {{}, {{"shape", Shape{2}}, {"dtype", DType::boolean}}}}},
+                       {{}, {{"shape", Shape{2}}, {"dtype", DType::boolean}}},
+                       {{}, {{"shape", Shape{(int64_t{1} << 31) + 1}}, {"dtype", DType::i32}}}}},
           {.name = "causal_mask",
            .samples = causal_mask_samples,
            .tolerance = kExact,
