@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, binary arithmetic, comparisons, logic, select, cast.
 #include "ops/elementwise.h"
 
+#include <functional>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xvectorize.hpp>
@@ -32,6 +33,23 @@ ReferenceFn binary_kernel(F f) {
       using T = decltype(tag);
       store(*k.out[0], f(k.in[0]->as<T>(), k.in[1]->as<T>()));
     });
+  };
+}
+
+// i32 arithmetic wraps around (two's complement), as the JIT's integer add, sub,
+// mul and neg do: computed in uint32_t, where overflow is defined, not with
+// int32_t's undefined behaviour. Other element types apply `op` as it is.
+template <class Op>
+auto wrapping(Op op) {
+  return [op](const auto&... x) {
+    using T = std::common_type_t<typename std::decay_t<decltype(x)>::value_type...>;
+    auto wrap = [op](auto... v) { return static_cast<int32_t>(op(static_cast<uint32_t>(v)...)); };
+    if constexpr (!std::is_same_v<T, int32_t>)
+      return op(x...);
+    else if constexpr (sizeof...(x) == 1)
+      return xt::vectorize([wrap](int32_t a) -> int32_t { return wrap(a); })(x...);
+    else
+      return xt::vectorize([wrap](int32_t a, int32_t b) -> int32_t { return wrap(a, b); })(x...);
   };
 }
 
@@ -96,7 +114,7 @@ std::vector<ElementwiseOp> unary_ops() {
        .summary = "-x",
        .operands = 1,
        .infer = same_type_infer(kNumeric),
-       .reference = unary_kernel<float, int32_t>([](const auto& x) { return -x; }),
+       .reference = unary_kernel<float, int32_t>(wrapping(std::negate<>())),
        .gradient = unary_grad([](Builder& b, Value, Value, Value dy) { return neg(b, dy); })},
       {.name = "exp",
        .summary = "e^x",
@@ -171,7 +189,7 @@ std::vector<ElementwiseOp> binary_ops() {
        .summary = "x + y (broadcasting)",
        .operands = 2,
        .infer = arith,
-       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x + y; }),
+       .reference = binary_kernel<float, int32_t>(wrapping(std::plus<>())),
        .gradient = binary_grad([](Builder&, Value, Value, Value, Value dz) {
          return GradPair{dz, dz};
        })},
@@ -179,7 +197,7 @@ std::vector<ElementwiseOp> binary_ops() {
        .summary = "x - y (broadcasting)",
        .operands = 2,
        .infer = arith,
-       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x - y; }),
+       .reference = binary_kernel<float, int32_t>(wrapping(std::minus<>())),
        .gradient = binary_grad([](Builder& b, Value, Value, Value, Value dz) {
          return GradPair{dz, neg(b, dz)};
        })},
@@ -187,7 +205,7 @@ std::vector<ElementwiseOp> binary_ops() {
        .summary = "x * y (broadcasting)",
        .operands = 2,
        .infer = arith,
-       .reference = binary_kernel<float, int32_t>([](const auto& x, const auto& y) { return x * y; }),
+       .reference = binary_kernel<float, int32_t>(wrapping(std::multiplies<>())),
        .gradient = binary_grad([](Builder& b, Value x, Value y, Value, Value dz) {
          return GradPair{mul(b, dz, y), mul(b, dz, x)};
        })},

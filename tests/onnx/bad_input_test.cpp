@@ -223,3 +223,24 @@ TEST_CASE("a model file that is a device, a pipe or a directory is refused befor
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   check_error([&] { kiln::onnx::import_model(fifo); }, {fifo, "a pipe"});
 }
+
+TEST_CASE("integer arithmetic folded at import whose result may not fit in i32 is refused, naming the node") {
+  // ONNX computes 956301314 * 4 in int64 and Slice clamps the end to the dim; i32 would wrap it negative.
+  ModelBuilder m;
+  m.input("x", {int64_t{4}})
+      .output("y")
+      .ints("start", {1}, {0})
+      .ints("big", {1}, {956301314})
+      .ints("four", {1}, {4})
+      .node("Mul", "end", {"big", "four"}, {"stop"})
+      .node("Slice", "cut", {"x", "start", "stop"}, {"y"});
+  check_error([&] { import(m); }, {"node 'end' (Mul)", "may not fit in kiln's i32", "956301314 and 4"});
+
+  ModelBuilder sum;
+  sum.input("x", {int64_t{1}})
+      .output("y")
+      .ints("halves", {2}, {int64_t{1} << 30, int64_t{1} << 30})
+      .node("ReduceSum", "total", {"halves"}, {"n"}, {{"keepdims", int64_t{1}}})
+      .node("Reshape", "view", {"x", "n"}, {"y"});
+  check_error([&] { import(sum); }, {"node 'total' (ReduceSum)", "may not fit in kiln's i32"});
+}

@@ -4,6 +4,8 @@
 // expected function (tests/op_table/).
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "op_test_util.h"
 #include "ops/elementwise.h"
 
@@ -65,4 +67,12 @@ TEST_CASE("builder helpers emit the ops with inferred types") {
   run.run();
   // x < y: [[T,T,T],[T,F,T]] -> -x where true, relu(y) = [2,0,7] elsewhere.
   check_equal(run.output(run.graph().name_of(c)), I{{-1, 2, -3}, {4, 0, -6}});
+}
+
+TEST_CASE("i32 add, sub, mul and neg wrap around as the JIT's do, with no undefined behaviour") {
+  const int32_t max = std::numeric_limits<int32_t>::max(), min = std::numeric_limits<int32_t>::min();
+  check_equal(run_op1("add", {I{max, 1}, I{1, 2}}), I{min, 3});
+  check_equal(run_op1("sub", {I{min, 5}, I{1, 7}}), I{max, -2});
+  check_equal(run_op1("mul", {I{956301314, -3}, I{4, 5}}), I{-469762040, -15});
+  check_equal(run_op1("neg", {I{min, 4}}), I{min, -4});
 }
