@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/ir/error.h"
+#include "engine/ir/init_scheme.h"
 #include "engine/ir/op_def.h"
 
 namespace kiln {
@@ -63,7 +64,16 @@ Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, A
   } catch (const Error& e) {
     throw Error(decl + ": " + e.what());
   }
-  const Value v = add_value({name, std::move(type), kind, -1, std::move(attrs)});
+  ValueInfo info{name, std::move(type), kind, -1, std::move(attrs)};
+  // An init the verifier would refuse (init_scheme.h) is refused here, so what a builder declares verifies.
+  if (kind != ValueKind::input && info.attrs.has("init")) {
+    try {
+      (void)init_of(info);
+    } catch (const Error& e) {
+      throw Error(decl + ": " + e.what());
+    }
+  }
+  const Value v = add_value(std::move(info));
   decls_.push_back(v);
   return v;
 }

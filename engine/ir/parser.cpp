@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "engine/ir/builder.h"
-#include "engine/ir/init_scheme.h"
 #include "engine/ir/lexer.h"
 #include "engine/ir/op_def.h"
 #include "engine/ir/read_file.h"
@@ -121,12 +120,10 @@ class Parser {
       attrs.set(a.name.text, std::move(a.value));
     }
     if (scope_.body && kind != ValueKind::input) fail_at(name, "a fusion body declares inputs only");
-    const Value v = scope_.g.declare(kind, name.text, type, std::move(attrs));
-    if (!init || kind == ValueKind::input) return;
-    try {  // the verifier's check, made here to point at the attribute
-      init_of(scope_.g.value(v));
+    try {  // declare() checks the init as the verifier does: its error points at the attribute
+      scope_.g.declare(kind, name.text, type, std::move(attrs));
     } catch (const Error& e) {
-      fail_at(*init, keyword + " %" + name.text + ": " + e.what());
+      fail_at(init ? *init : name, e.what());
     }
   }
 

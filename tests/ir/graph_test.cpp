@@ -74,6 +74,8 @@ TEST_CASE("a declaration's type has no negative dims and a countable size") {
   check_error([&] { g.declare(ValueKind::param, "w", negative); }, {"param %w: f32[0,-3] has a negative dimension"});
   check_error([&] { g.declare(ValueKind::input, "x", huge); },
               {"input %x: shape [4611686018427387904,4] has too many elements"});
+  const auto evil = [&] { g.declare(ValueKind::param, "w", {DType::f32, {2}}, {{"init", std::string("evil")}}); };
+  check_error(evil, {"param %w: unknown init \"evil\""});
   CHECK(g.declarations().empty());
 }
 

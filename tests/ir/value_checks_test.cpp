@@ -1,6 +1,6 @@
 // What a graph declares or makes must be what it can hold: a param's or state's
-// `init` is checked by the verifier with the function the run uses (so `kiln
-// check` refuses what `kiln run` would), and a constant whose values do not fit
+// `init` is checked where it is declared and by the verifier, with the function
+// the run uses (so `kiln check` refuses what `kiln run` would), and a constant whose values do not fit
 // its dtype is refused where the node is made, naming it.
 #include <doctest/doctest.h>
 
@@ -16,10 +16,14 @@ using namespace kiln;
 
 namespace {
 
-// The verifier's problems for a graph of one declaration.
+// The problems of a graph of one declaration: declare()'s refusal, else the verifier's.
 std::vector<std::string> problems_of(ValueKind kind, const TensorType& type, Attrs attrs) {
   Graph g("decl");
-  g.add_output(g.declare(kind, "w", type, std::move(attrs)));
+  try {
+    g.add_output(g.declare(kind, "w", type, std::move(attrs)));
+  } catch (const Error& e) {
+    return {e.what()};
+  }
   return verify_problems(g);
 }
 
@@ -28,7 +32,7 @@ std::string init(const char* scheme) { return scheme; }
 
 }  // namespace
 
-TEST_CASE("the verifier refuses an init the run would refuse, naming the declaration") {
+TEST_CASE("a declaration whose init the run would refuse is refused, naming it") {
   const TensorType f32x4{DType::f32, {4}}, i32x2x2{DType::i32, {2, 2}};
   CHECK(problems_of(ValueKind::param, f32x4, {{"init", init("evil")}}) ==
         std::vector<std::string>{"param %w: unknown init \"evil\" (expected \"zeros\", \"ones\", \"glorot\", "

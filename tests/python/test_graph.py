@@ -182,6 +182,8 @@ def test_names_and_strings_the_module_takes_print_and_parse_back():
         b.emit("relu", [x], {1: 2})
     with pytest.raises(kiln.Error, match=r"^name: expected a str or a list of str, got \[1\]$"):
         b.emit("relu", [x], name=[1])
+    with pytest.raises(kiln.Error, match=r'^param %v: unknown init "evil"'):
+        b.param("v", kiln.f32, [2], init="evil")
     b.param("w", kiln.f32, [2], init="normal", note="Grüße \"quoted\"\n\\ done")
     b.output(b.relu(x, name="h.1"))
     assert [v.name for v in g.params] == ["w"] and g.num_nodes == 1  # the failed calls added nothing
