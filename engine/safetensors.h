@@ -8,9 +8,11 @@
 //
 // Supported dtypes: F32, I32 and BOOL (one byte, 0 or 1). Loading validates
 // everything (header length against the file size and the reference limit of
-// 100 MB, the JSON, dtypes, shapes, offsets in range, matching numel * itemsize,
-// not overlapping and covering the data with nothing left over, bool bytes, the
-// data's size against the machine's memory before anything is allocated) and
+// 100 MB; the header's nesting, at most three levels, before it is parsed, and
+// the memory its parse takes against the memory limit; the JSON, dtypes, shapes,
+// offsets in range, matching numel * itemsize, not overlapping and covering the
+// data with nothing left over, bool bytes, the data's size against the memory
+// limit (memory_check.h) before anything is allocated) and
 // throws kiln::Error naming the file and, where there is one, the tensor. Saving
 // writes atomically (engine/atomic_file.h), so an existing file is never left
 // half-written.

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 #include "models/tasks/counter_rng.h"
 
 namespace kiln::models {
@@ -14,8 +15,14 @@ int64_t target_positions(const Example& example, int32_t eos) {
 
 int64_t rows_per_batch(int64_t tokens_per_batch, BucketShape shape) {
   if (tokens_per_batch < 1) throw Error("tokens per batch must be positive, got " + std::to_string(tokens_per_batch));
-  const int64_t rows = tokens_per_batch / std::max(shape.src_len, shape.tgt_len);
-  return rows < 1 ? 1 : static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(rows)));
+  const int64_t fit = tokens_per_batch / std::max(shape.src_len, shape.tgt_len);
+  const int64_t rows = fit < 1 ? 1 : static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(fit)));
+  // Checked before any batch is made: make_batch's src, tgt_in and tgt_out ids.
+  checked_bytes(static_cast<uint64_t>(rows), sizeof(int32_t) * static_cast<uint64_t>(shape.src_len + 2 * shape.tgt_len),
+                "a batch of " + std::to_string(tokens_per_batch) + " tokens (" + std::to_string(rows) + " rows of " +
+                    std::to_string(shape.src_len) + " source and " + std::to_string(shape.tgt_len) +
+                    " target positions)");
+  return rows;
 }
 
 Batch make_batch(std::span<const Example* const> rows, int64_t batch_size, BucketShape shape, const TokenIds& ids) {

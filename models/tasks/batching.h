@@ -28,7 +28,9 @@ struct BucketShape {
 // The number of decoder positions of an example: len(tgt) + 1 with eos, len(tgt) without.
 int64_t target_positions(const Example& example, int32_t eos);
 
-// Rows per batch in a bucket (see above); kiln::Error if tokens_per_batch < 1.
+// Rows per batch in a bucket (see above); kiln::Error if tokens_per_batch < 1
+// or if such a batch's ids would exceed the memory limit (memory_check.h), so a
+// huge --batch-tokens is refused before a batch is made.
 int64_t rows_per_batch(int64_t tokens_per_batch, BucketShape shape);
 
 // One batch of `batch_size` rows: the examples first, filler rows after.

@@ -3,6 +3,7 @@
 #include "engine/safetensors.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <cstring>
 #include <filesystem>
@@ -260,6 +261,27 @@ TEST_CASE("hostile headers are rejected with the reason and the tensor's name") 
   check_error([&] { load_safetensors_metadata(dir.file("missing.safetensors")); }, {"cannot open"});
   std::filesystem::create_directory(dir.file("a_directory"));
   check_error([&] { load_safetensors(dir.file("a_directory")); }, {dir.file("a_directory")});
+}
+
+TEST_CASE("a header nested deeper than a safetensors header's three levels is refused before it is parsed") {
+  TempDir dir;
+  // 20 MB of unclosed brackets: parsed, each would become a JSON value (1.5 GB).
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  check_rejected(dir, st_file(R"({"x":)" + std::string(20'000'000, '['), ""),
+                 "header nests JSON 4 levels deep at byte 8, deeper than the 3 of a safetensors header");
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  CHECK(after.ru_maxrss - before.ru_maxrss < 200 * 1024);  // KiB: the file's text, not a parse of it
+  check_rejected(dir, one_tensor(R"({"dtype":"F32","shape":[[2]],"data_offsets":[0,8]})"), "4 levels deep at byte 30");
+
+  // Brackets in strings, escaped quotes among them, are no nesting.
+  const std::string path = dir.file("brackets.safetensors");
+  write_file(path, st_file(R"({"__metadata__":{"k":"[[[\"{{{"},"[[[{{{":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                           std::string(8, '\0')));
+  const SafetensorsFile f = load_safetensors(path);
+  CHECK(f.metadata.at("k") == "[[[\"{{{");
+  CHECK(f.tensors.count("[[[{{{") == 1);
 }
 
 TEST_CASE("a file whose tensors would not fit in memory is refused before any is allocated") {
