@@ -3,19 +3,14 @@
 #include <cstdio>
 
 #include "compiler/jit_executable.h"
-#include "compiler/runtime/kiln_runtime.h"
+#include "compiler/runtime/thread_limit.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
 
 namespace kiln::compiler {
 
 std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts) {
-  if (opts.threads < 0) {
-    std::string msg = "--threads must be positive, got ";
-    msg += std::to_string(opts.threads);
-    throw Error(msg);
-  }
-  if (opts.threads > 0) kiln_set_num_threads(opts.threads);
+  if (opts.threads != 0) set_threads(opts.threads, "threads");
   std::unique_ptr<Executable> exe;
   if (opts.backend == "interp") {
     exe = std::make_unique<Interpreter>(std::move(g));

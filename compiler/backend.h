@@ -10,7 +10,7 @@ namespace kiln::compiler {
 
 struct BackendOptions {
   std::string backend = "jit";  // "jit" or "interp"
-  int threads = 0;              // kiln_parallel_for's threads; 0: leave as is (all cores by default)
+  int threads = 0;              // kiln_parallel_for's threads (runtime/thread_limit.h); 0: leave as is
   std::string target_cpu;       // jit: empty for the host CPU
   PipelineOptions pipeline;     // jit: passes, fusion, memory planning and their reports; with
                                 // pipeline.passes.time_passes also the compile time by stage

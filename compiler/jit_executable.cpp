@@ -33,6 +33,20 @@ void JitExecutable::throw_run_error(int32_t status) const {
   throw Error(kiln_error_message(status));
 }
 
+namespace {
+
+// An output's tensor; its size comes from the graph, so a size over the memory
+// limit is refused naming the output.
+Tensor output_tensor(const ProgramBuffer& buf) {
+  try {
+    return Tensor::zeros(buf.type);
+  } catch (const Error& e) {
+    throw Error("output %" + buf.name + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<void*> JitExecutable::buffer_pointers() {
   const Program& p = compiled_.program;
   std::byte* arena = workspace_->reserve(p.plan.arena_bytes);
@@ -45,7 +59,7 @@ std::vector<void*> JitExecutable::buffer_pointers() {
       case BufferKind::state: ptrs[b] = bound_.at(buf.name).data(); break;
       case BufferKind::output: {
         auto it = outputs_.find(buf.name);
-        if (it == outputs_.end()) it = outputs_.emplace(buf.name, Tensor::zeros(buf.type)).first;
+        if (it == outputs_.end()) it = outputs_.emplace(buf.name, output_tensor(buf)).first;
         ptrs[b] = it->second.data();
         break;
       }

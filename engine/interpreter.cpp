@@ -11,6 +11,17 @@ namespace {
 
 std::vector<Tensor> evaluate_body(const Graph& body, const std::vector<const Tensor*>& operands);
 
+// A zero result tensor; its size comes from the graph, so a size over the memory
+// limit is refused naming the value and the node that makes it.
+Tensor result_tensor(const Graph& g, const Node& node, Value r) {
+  try {
+    return Tensor::zeros(g.type(r));
+  } catch (const Error& e) {
+    const std::string at = node.loc.file.empty() ? "" : " at " + node.loc.str();
+    throw Error("%" + g.name_of(r) + " (op '" + node.op() + "'" + at + "): " + e.what());
+  }
+}
+
 // One node's results from its operands: the op's reference kernel, or a fusion
 // node's body run the same way.
 std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::vector<const Tensor*>& in) {
@@ -20,7 +31,7 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::v
   for (const Tensor* t : in) all_empty = all_empty && t->numel() == 0;
   std::vector<Tensor> results;
   for (Value r : node.results) {
-    results.push_back(Tensor::zeros(g.type(r)));
+    results.push_back(result_tensor(g, node, r));
     all_empty = all_empty && results.back().numel() == 0;
   }
   std::vector<Tensor*> out;

@@ -36,7 +36,7 @@ namespace kiln::cli {
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   auto* cmd = app.add_subcommand("bench", "Time the JIT against the interpreter per op, and the JIT's matmul GFLOP/s");
   cmd->add_option("--threads", opts.threads, "threads of the JIT's parallel loops (0: all cores)")
-      ->check(non_negative(opts.threads))
+      ->check(thread_count(0))
       ->capture_default_str();
   cmd->add_option("--repeats", opts.repeats, "timed runs per op and backend, after one warm-up run")
       ->check(in_range(opts.repeats, 3, 1000))

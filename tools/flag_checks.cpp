@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "compiler/runtime/thread_limit.h"
+
 namespace kiln::cli {
 namespace {
 
@@ -51,6 +53,17 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
         return "";
       },
       no_hi ? std::string(lo_open ? ">" : ">=") + number_str(lo) : number_str(lo) + ".." + number_str(hi));
+}
+
+CLI::Validator thread_count(int64_t lo) {
+  const compiler::ThreadLimit limit = compiler::thread_limit();
+  const CLI::Validator range = integer_in(lo, limit.threads);
+  return CLI::Validator(
+      [range, why = limit.what](std::string& s) -> std::string {
+        const std::string problem = range(s);
+        return problem.empty() ? problem : problem + " (" + why + ")";
+      },
+      range.get_description());
 }
 
 }  // namespace kiln::cli

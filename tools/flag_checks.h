@@ -42,6 +42,10 @@ CLI::Validator non_negative(const T& v) {
   return in_range(v, 0);
 }
 
+// --threads: an integer from `lo` (0 where it means all cores) to the thread
+// pool's limit (compiler/runtime/thread_limit.h), whose reason an error gives.
+CLI::Validator thread_count(int64_t lo);
+
 // A check of a flag's text by a parser that throws kiln::Error, whose message
 // becomes the flag's error; `form` is what --help shows ("NAME=PATH.npy").
 template <class Parse>

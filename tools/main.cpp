@@ -4,10 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <new>
 
 #include "compiler/aot/aot_interface.h"
 #include "compiler/host.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/memory_check.h"
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
 #include "tools/cmd_average.h"
@@ -114,7 +116,7 @@ int main(int argc, char** argv) {
       ->check(kiln::cli::file_to_write())
       ->capture_default_str();
   profile->add_option("--threads", profile_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(kiln::cli::positive(profile_opts.exec.threads));
+      ->check(kiln::cli::thread_count(1));
   profile->add_option("--target-cpu", profile_opts.exec.target_cpu, "generate code for this CPU (default: the host)");
   kiln::cli::add_compiler_flags(profile, profile_opts.exec.pipeline, &profile_opts.exec.kernels);
 
@@ -255,6 +257,9 @@ int main(int argc, char** argv) {
     if (*import_cmd) kiln::cli::exec_import(import_cmd->remaining());
   } catch (const kiln::ParseError& e) {
     std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
+    return 1;
+  } catch (const std::bad_alloc&) {  // the last line: sizes from outside are checked before they are allocated
+    std::cerr << "kiln: error: " << kiln::out_of_memory_message() << '\n';
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "kiln: error: " << e.what() << '\n';

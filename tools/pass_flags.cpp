@@ -83,7 +83,7 @@ void add_backend_flags(CLI::App& sub, compiler::BackendOptions& exec) {
       ->check(CLI::IsMember({"jit", "interp"}))
       ->capture_default_str();
   sub.add_option("--threads", exec.threads, "threads of the JIT's parallel loops (default: all cores)")
-      ->check(positive(exec.threads));
+      ->check(thread_count(1));
   sub.add_flag("--check-numerics", exec.check_numerics,
                "check every value as it is made and stop at the first nan or +inf, naming the kernel and node that "
                "made it and its .kir line (slow: for finding where a run goes wrong)");

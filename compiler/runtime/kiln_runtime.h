@@ -23,6 +23,8 @@ typedef void (*kiln_loop_body)(void* ctx, int64_t begin, int64_t end);
 void kiln_parallel_for(int64_t n, int64_t grain, kiln_loop_body body, void* ctx);
 
 // Threads used by kiln_parallel_for, the caller included; n <= 0 means all cores.
+// The C++ runtime checks n as thread_limit.h's set_threads does and throws
+// kiln::Error for a count it cannot run; the AOT runtime starts what it can.
 void kiln_set_num_threads(int32_t n);
 int32_t kiln_num_threads(void);
 

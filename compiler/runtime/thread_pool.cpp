@@ -2,16 +2,22 @@
 // briefly, then sleeping), take chunk numbers from an atomic counter, and report
 // completion; the calling thread takes chunks too. One job at a time: a call that
 // finds the pool busy runs inline.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "compiler/runtime/chunk_trace.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "compiler/runtime/thread_limit.h"
+#include "engine/ir/error.h"
 
 namespace {
 
@@ -37,15 +43,18 @@ void run_traced(int thread, kiln_loop_body body, void* ctx, int64_t begin, int64
 
 class ThreadPool {
  public:
+  // All cores by default, or as many of them as the system starts.
   explicit ThreadPool(int threads) { start(threads); }
   ~ThreadPool() { stop(); }
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  void resize(int threads) {
+  // Empty if all `threads` started, else why the system refused one (the pool
+  // keeps those that did).
+  std::string resize(int threads) {
     std::lock_guard<std::mutex> busy(run_mutex_);
     stop();
-    start(threads);
+    return start(threads);
   }
 
   void parallel_for(int64_t n, int64_t grain, kiln_loop_body body, void* ctx) {
@@ -99,12 +108,19 @@ class ThreadPool {
 #endif
   }
 
-  void start(int threads) {
+  // Starts workers up to `threads` threads in all, stopping at the first the
+  // system refuses (a process or address-space limit): resize() says why.
+  std::string start(int threads) {
     quit_ = false;
     // Every chunk taken: a new worker finds no work in the last job.
     taken_ = std::vector<std::atomic<bool>>(static_cast<size_t>(threads));
     for (std::atomic<bool>& t : taken_) t.store(true);
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i, seen = generation_.load()] { worker(i, seen); });
+    try {
+      for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i, seen = generation_.load()] { worker(i, seen); });
+    } catch (const std::system_error& e) {
+      return e.what();
+    }
+    return "";
   }
 
   void stop() {
@@ -163,6 +179,10 @@ class ThreadPool {
 
 int all_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
+// More threads than this spin on a few cores and slow every loop down; the
+// trace keeps as many tracks.
+constexpr int kMostThreads = kMaxTracks;
+
 ThreadPool& pool() {
   static ThreadPool p(all_cores());
   return p;
@@ -171,6 +191,29 @@ ThreadPool& pool() {
 }  // namespace
 
 namespace kiln::compiler {
+
+ThreadLimit thread_limit() {
+  ThreadLimit limit{std::max(kMostThreads, all_cores()),
+                    "kiln's parallel loops run on at most " + std::to_string(kMostThreads) +
+                        " threads, or one per core where there are more"};
+  rlimit r{};
+  if (getrlimit(RLIMIT_NPROC, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < rlim_t(limit.threads))
+    limit = {static_cast<int>(std::max<rlim_t>(r.rlim_cur, 1)),
+             "the limit on this user's processes and threads, ulimit -u " + std::to_string(r.rlim_cur)};
+  return limit;
+}
+
+void set_threads(int64_t n, std::string_view what) {
+  const ThreadLimit limit = thread_limit();
+  const std::string asked = std::string(what) + ": " + std::to_string(n);
+  if (n < 0) throw Error(asked + " is negative (0: all cores)");
+  if (n > limit.threads)
+    throw Error(asked + " is more than the limit of " + std::to_string(limit.threads) + " (" + limit.what + ")");
+  const std::string refused = pool().resize(n == 0 ? all_cores() : static_cast<int>(n));
+  if (!refused.empty())
+    throw Error(asked + " asked for, the system started only " + std::to_string(pool().threads()) + ": " + refused +
+                " (each thread counts against ulimit -u, and its stack against the address space, ulimit -v)");
+}
 
 void trace_chunks(bool on) { tracing.store(on); }
 
@@ -197,7 +240,7 @@ void kiln_parallel_for(int64_t n, int64_t grain, kiln_loop_body body, void* ctx)
   pool().parallel_for(n, grain, body, ctx);
 }
 
-void kiln_set_num_threads(int32_t n) { pool().resize(n <= 0 ? all_cores() : n); }
+void kiln_set_num_threads(int32_t n) { kiln::compiler::set_threads(std::max(n, 0), "threads"); }
 
 int32_t kiln_num_threads(void) { return pool().threads(); }
 

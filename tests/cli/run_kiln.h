@@ -29,10 +29,11 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-inline KilnResult run_kiln(const std::vector<std::string>& args) {
+// `shell_prefix` runs first in the same shell, e.g. "ulimit -v 4000000; ".
+inline KilnResult run_kiln(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
   TempDir scratch;
   const std::string err_path = scratch.file("stderr");
-  std::string cmd = shell_quote(KILN_BINARY);
+  std::string cmd = shell_prefix + shell_quote(KILN_BINARY);
   for (const std::string& a : args) {
     cmd += ' ';
     cmd += shell_quote(a);

@@ -2,7 +2,9 @@
 // own). Exit codes as kiln's: 0 success, 1 a bad model or file, 2 bad flags.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 
+#include "engine/tensor/memory_check.h"
 #include "ops/register_all.h"
 #include "tools/onnx_import/cmd_import.h"
 
@@ -21,6 +23,9 @@ int main(int argc, char** argv) {
   }
   try {
     kiln::cli::import_onnx(opts);
+  } catch (const std::bad_alloc&) {  // the last line, as in kiln's main
+    std::cerr << "kiln: error: " << kiln::out_of_memory_message() << '\n';
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "kiln: error: " << e.what() << '\n';
     return 1;
