@@ -15,6 +15,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -196,7 +197,12 @@ void compile_all(std::vector<Job*>& jobs, const Target& target, CompileTimes& ti
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  try {
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  } catch (const std::system_error&) {
+    // The system starts no more threads (a process or address-space limit):
+    // those started and this one take every job all the same.
+  }
   if (threads > 0) work(0);
   for (std::thread& th : pool) th.join();
   if (failure) std::rethrow_exception(failure);

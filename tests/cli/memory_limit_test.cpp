@@ -134,6 +134,11 @@ TEST_CASE("--threads beyond the limit is a flag error naming it, and threads the
   CHECK_MESSAGE(r.err.find("(each thread counts against ulimit -u, and its stack against the address space, ulimit -v)") !=
                     std::string::npos,
                 r.err);
+  // Stacks of 3.7 GB: no second thread fits. Asked for none, the JIT compiles on
+  // the calling thread and the pool runs there alone.
+  run.push_back("--no-cache");
+  r = run_kiln(run, kUlimit + "ulimit -s 3900000; ");
+  CHECK_MESSAGE(r.status == 0, r.err);
 }
 
 TEST_CASE("kiln check refuses an init that kiln run refuses, at its place") {
