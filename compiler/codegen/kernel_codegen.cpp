@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <deque>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
 #include "compiler/schedule/kernel.h"
@@ -130,9 +132,18 @@ void emit_row_kernel(LoweringContext& cx, const Graph& k, const std::string& sym
 }
 
 void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
+  if (is_lone_concat(k)) {
+    emit_concat_copies(cx, k, symbol);
+    return;
+  }
   std::vector<const Node*> heroes;
-  for (const Node& node : k.nodes())
+  for (const Node& node : k.nodes()) {
     if (EmitterRegistry::global().find(node.op())->kernel) heroes.push_back(&node);
+    if (node.op() == "concat" && node.operands.size() > kMaxFusedConcatOperands)
+      throw Error("codegen: kernel @" + k.name() + " fuses %" + k.name_of(node.results[0]) + ", a concat of " +
+                  std::to_string(node.operands.size()) + " operands; a fused concat takes at most " +
+                  std::to_string(kMaxFusedConcatOperands) + " (a wider one is a kernel of its own)");
+  }
   Generators gens(cx, k);
   // A row kernel: every kernel op a row reduction, every output elemental and of one shape.
   const Shape& shape = k.type(k.outputs().front()).shape;
@@ -234,16 +245,22 @@ struct Part {
   std::vector<size_t> slots;  // per part input, then per part output
 };
 
-Part make_part(const Graph& k, const std::vector<size_t>& nodes) {
+// Where k's values are in its argument table, by value id: each declaration's
+// slot, and each result's output positions (a value may be output twice).
+struct SlotsOfValues {
+  std::vector<size_t> input;
+  std::vector<std::vector<size_t>> outputs;
+};
+
+// Reads only its own nodes' values in `slots`: linear in the part, not in k.
+Part make_part(const Graph& k, const std::vector<size_t>& nodes, const SlotsOfValues& slots) {
   Part part{Graph("k"), {}};
   std::map<int32_t, Value> map;
-  std::map<int32_t, size_t> input_slot;
-  for (size_t i = 0; i < k.declarations().size(); ++i) input_slot[k.declarations()[i].id] = i;
   for (size_t i : nodes)
     for (Value v : k.nodes()[i].operands)
       if (k.value(v).kind != ValueKind::result && !map.count(v.id)) {
         map[v.id] = part.graph.declare(ValueKind::input, numbered("i", part.slots.size()), k.type(v));
-        part.slots.push_back(input_slot.at(v.id));
+        part.slots.push_back(slots.input[static_cast<size_t>(v.id)]);
       }
   for (size_t i : nodes) {
     const Node& n = k.nodes()[i];
@@ -255,46 +272,80 @@ Part make_part(const Graph& k, const std::vector<size_t>& nodes) {
     for (size_t r = 0; r < n.results.size(); ++r)
       map[n.results[r].id] = part.graph.nodes()[static_cast<size_t>(id)].results[r];
   }
-  for (size_t j = 0; j < k.outputs().size(); ++j)
-    if (auto it = map.find(k.outputs()[j].id); it != map.end() && k.value(k.outputs()[j]).kind == ValueKind::result) {
-      part.graph.add_output(it->second);
-      part.slots.push_back(k.declarations().size() + j);
-    }
+  std::vector<size_t> outputs;  // positions in k's outputs, in order
+  for (size_t i : nodes)
+    for (Value r : k.nodes()[i].results)
+      outputs.insert(outputs.end(), slots.outputs[static_cast<size_t>(r.id)].begin(),
+                     slots.outputs[static_cast<size_t>(r.id)].end());
+  std::sort(outputs.begin(), outputs.end());
+  for (size_t j : outputs) {
+    part.graph.add_output(map.at(k.outputs()[j].id));
+    part.slots.push_back(k.declarations().size() + j);
+  }
   return part;
 }
 
+// The parts that compile to one function, and each one's argument slots, one
+// part after another (every part of a function has the same number of slots).
+struct PartFunction {
+  llvm::Function* function = nullptr;
+  size_t arity = 0;
+  std::vector<uint64_t> slots;
+};
+
 // A kernel of several independent parts (horizontal fusion): each distinct part
-// is a function of its own, and the kernel calls them in order.
+// is a function of its own, which the kernel calls in a loop over a constant
+// table of its parts' argument slots. So the kernel's code grows with the
+// distinct parts, not with the parts (an optimizer's update of 100,000 params
+// of three shapes is three loops). Parts share only inputs, and an output may
+// share memory only with an input its own part alone reads, so running them
+// grouped by function instead of in order computes the same.
 llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::string& symbol,
                            const std::vector<std::vector<size_t>>& node_sets) {
-  std::vector<Part> parts;
-  std::vector<llvm::Function*> functions;
-  std::map<std::string, llvm::Function*> by_text;
+  SlotsOfValues slots{std::vector<size_t>(k.num_values()), std::vector<std::vector<size_t>>(k.num_values())};
+  for (size_t i = 0; i < k.declarations().size(); ++i) slots.input[static_cast<size_t>(k.declarations()[i].id)] = i;
+  for (size_t j = 0; j < k.outputs().size(); ++j) slots.outputs[static_cast<size_t>(k.outputs()[j].id)].push_back(j);
+  std::vector<PartFunction> functions;
+  std::map<std::string, size_t> by_text;
   for (const std::vector<size_t>& nodes : node_sets) {
-    parts.push_back(make_part(k, nodes));
-    const std::string text = print_kir(canonical_copy(parts.back().graph));
-    llvm::Function*& f = by_text[text];
-    if (!f) {
-      f = emit_kernel(cx, parts.back().graph, symbol + ".part" + std::to_string(by_text.size() - 1));
+    const Part part = make_part(k, nodes, slots);
+    const auto [it, added] = by_text.emplace(print_kir(canonical_copy(part.graph)), functions.size());
+    if (added) {
+      llvm::Function* f = emit_kernel(cx, part.graph, symbol + ".part" + std::to_string(functions.size()));
       f->setLinkage(llvm::Function::InternalLinkage);
+      functions.push_back({f, part.slots.size(), {}});
     }
-    functions.push_back(f);
+    functions[it->second].slots.insert(functions[it->second].slots.end(), part.slots.begin(), part.slots.end());
   }
+  size_t widest = 0;
+  for (const PartFunction& pf : functions) widest = std::max(widest, pf.arity);
   const size_t status = k.declarations().size() + k.outputs().size();
   cx.set_slots({}, status);
   return cx.define_function(symbol, {}, [&](llvm::Function* fn) {
-    llvm::Value* table = fn->getArg(0);
-    table->setName("args");
+    fn->getArg(0)->setName("args");
     auto& b = cx.b();
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const std::vector<size_t>& slots = parts[p].slots;
-      llvm::Value* args = b.CreateAlloca(llvm::ArrayType::get(cx.ptr(), slots.size() + 1));
-      for (size_t a = 0; a <= slots.size(); ++a) {
-        llvm::Value* from = b.CreateConstInBoundsGEP1_64(cx.ptr(), table, a < slots.size() ? slots[a] : status);
-        b.CreateAlignedStore(b.CreateAlignedLoad(cx.ptr(), from, llvm::Align(8)),
-                             b.CreateConstInBoundsGEP1_64(cx.ptr(), args, a), llvm::Align(8));
-      }
-      b.CreateCall(functions[p], {args});
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    llvm::Value* args = entry.CreateAlloca(llvm::ArrayType::get(cx.ptr(), widest + 1), nullptr, "part.args");
+    const auto arg = [&](size_t a) { return b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(cx.ptr(), widest + 1), args, 0, a); };
+    for (size_t f = 0; f < functions.size(); ++f) {
+      const PartFunction& pf = functions[f];
+      auto* table = new llvm::GlobalVariable(cx.module(), llvm::ArrayType::get(cx.i64(), pf.slots.size()), true,
+                                             llvm::GlobalValue::PrivateLinkage,
+                                             llvm::ConstantDataArray::get(cx.context(), pf.slots),
+                                             symbol + ".part" + std::to_string(f) + ".slots");
+      b.CreateAlignedStore(cx.buffer_in_slot(cx.i64c(static_cast<int64_t>(status))), arg(pf.arity), llvm::Align(8));
+      const auto parts = static_cast<int64_t>(pf.slots.size() / pf.arity);
+      cx.for_range(0, parts, 1, [&](llvm::Value* p) {
+        llvm::Value* first = b.CreateMul(p, cx.i64c(static_cast<int64_t>(pf.arity)), "first");
+        for (size_t a = 0; a < pf.arity; ++a) {
+          llvm::Value* at = b.CreateInBoundsGEP(cx.i64(), table, b.CreateAdd(first, cx.i64c(static_cast<int64_t>(a))));
+          llvm::Value* slot = b.CreateAlignedLoad(cx.i64(), at, llvm::Align(8), "slot");
+          b.CreateAlignedStore(cx.buffer_in_slot(slot), arg(a), llvm::Align(8));
+        }
+        // Not inlined: a kernel's loads of `args` are invariant within one call only
+        // (load_table_entry), and this loop refills them.
+        b.CreateCall(pf.function, {args})->setIsNoInline();
+      });
     }
   });
 }

@@ -13,6 +13,7 @@
 // these shapes, compiler/passes/fusion.h):
 //   * no kernel-emitter op (only elemental ones): one loop over the outputs'
 //     common shape, each output's generator composed from its producers' (loop fusion);
+//     but a lone concat copies its operands into place (concat_copies.h);
 //   * one kernel-emitter op (a reduction, normalization, loss, matmul, gather...)
 //     whose results are the outputs: that op's emitter, reading its operands
 //     through generators composed from the elemental producers (input fusion);
@@ -45,7 +46,9 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, const std:
 // The connected parts of a kernel graph: its nodes joined through the values they
 // compute (inputs they share do not join them), as node indices in order. A
 // kernel of several parts (horizontal fusion: an optimizer's updates of every
-// param) runs them one after the other, each part as one of the shapes above.
+// param) runs them one after the other, each part as one of the shapes above:
+// each distinct part is one function, called in a loop over a table of its
+// parts' arguments, so the code grows with the distinct parts only.
 std::vector<std::vector<size_t>> parts_of(const Graph& kernel);
 
 // Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of

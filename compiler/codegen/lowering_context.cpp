@@ -99,10 +99,12 @@ void LoweringContext::store(DType t, llvm::Value* base, llvm::Value* offset, llv
 
 namespace {
 
-llvm::Value* load_table_entry(llvm::IRBuilder<>& b, llvm::Value* table, size_t index) {
-  llvm::Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), table, index);
+llvm::Value* load_table_entry(llvm::IRBuilder<>& b, llvm::Value* table, llvm::Value* index) {
+  llvm::Value* slot = b.CreateInBoundsGEP(b.getPtrTy(), table, index);
   llvm::LoadInst* load = b.CreateAlignedLoad(b.getPtrTy(), slot, llvm::Align(8));
-  // The table does not change during a run: lets LLVM hoist and merge these loads.
+  // The table does not change during a call: lets LLVM hoist and merge these
+  // loads. (Callers that refill one table between calls keep the callee from
+  // being inlined: a horizontal kernel's parts, the AOT entry's kernels.)
   load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
   return load;
 }
@@ -116,9 +118,14 @@ llvm::Value* LoweringContext::buffer(Value v) {
   auto slot = slots_.find(v.id);
   if (slot == slots_.end()) throw Error("codegen: value " + std::to_string(v.id) + " has no memory in this kernel");
   llvm::IRBuilder<> entry(entry_end_);
-  llvm::Value* p = load_table_entry(entry, buffers_arg_, slot->second);
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, i64c(static_cast<int64_t>(slot->second)));
   buffer_cache_[v.id] = p;
   return p;
+}
+
+llvm::Value* LoweringContext::buffer_in_slot(llvm::Value* slot) {
+  if (!buffers_arg_) throw Error("codegen: buffer_in_slot() outside a generated function");
+  return load_table_entry(builder_, buffers_arg_, slot);
 }
 
 llvm::Value* LoweringContext::status_word() {
@@ -126,7 +133,7 @@ llvm::Value* LoweringContext::status_word() {
   auto it = buffer_cache_.find(-1);
   if (it != buffer_cache_.end()) return it->second;
   llvm::IRBuilder<> entry(entry_end_);
-  llvm::Value* p = load_table_entry(entry, buffers_arg_, status_slot_);
+  llvm::Value* p = load_table_entry(entry, buffers_arg_, i64c(static_cast<int64_t>(status_slot_)));
   buffer_cache_[-1] = p;
   return p;
 }

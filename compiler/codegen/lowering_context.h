@@ -62,6 +62,9 @@ class LoweringContext {
 
   // ---- buffers, in the function being emitted ----
   llvm::Value* buffer(Value v);  // loaded once per function, in its entry block; throws if v has no slot
+  // The data pointer in argument slot `slot` (an i64 computed at run time), for
+  // emitters that walk a table of slots instead of naming each value.
+  llvm::Value* buffer_in_slot(llvm::Value* slot);
   llvm::Value* status_word();    // i32*: the run's status (kiln_error_code)
 
   // ---- functions ----

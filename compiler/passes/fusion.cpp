@@ -1,12 +1,12 @@
 #include "compiler/passes/fusion.h"
 
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <queue>
 #include <set>
 
+#include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/passes/passes.h"
@@ -41,6 +41,12 @@ const OpEmitter* emitter_of(const Node& n) { return EmitterRegistry::global().fi
 // element it makes.
 bool may_fail(const Graph& g, const Node& n) {
   return n.op() == "gather" || (n.op() == "div" && g.type(n.results[0]).dtype == DType::i32);
+}
+// A concat of more operands than a fusion takes (codegen/concat_copies.h): a
+// kernel of its own that copies its operands from memory.
+bool is_wide_concat(const Node& n) { return n.op() == "concat" && n.operands.size() > kMaxFusedConcatOperands; }
+std::string wide_concat_reason(const Node& n) {
+  return "a concat of " + std::to_string(n.operands.size()) + " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
 }
 bool is_elemental(const Node& n) {
   const OpEmitter* e = emitter_of(n);
@@ -154,15 +160,20 @@ class Fuser {
   }
 
   // Users of node p's results that are not in group `gi`; assigns and graph
-  // outputs count as `outside_sinks`.
+  // outputs count as `outside_sinks`. Stops at the first outside user that
+  // computes (no caller looks further), so a constant read by every one of
+  // 100,000 groups costs each group one look, not 100,000.
   void outside_users(int p, const Group& group, bool& compute_outside, bool& sink_outside) const {
     compute_outside = sink_outside = false;
     for (Value r : node(p).results) {
       if (is_output_[static_cast<size_t>(r.id)]) sink_outside = true;
       for (int u : users_[static_cast<size_t>(r.id)]) {
         if (group.members.count(u)) continue;
-        if (node(u).def->side_effect) sink_outside = true;
-        else compute_outside = true;
+        if (!node(u).def->side_effect) {
+          compute_outside = true;
+          return;
+        }
+        sink_outside = true;
       }
     }
   }
@@ -231,6 +242,11 @@ class Fuser {
     const Node& r = node(root);
     // Only elemental consumers and the heroes that read generators absorb producers.
     if (!is_elemental(r) && !kGeneratorHeroes.count(r.op())) return;
+    if (is_wide_concat(r)) {
+      for (Value v : r.operands)
+        if (g_.value(v).kind == ValueKind::result) decide(g_.value(v).node, root, wide_concat_reason(r));
+      return;
+    }
     const Shape loop_shape = g_.type(r.results[0]).shape;
     std::priority_queue<int> candidates;
     std::set<int> seen;
@@ -251,6 +267,10 @@ class Fuser {
       if (owner_[static_cast<size_t>(p)] >= 0) {
         decide(p, root,
                "already fused into " + label(groups_[static_cast<size_t>(owner_[static_cast<size_t>(p)])].root));
+        continue;
+      }
+      if (is_wide_concat(pn)) {
+        decide(p, root, wide_concat_reason(pn));
         continue;
       }
       if (may_fail(g_, pn)) {
@@ -436,11 +456,15 @@ Graph merge_updates(const Graph& g) {
     if (!n.def->side_effect)
       for (Value v : n.operands) to_assign_only[static_cast<size_t>(v.id)] = false;
   std::vector<const Node*> updates;
+  std::set<const Node*> is_update;
   for (const Node& n : g.nodes()) {
     if (!n.body || n.attrs.get_string("kind") != "loop") continue;
     bool sink = true;
     for (Value r : n.results) sink = sink && to_assign_only[static_cast<size_t>(r.id)];
-    if (sink) updates.push_back(&n);
+    if (sink) {
+      updates.push_back(&n);
+      is_update.insert(&n);
+    }
   }
   if (updates.size() < 2) return g;
 
@@ -448,7 +472,7 @@ Graph merge_updates(const Graph& g) {
   std::vector<const Node*> assigns;
   for (const Node& n : g.nodes()) {
     if (n.def->side_effect) assigns.push_back(&n);
-    else if (std::find(updates.begin(), updates.end(), &n) == updates.end()) rw.copy(n);
+    else if (!is_update.count(&n)) rw.copy(n);
   }
   auto body = std::make_shared<Graph>("f_updates");
   Builder bb(*body);
@@ -471,8 +495,10 @@ Graph merge_updates(const Graph& g) {
     for (const Node& n : ub.nodes()) {
       std::vector<Value> args;
       for (Value v : n.operands) args.push_back(local.at(v.id));
+      // A constant copied into many updates has one name in each: a repeat gets a
+      // fresh number (a suffix search for `h_16000` would cost each repeat them all).
       std::vector<std::string> result_names;
-      for (Value r : n.results) result_names.push_back(ub.name_of(r));
+      for (Value r : n.results) result_names.push_back(body->find(ub.name_of(r)) ? std::string() : ub.name_of(r));
       const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, result_names);
       for (size_t k = 0; k < results.size(); ++k) local[n.results[k].id] = results[k];
     }

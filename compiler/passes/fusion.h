@@ -23,7 +23,9 @@
 //               that loop becomes the matmul's epilogue.
 //   loop        a consumer absorbs its elemental producers (elementwise,
 //               broadcast, reshape, transpose, slice, concat, gather, dropout,
-//               constants) into one loop; an extra output is allowed for a member
+//               constants) into one loop; a concat of more than 8 operands
+//               neither absorbs nor is absorbed (codegen/concat_copies.h: it
+//               copies its operands); an extra output is allowed for a member
 //               of the loop's shape whose other users are only assigns and graph
 //               outputs (Adam's moments next to its param update);
 //   reduction   sum, mean, max, softmax, log_softmax, layer_norm and

@@ -1,5 +1,9 @@
 #include "compiler/schedule/kernel.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
 #include "engine/fnv1a.h"
@@ -76,28 +80,32 @@ bool is_pointwise(const Node& n) {
   return e && e->pointwise;
 }
 
-// Whether every value computed from `input` inside the loop kernel `k` is
-// computed by pointwise ops at the input's shape, so each element of it is read
-// only at its own index.
-bool read_at_own_index(const Graph& k, Value input) {
-  const Shape& shape = k.type(input).shape;
-  std::vector<bool> reached(k.num_values(), false);
-  reached[static_cast<size_t>(input.id)] = true;
-  for (const Node& n : k.nodes()) {
-    bool reads = false;
-    for (Value v : n.operands) reads = reads || reached[static_cast<size_t>(v.id)];
-    if (!reads) continue;
-    if (!is_pointwise(n)) return false;
+// For each value the nodes `part` (indices into k's nodes, in order) read: the
+// one shape at which every node computing from it, directly or not, is
+// pointwise (so each of its elements is read only at its own index), or
+// nullopt if there is none. One pass backwards over the part: a node of
+// 100,000 operands costs its operands once, not once per input.
+std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k, const std::vector<size_t>& part) {
+  std::map<int32_t, std::optional<Shape>> shapes;
+  for (auto it = part.rbegin(); it != part.rend(); ++it) {
+    const Node& n = k.nodes()[*it];
+    std::optional<Shape> shape;
+    if (is_pointwise(n)) shape = k.type(n.results[0]).shape;
     for (Value r : n.results) {
-      if (!(k.type(r).shape == shape)) return false;
-      reached[static_cast<size_t>(r.id)] = true;
+      if (!shape) break;
+      const auto read = shapes.find(r.id);
+      if (!(k.type(r).shape == *shape) || (read != shapes.end() && read->second != shape)) shape.reset();
     }
+    for (Value v : n.operands)
+      if (const auto [at, added] = shapes.emplace(v.id, shape); !added && at->second != shape) at->second.reset();
   }
-  return true;
+  return shapes;
 }
 
 // Loop kernels only; in a kernel of several parts (run one after another), an
-// input pairs only with outputs of the one part that reads it.
+// input pairs only with outputs of the one part that reads it. Each part's
+// inputs meet only its own nodes and outputs, so the work is linear in the
+// number of parts.
 std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   std::vector<std::pair<size_t, size_t>> pairs;
   for (const Node& n : k.nodes()) {
@@ -115,19 +123,25 @@ std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
         reader = reader == -1 || reader == static_cast<int>(p) ? static_cast<int>(p) : -2;  // -2: several parts
       }
     }
+  std::vector<std::vector<size_t>> inputs_of(parts.size()), outputs_of(parts.size());
   const std::vector<Value>& inputs = k.declarations();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorType& in = k.type(inputs[i]);
-    const int part = readers[static_cast<size_t>(inputs[i].id)];
-    if (in.numel() == 0 || part < 0 || !read_at_own_index(k, inputs[i])) continue;
-    for (size_t j = 0; j < k.outputs().size(); ++j) {
-      const Value o = k.outputs()[j];
-      const TensorType& out = k.type(o);
-      if (part_of_value[static_cast<size_t>(o.id)] == part && out.shape == in.shape &&
-          dtype_size(out.dtype) == dtype_size(in.dtype))
-        pairs.emplace_back(i, j);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const int part = readers[static_cast<size_t>(inputs[i].id)]; part >= 0) inputs_of[static_cast<size_t>(part)].push_back(i);
+  for (size_t j = 0; j < k.outputs().size(); ++j)
+    if (const int part = part_of_value[static_cast<size_t>(k.outputs()[j].id)]; part >= 0)
+      outputs_of[static_cast<size_t>(part)].push_back(j);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const std::map<int32_t, std::optional<Shape>> shapes = pointwise_shapes(k, parts[p]);
+    for (size_t i : inputs_of[p]) {
+      const TensorType& in = k.type(inputs[i]);
+      if (in.numel() == 0 || shapes.at(inputs[i].id) != std::optional<Shape>(in.shape)) continue;
+      for (size_t j : outputs_of[p]) {
+        const TensorType& out = k.type(k.outputs()[j]);
+        if (out.shape == in.shape && dtype_size(out.dtype) == dtype_size(in.dtype)) pairs.emplace_back(i, j);
+      }
     }
   }
+  std::sort(pairs.begin(), pairs.end());
   return pairs;
 }
 

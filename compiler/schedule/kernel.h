@@ -21,8 +21,8 @@ struct Kernel {
   std::string kind;                    // the fusion's kind, or the op of a one-node kernel
   std::string text;                    // canonical text
   uint64_t hash = 0;                   // FNV-1a of `text`
-  // (input, output) pairs that may share memory: a loop kernel reading the input
-  // only at the index it writes the output, through pointwise ops (memory planning).
+  // (input, output) pairs that may share memory, sorted: a loop kernel reading the
+  // input only at the index it writes the output, through pointwise ops (memory planning).
   std::vector<std::pair<size_t, size_t>> in_place;
 };
 

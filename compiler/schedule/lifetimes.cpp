@@ -20,7 +20,15 @@ void check_id(const std::vector<PlanBuffer>& buffers, const std::vector<PlanStep
                 ", out of range (" + std::to_string(buffers.size()) + " buffers)");
 }
 
-bool contains(const std::vector<int>& ids, int id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); }
+// A step of a horizontal kernel reads and writes thousands of buffers, with as
+// many in-place pairs: each pair is looked up in sorted ids, not searched for.
+std::vector<int> sorted(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+bool contains(const std::vector<int>& sorted_ids, int id) {
+  return std::binary_search(sorted_ids.begin(), sorted_ids.end(), id);
+}
 
 }  // namespace
 
@@ -46,10 +54,12 @@ std::vector<Lifetime> compute_lifetimes(const std::vector<PlanBuffer>& buffers, 
                     "', already written by " + step_label(steps, lives[w].first));
       lives[w] = {s, s};
     }
+    if (step.in_place.empty()) continue;
+    const std::vector<int> reads = sorted(step.reads), writes = sorted(step.writes);
     for (const auto& [r, w] : step.in_place) {
       check_id(buffers, steps, s, r, "has an in-place pair with");
       check_id(buffers, steps, s, w, "has an in-place pair with");
-      if (!contains(step.reads, r) || !contains(step.writes, w))
+      if (!contains(reads, r) || !contains(writes, w))
         throw Error("memory plan: " + step_label(steps, s) + " has in-place pair ('" + buffers[r].name + "', '" +
                     buffers[w].name + "') but does not read the first or write the second");
     }

@@ -5,6 +5,7 @@
 // the same step as directly as a scan in step order does.
 #include "compiler/schedule/memory_plan.h"
 
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -24,13 +25,20 @@ void place_without_reuse(const std::vector<PlanBuffer>& buffers, MemoryPlan& pla
   }
 }
 
-// The smallest operand step `s` may overwrite with `w` (first listed on ties), or -1. `owned` is 0 for operands
-// already handed to another result of this step.
+// A step's in-place pairs grouped by their write, each group in the step's order.
+std::map<int, std::vector<int>> donors_by_write(const PlanStep& step) {
+  std::map<int, std::vector<int>> donors;
+  for (const auto& [r, w] : step.in_place) donors[w].push_back(r);
+  return donors;
+}
+
+// The smallest of `donors` step `s` may overwrite with `w` (first listed on ties), or -1. `owned` is 0 for
+// operands already handed to another result of this step.
 int pick_donor(const std::vector<PlanBuffer>& buffers, const std::vector<Lifetime>& lives,
-               const std::vector<int64_t>& owned, int s, const PlanStep& step, int w) {
+               const std::vector<int64_t>& owned, int s, const std::vector<int>& donors, int w) {
   int donor = -1;
-  for (const auto& [r, target] : step.in_place) {
-    if (target != w || owned[r] == 0 || !in_place_allowed(buffers, lives, s, r, w)) continue;
+  for (int r : donors) {
+    if (owned[r] == 0 || !in_place_allowed(buffers, lives, s, r, w)) continue;
     if (donor < 0 || buffers[r].bytes < buffers[donor].bytes) donor = r;
   }
   return donor;
@@ -43,11 +51,13 @@ void place_with_reuse(const std::vector<PlanBuffer>& buffers, const std::vector<
   std::vector<std::pair<int64_t, int64_t>> releases;
   for (int s = 0; s < static_cast<int>(steps.size()); ++s) {
     const PlanStep& step = steps[s];
+    const std::map<int, std::vector<int>> donors = donors_by_write(step);
     // Results first, then the ranges dying here: a kernel reads its operands while it writes its results.
     for (int w : step.writes) {
       if (buffers[w].external || buffers[w].bytes == 0) continue;
       const int64_t bytes = align_up(buffers[w].bytes, plan.alignment);
-      const int donor = pick_donor(buffers, lives, owned, s, step, w);
+      const auto candidates = donors.find(w);
+      const int donor = candidates == donors.end() ? -1 : pick_donor(buffers, lives, owned, s, candidates->second, w);
       if (donor >= 0) {
         plan.offsets[w] = plan.offsets[donor];
         // The operand's tail past the result is still read in this step, so it is freed with the dying ranges.

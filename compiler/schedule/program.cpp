@@ -40,14 +40,24 @@ BufferKind declaration_kind(ValueKind k) {
 namespace {
 
 // Gives each assign's value the target's memory where that is safe (ProgramBuffer::alias).
+// Linear in the program's size however many assigns one call serves (an
+// optimizer's horizontal kernel writes every param's update).
 void alias_updates(Program& p) {
-  std::vector<int> writer(p.buffers.size(), -1), last_reader(p.buffers.size(), -1);
+  std::vector<int> writer(p.buffers.size(), -1), written_as(p.buffers.size(), -1), last_reader(p.buffers.size(), -1);
+  std::vector<bool> is_target(p.buffers.size(), false);
+  for (const auto& [target, value] : p.assigns) is_target[static_cast<size_t>(target)] = true;
+  std::map<std::pair<size_t, int>, std::vector<size_t>> target_inputs;  // (call, target) -> its input positions
   for (size_t c = 0; c < p.calls.size(); ++c) {
     const KernelCall& call = p.calls[c];
     for (size_t a = 0; a < call.args.size(); ++a) {
       const auto b = static_cast<size_t>(call.args[a]);
-      if (a < call.num_inputs) last_reader[b] = static_cast<int>(c);
-      else writer[b] = static_cast<int>(c);
+      if (a < call.num_inputs) {
+        last_reader[b] = static_cast<int>(c);
+        if (is_target[b]) target_inputs[{c, call.args[a]}].push_back(a);
+      } else {
+        writer[b] = static_cast<int>(c);
+        written_as[b] = static_cast<int>(a - call.num_inputs);
+      }
     }
   }
   std::vector<bool> read_after_run(p.buffers.size(), false);  // outputs and assign values read the old target
@@ -59,15 +69,12 @@ void alias_updates(Program& p) {
     if (v.kind != BufferKind::temp || v.alias >= 0 || c < 0 || read_after_run[static_cast<size_t>(target)] ||
         last_reader[static_cast<size_t>(target)] > c)
       continue;
-    const KernelCall& call = p.calls[static_cast<size_t>(c)];
-    const Kernel& k = p.kernels[call.kernel];
-    size_t out = call.num_inputs;
-    while (call.args[out] != value) ++out;
+    const Kernel& k = p.kernels[p.calls[static_cast<size_t>(c)].kernel];
+    const auto out = static_cast<size_t>(written_as[static_cast<size_t>(value)]);
     bool safe = true;
-    for (size_t in = 0; in < call.num_inputs; ++in)
-      if (call.args[in] == target)
-        safe = safe && std::find(k.in_place.begin(), k.in_place.end(), std::pair{in, out - call.num_inputs}) !=
-                           k.in_place.end();
+    if (const auto it = target_inputs.find({static_cast<size_t>(c), target}); it != target_inputs.end())
+      for (size_t in : it->second)  // k.in_place is sorted
+        safe = safe && std::binary_search(k.in_place.begin(), k.in_place.end(), std::pair{in, out});
     if (safe) v.alias = target;
   }
 }

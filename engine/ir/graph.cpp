@@ -1,6 +1,6 @@
 #include "engine/ir/graph.h"
 
-#include <algorithm>
+#include <unordered_set>
 
 #include "engine/ir/error.h"
 #include "engine/ir/init_scheme.h"
@@ -84,16 +84,20 @@ int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs att
   const auto node_id = static_cast<int32_t>(nodes_.size());
   Node node{def, std::move(operands), std::move(attrs), {}, std::move(body), std::move(loc)};
   // Every name is settled before the first result is added, so a bad one leaves the graph as it was.
+  // A set, not a search of the list per name: a horizontal fusion has thousands of results.
   std::vector<std::string> names(result_types.size());
+  std::unordered_set<std::string> taken;
   for (size_t i = 0; i < names.size() && i < result_names.size(); ++i) {
     if (result_names[i].empty()) continue;
     check_free_name(result_names[i]);
-    if (std::count(names.begin(), names.end(), result_names[i]))
-      throw Error("value %" + result_names[i] + " is already defined");
+    if (!taken.insert(result_names[i]).second) throw Error("value %" + result_names[i] + " is already defined");
     names[i] = result_names[i];
   }
   for (std::string& name : names)
-    while (name.empty() || std::count(names.begin(), names.end(), name) > 1) name = fresh_name();
+    while (name.empty()) {
+      name = fresh_name();
+      if (!taken.insert(name).second) name.clear();
+    }
   for (size_t i = 0; i < names.size(); ++i)
     node.results.push_back(add_value({std::move(names[i]), result_types[i], ValueKind::result, node_id, {}}));
   nodes_.push_back(std::move(node));
