@@ -93,7 +93,8 @@ class InputShapes {
 
 class Importer {
  public:
-  Importer(const ::onnx::ModelProto& model, const ImportOptions& options)
+  // Frees the model's initializers' data as it converts them.
+  Importer(::onnx::ModelProto& model, const ImportOptions& options)
       : model_(model),
         options_(options),
         out_{.graph = Graph(kiln_name(model.graph().name().empty() ? "main" : model.graph().name()))},
@@ -146,8 +147,9 @@ class Importer {
 
   // Float initializers are the trainable params; the others import-time constants.
   void declare_initializers() {
-    for (const auto& t : model_.graph().initializer()) {
+    for (auto& t : *model_.mutable_graph()->mutable_initializer()) {
       Constant k = constant_from_proto(t, "initializer '" + t.name() + "'");
+      release_data(t);
       if (k.dtype != DType::f32) {
         c_.define(t.name(), std::move(k));
         continue;
@@ -156,6 +158,14 @@ class Importer {
       out_.tensors.emplace(name, k.to_tensor(name));
       c_.define(t.name(), c_.b().param(name, k.type(), loaded()));
     }
+  }
+
+  // An initializer's data is not read again once converted: freeing it keeps a
+  // large model from being held twice over.
+  static void release_data(::onnx::TensorProto& t) {
+    ::onnx::TensorProto emptied;
+    emptied.set_name(t.name());
+    t.Swap(&emptied);
   }
 
   bool all_inputs_constant(const ::onnx::NodeProto& n) const {
@@ -212,14 +222,14 @@ class Importer {
       if (is_new_result(Value{id}) && !named.count(id)) g().rename(Value{id}, g().fresh_name(base));
   }
 
-  const ::onnx::ModelProto& model_;
+  ::onnx::ModelProto& model_;
   const ImportOptions& options_;
   ImportedModel out_;
   ImportContext c_;
 };
 
 // Errors name `source`.
-ImportedModel import_parsed(const ::onnx::ModelProto& model, const std::string& source,
+ImportedModel import_parsed(::onnx::ModelProto& model, const std::string& source,
                             const ImportOptions& options) {
   try {
     check_importable(model);
@@ -241,12 +251,12 @@ ImportedModel import_parsed(const ::onnx::ModelProto& model, const std::string& 
 }  // namespace
 
 ImportedModel import_model_bytes(const std::string& bytes, const std::string& source, const ImportOptions& options) {
-  return import_parsed(parse_model_from(bytes, source), source, options);
+  ::onnx::ModelProto model = parse_model_from(bytes, source);
+  return import_parsed(model, source, options);
 }
 
 ImportedModel import_model(const std::string& path, const ImportOptions& options) {
-  // The file's bytes are dropped once parsed: the import holds the model and its tensors only.
-  const ::onnx::ModelProto model = parse_model_from(read_model_file(path), path);
+  ::onnx::ModelProto model = read_model_file(path);
   return import_parsed(model, path, options);
 }
 

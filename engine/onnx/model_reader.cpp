@@ -1,5 +1,7 @@
 #include "engine/onnx/model_reader.h"
 
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <sys/stat.h>
 
@@ -10,7 +12,7 @@
 #include <vector>
 
 #include "engine/ir/error.h"
-#include "engine/ir/read_file.h"
+#include "engine/ir/read_file.h"  // kMiB
 #include "engine/onnx/converters.h"
 #include "engine/onnx/import_context.h"
 #include "engine/tensor/memory_check.h"
@@ -33,9 +35,22 @@ std::string file_kind(mode_t mode) {
   return "a special file";
 }
 
+[[noreturn]] void not_a_model() {
+  throw Error("not an ONNX model: protobuf cannot parse it (a truncated file, or not ONNX at all)");
+}
+
+// Protobuf accepts many byte strings (a prefix cut at a field boundary, text
+// whose bytes happen to be valid fields), so a model must have what every ONNX
+// writer writes.
+void check_parsed(const ::onnx::ModelProto& model) {
+  if (model.ir_version() <= 0 || model.opset_import_size() == 0 || !model.has_graph())
+    throw Error("not an ONNX model: it lacks an IR version, an opset import or a graph");
+  if (model.graph().output_size() == 0) throw Error("not an ONNX model: its graph has no outputs (truncated?)");
+}
+
 }  // namespace
 
-std::string read_model_file(const std::string& path) {
+::onnx::ModelProto read_model_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
@@ -44,20 +59,27 @@ std::string read_model_file(const std::string& path) {
   if (size > kMaxModelBytes)
     throw Error(path + ": " + std::to_string(size) + " bytes, beyond protobuf's limit of " +
                 std::to_string(kMaxModelBytes) + " bytes for an ONNX model");
-  checked_bytes(size, 2, path + " (an ONNX model of " + std::to_string(size) + " bytes, read and then parsed)");
-  return read_file(path, kMaxModelBytes, "an ONNX model");
+  checked_bytes(size, 2, path + " (an ONNX model of " + std::to_string(size) + " bytes, parsed, then its tensors)");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  ::onnx::ModelProto model;
+  google::protobuf::io::FileInputStream in(fd);
+  in.SetCloseOnDelete(true);
+  const bool parsed = model.ParseFromZeroCopyStream(&in);
+  if (in.GetErrno() != 0) throw Error("cannot read " + path + ": " + std::strerror(in.GetErrno()));
+  try {
+    if (!parsed) not_a_model();
+    check_parsed(model);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  return model;
 }
 
 ::onnx::ModelProto parse_model(const std::string& bytes) {
   ::onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
-    throw Error("not an ONNX model: protobuf cannot parse it (a truncated file, or not ONNX at all)");
-  // Protobuf accepts many byte strings (a prefix cut at a field boundary, text
-  // whose bytes happen to be valid fields), so a model must have what every
-  // ONNX writer writes.
-  if (model.ir_version() <= 0 || model.opset_import_size() == 0 || !model.has_graph())
-    throw Error("not an ONNX model: it lacks an IR version, an opset import or a graph");
-  if (model.graph().output_size() == 0) throw Error("not an ONNX model: its graph has no outputs (truncated?)");
+  if (!model.ParseFromString(bytes)) not_a_model();
+  check_parsed(model);
   return model;
 }
 

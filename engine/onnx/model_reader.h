@@ -11,14 +11,16 @@
 
 namespace kiln::onnx {
 
-// The bytes of the model file PATH. Only a regular file is read (a device such
-// as /dev/zero or a pipe never ends or never says its size), and only once its
-// size is known to be within protobuf's 2 GiB and, read and parsed (twice its
-// size), within memory_limit(); errors name PATH.
-std::string read_model_file(const std::string& path);
+// The model in file PATH, parsed from the file as it is read (no copy of its
+// bytes is held). Only a regular file is read (a device such as /dev/zero or a
+// pipe never ends or never says its size), and only once its size is known to be
+// within protobuf's 2 GiB and twice its size (the parsed model, then its tensors)
+// within memory_limit(). kiln::Error naming PATH otherwise, or for a file that is
+// not a (complete) ONNX model.
+::onnx::ModelProto read_model_file(const std::string& path);
 
-// The parsed model; kiln::Error (without the file's name) for bytes that are not
-// a (complete) ONNX model.
+// The same from a model's bytes; kiln::Error (without a file's name) for bytes
+// that are not a (complete) ONNX model.
 ::onnx::ModelProto parse_model(const std::string& bytes);
 
 // The newest opset of the default ONNX domain whose ops' semantics kiln's

@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "address_space_limit.h"
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "engine/onnx/import.h"
@@ -243,4 +245,33 @@ TEST_CASE("integer arithmetic folded at import whose result may not fit in i32 i
       .node("ReduceSum", "total", {"halves"}, {"n"}, {{"keepdims", int64_t{1}}})
       .node("Reshape", "view", {"x", "n"}, {"y"});
   check_error([&] { import(sum); }, {"node 'total' (ReduceSum)", "may not fit in kiln's i32"});
+}
+
+TEST_CASE("a model file beyond protobuf's 2 GiB is refused from its size, unread") {
+  TempDir dir;
+  const std::string path = dir.file("huge.onnx");
+  std::ofstream(path).close();
+  std::filesystem::resize_file(path, uint64_t{3} << 30);  // sparse: no disk used
+  check_error([&] { kiln::onnx::import_model(path); }, {path, "3221225472 bytes, beyond protobuf's limit"});
+}
+
+TEST_CASE("a model is held once while imported: within twice its size, or refused naming the memory limit") {
+  if (!kAddressSpaceLimitWorks) return;
+  using P = ::onnx::TensorProto;
+  const int64_t floats = int64_t{16} << 20;  // 64 MiB of data
+  ModelBuilder m;
+  m.input("x", {int64_t{1}}).output("y").initializer("w", kiln::test::raw_tensor(P::FLOAT, {floats},
+                                                                                  std::string(floats * 4, '\0')));
+  m.node("Mul", "scale", {"x", "w"}, {"y"});
+  TempDir dir;
+  const std::string path = dir.file("big.onnx");
+  std::ofstream(path, std::ios::binary) << m.bytes();
+  {
+    const AddressSpaceLimit limit(uint64_t{200} << 20);  // the file, its parse and its tensor would not fit
+    const kiln::onnx::ImportedModel imported = kiln::onnx::import_model(path);
+    CHECK(imported.tensors.at("w").shape() == Shape{floats});
+  }
+  const AddressSpaceLimit limit(uint64_t{100} << 20);
+  check_error([&] { kiln::onnx::import_model(path); },
+              {path, "needs 134217", "more than the", "address-space limit", "ulimit -v"});
 }
