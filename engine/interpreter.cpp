@@ -44,11 +44,13 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& node, const std::v
   return results;
 }
 
-// Runs g's live nodes over `values` (by value id, declarations already set),
-// adding each assign's (target name, value) to `assigned` if given, and with
-// check_numerics stopping at the first result that holds a nan or +inf.
-void evaluate(const Graph& g, std::vector<Tensor>& values, std::vector<std::pair<std::string, Value>>* assigned,
-              bool check_numerics = false) {
+// Runs g's live nodes over `values` (by value id, declarations already set,
+// unless `outer` holds a pointer for them: a fusion body reads its operands
+// where they are, not copies), adding each assign's (target name, value) to
+// `assigned` if given, and with check_numerics stopping at the first result
+// that holds a nan or +inf.
+void evaluate(const Graph& g, std::vector<Tensor>& values, const std::vector<const Tensor*>& outer,
+              std::vector<std::pair<std::string, Value>>* assigned, bool check_numerics = false) {
   const std::vector<bool> live = live_nodes(g);
   for (size_t index = 0; index < g.nodes().size(); ++index) {
     if (!live[index]) continue;
@@ -58,7 +60,10 @@ void evaluate(const Graph& g, std::vector<Tensor>& values, std::vector<std::pair
       continue;
     }
     std::vector<const Tensor*> in;
-    for (Value v : node.operands) in.push_back(&values[static_cast<size_t>(v.id)]);
+    for (Value v : node.operands) {
+      const auto id = static_cast<size_t>(v.id);
+      in.push_back(id < outer.size() && outer[id] ? outer[id] : &values[id]);
+    }
     std::vector<Tensor> results = evaluate_node(g, node, in);
     for (size_t i = 0; i < node.results.size(); ++i) {
       const Value r = node.results[i];
@@ -75,11 +80,15 @@ void evaluate(const Graph& g, std::vector<Tensor>& values, std::vector<std::pair
 
 std::vector<Tensor> evaluate_body(const Graph& body, const std::vector<const Tensor*>& operands) {
   std::vector<Tensor> values(body.num_values());
+  std::vector<const Tensor*> outer(body.num_values(), nullptr);
   const std::vector<Value>& inputs = body.declarations();
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs[i].id)] = *operands[i];
-  evaluate(body, values, nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) outer[static_cast<size_t>(inputs[i].id)] = operands[i];
+  evaluate(body, values, outer, nullptr);
   std::vector<Tensor> results;
-  for (Value v : body.outputs()) results.push_back(values[static_cast<size_t>(v.id)]);
+  for (Value v : body.outputs()) {
+    const auto id = static_cast<size_t>(v.id);
+    results.push_back(outer[id] ? *outer[id] : values[id]);
+  }
   return results;
 }
 
@@ -94,7 +103,7 @@ void Interpreter::execute() {
   for (Value v : graph_.declarations()) values[static_cast<size_t>(v.id)] = std::move(bound_.at(graph_.name_of(v)));
   std::vector<std::pair<std::string, Value>> assigned;
   try {
-    evaluate(graph_, values, &assigned, check_numerics_);
+    evaluate(graph_, values, {}, &assigned, check_numerics_);
   } catch (...) {
     for (Value v : graph_.declarations()) bound_.at(graph_.name_of(v)) = std::move(values[static_cast<size_t>(v.id)]);
     throw;

@@ -59,7 +59,8 @@ std::vector<TensorType> infer_iota(const std::vector<TensorType>&, const Attrs& 
   const int64_t length = shape[static_cast<size_t>(axis)];
   if (length > most)
     throw Error("the last index along axis " + std::to_string(axis) + ", " + std::to_string(length - 1) +
-                ", does not fit " + std::string(dtype_name(dtype)) + " exactly (indices up to " + std::to_string(most - 1) + ")");
+                ", does not fit " + std::string(dtype_name(dtype)) + " exactly (indices up to " +
+                std::to_string(most - 1) + ")");
   return {{dtype, shape}};
 }
 

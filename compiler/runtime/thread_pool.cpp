@@ -116,7 +116,8 @@ class ThreadPool {
     taken_ = std::vector<std::atomic<bool>>(static_cast<size_t>(threads));
     for (std::atomic<bool>& t : taken_) t.store(true);
     try {
-      for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i, seen = generation_.load()] { worker(i, seen); });
+      for (int i = 1; i < threads; ++i)
+        workers_.emplace_back([this, i, seen = generation_.load()] { worker(i, seen); });
     } catch (const std::system_error& e) {
       return e.what();
     }

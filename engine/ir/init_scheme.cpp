@@ -22,7 +22,7 @@ InitScheme scheme_named(const std::string& name) {
 
 Init init_of(const ValueInfo& decl) {
   const TensorType& t = decl.type;
-  const std::string name = decl.attrs.has("init")                              ? decl.attrs.get_string("init")
+  const std::string name = decl.attrs.has("init")                           ? decl.attrs.get_string("init")
                            : decl.kind == ValueKind::param && t.rank() >= 2 ? "glorot"
                                                                             : "zeros";
   Init init{scheme_named(name)};

@@ -91,6 +91,8 @@ uint64_t checked_bytes(const TensorType& type) {
   return checked_bytes(static_cast<uint64_t>(type.numel()), dtype_size(type.dtype), type_str(type));
 }
 
-std::string out_of_memory_message() { return "out of memory (" + memory_limit().what + ")"; }
+std::string out_of_memory_message() {
+  return "out of memory: an allocation failed; the memory limit is " + memory_limit().what;
+}
 
 }  // namespace kiln

@@ -33,8 +33,8 @@ uint64_t checked_bytes(uint64_t count, uint64_t item_size, std::string_view what
 uint64_t checked_bytes(const TensorType& type);
 
 // What the kiln command says when an allocation fails all the same (the checks
-// above cover the sizes that come from outside, not the sum of all of them):
-// "out of memory (<memory_limit().what>)".
+// above cover the sizes that come from outside, not a kernel's temporaries):
+// "out of memory: an allocation failed; the memory limit is <memory_limit().what>".
 std::string out_of_memory_message();
 
 }  // namespace kiln

@@ -57,7 +57,8 @@ TEST_CASE("under ulimit -v 4000000, kiln run refuses huge params and constants n
   }
   // The interpreter names the node, the JIT the output.
   const KilnResult interp = run_limited({"run", dir.file("iota.kir"), "--backend", "interp", "-o", dir.file("out")});
-  CHECK_MESSAGE(interp.err.find("%i (op 'iota' at " + dir.file("iota.kir") + ":2:8): i32[") != std::string::npos, interp.err);
+  CHECK_MESSAGE(interp.err.find("%i (op 'iota' at " + dir.file("iota.kir") + ":2:8): i32[") != std::string::npos,
+                interp.err);
   const KilnResult jit = run_limited({"run", dir.file("fill.kir"), "--no-cache", "-o", dir.file("out")});
   CHECK_MESSAGE(jit.err.find("output %f: f32[4000000000]") != std::string::npos, jit.err);
   CHECK_FALSE(std::filesystem::exists(dir.file("out")));
@@ -73,12 +74,12 @@ TEST_CASE("under ulimit -v 4000000, small runs of run, train, eval and import wo
   CHECK(std::filesystem::exists(dir.file("out/loss.npy")));
 
   const std::string checkpoint = dir.file("copy");
-  const KilnResult train = run_limited({"train", "--task", "copy", "--steps", "3", "--checkpoint", checkpoint,
-                                        "--d-model", "32", "--heads", "2", "--d-ff", "64", "--layers", "1",
-                                        "--eval-sentences", "4"});
+  const KilnResult train =
+      run_limited({"train", "--task", "copy", "--steps", "3", "--checkpoint", checkpoint, "--d-model", "32", "--heads",
+                   "2", "--d-ff", "64", "--layers", "1", "--eval-sentences", "4"});
   CHECK_MESSAGE(train.status == 0, train.err);
-  const KilnResult eval = run_limited({"eval", "--checkpoint", checkpoint, "--split", "dev", "--limit", "4",
-                                       "--beam", "1"});
+  const KilnResult eval =
+      run_limited({"eval", "--checkpoint", checkpoint, "--split", "dev", "--limit", "4", "--beam", "1"});
   CHECK_MESSAGE(eval.status == 0, eval.err);
   CHECK(eval.out.find("exact match") != std::string::npos);
 
@@ -87,10 +88,43 @@ TEST_CASE("under ulimit -v 4000000, small runs of run, train, eval and import wo
       run_limited({"import", source_path("tests/cli/tiny_linear.onnx"), "-o", dir.file("linear.kir")});
   CHECK_MESSAGE(import.status == 0, import.err);
   save_npy(dir.file("x.npy"), Tensor(Tensor::F32{{1.0f, 2.0f, 3.0f}, {-1.0f, 0.0f, 1.0f}}));
-  const KilnResult linear = run_limited({"run", dir.file("linear.kir"), "--load", dir.file("linear.params"),
-                                         "--input", "x=" + dir.file("x.npy"), "-o", dir.file("linear")});
+  const KilnResult linear = run_limited({"run", dir.file("linear.kir"), "--load", dir.file("linear.params"), "--input",
+                                         "x=" + dir.file("x.npy"), "-o", dir.file("linear")});
   CHECK_MESSAGE(linear.status == 0, linear.err);
   CHECK(load_npy(dir.file("linear/y.npy")).shape() == Shape{2, 4});
+}
+
+TEST_CASE("the interpreter reads a fusion's operands in place, and what fails beyond the checks is out of memory") {
+  if (!kAddressSpaceLimitWorks) return;
+  TempDir dir;
+  // 600 MB of param under a 1 GB limit: a copy of it for the fusion body does not fit.
+  write_file(dir.file("fusion.kir"), R"(graph @g {
+  param %w : f32[150000000]
+  %y = fusion(%w) {kind="loop"} : f32[1] graph @f {
+    input %p0 : f32[150000000]
+    %s = sum(%p0) {axes=[0], keepdims=true} : f32[1]
+    output %s
+  }
+  output %y
+}
+)");
+  const std::string limit = "ulimit -v 1000000; ";
+  const KilnResult fusion =
+      run_kiln({"run", dir.file("fusion.kir"), "--backend", "interp", "-o", dir.file("out")}, limit);
+  CHECK_MESSAGE(fusion.status == 0, fusion.err);
+
+  // Param and result are checked and fit; softmax's temporaries are not and do not.
+  write_file(dir.file("softmax.kir"),
+             "graph @g {\n  param %x : f32[75000000]\n  %y = softmax(%x) : f32[75000000]\n"
+             "  %s = sum(%y) {axes=[0]} : f32[]\n  output %s\n}\n");
+  const KilnResult softmax =
+      run_kiln({"run", dir.file("softmax.kir"), "--backend", "interp", "-o", dir.file("out")}, limit);
+  CHECK(softmax.status == 1);
+  CHECK_MESSAGE(softmax.err.find("kiln: error: out of memory: an allocation failed; the memory limit is the ") !=
+                    std::string::npos,
+                softmax.err);
+  CHECK(softmax.err.find("address-space limit of 1.0 GiB (ulimit -v 1000000)") != std::string::npos);
+  CHECK(softmax.err.find("bad_alloc") == std::string::npos);
 }
 
 TEST_CASE("kiln train --batch-tokens beyond the memory limit is refused before a batch is made") {
@@ -131,9 +165,10 @@ TEST_CASE("--threads beyond the limit is a flag error naming it, and threads the
   r = run_kiln(with(run, "100"), kUlimit + "ulimit -s 65536; ");
   CHECK(r.status == 1);
   CHECK_MESSAGE(r.err.find("threads: 100 asked for, the system started only ") != std::string::npos, r.err);
-  CHECK_MESSAGE(r.err.find("(each thread counts against ulimit -u, and its stack against the address space, ulimit -v)") !=
-                    std::string::npos,
-                r.err);
+  CHECK_MESSAGE(
+      r.err.find("(each thread counts against ulimit -u, and its stack against the address space, ulimit -v)") !=
+          std::string::npos,
+      r.err);
   // Stacks of 3.7 GB: no second thread fits. Asked for none, the JIT compiles on
   // the calling thread and the pool runs there alone.
   run.push_back("--no-cache");
@@ -145,11 +180,10 @@ TEST_CASE("kiln check refuses an init that kiln run refuses, at its place") {
   TempDir dir;
   write_file(dir.file("evil.kir"), "graph @g {\n  param %w : f32[4] {init=\"evil\"}\n  output %w\n}\n");
   for (const std::vector<std::string>& args : {std::vector<std::string>{"check", dir.file("evil.kir")},
-                                                {"run", dir.file("evil.kir"), "-o", dir.file("out")}}) {
+                                               {"run", dir.file("evil.kir"), "-o", dir.file("out")}}) {
     const KilnResult r = run_kiln(args);
     CHECK(r.status == 1);
-    CHECK_MESSAGE(r.err.find(dir.file("evil.kir") + ":2:27: error: param %w: unknown init \"evil\"") !=
-                      std::string::npos,
-                  r.err);
+    CHECK_MESSAGE(
+        r.err.find(dir.file("evil.kir") + ":2:27: error: param %w: unknown init \"evil\"") != std::string::npos, r.err);
   }
 }

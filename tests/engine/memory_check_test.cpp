@@ -51,7 +51,7 @@ TEST_CASE("a cgroup v2 memory.max of the process's group or a group above it is 
   CHECK(cgroup_memory_limit(self, root.path().string())->bytes == 1073741824u);
 }
 
-TEST_CASE("cgroup v1's memory.limit_in_bytes counts for the memory controller's line only, and v2 in the hybrid layout") {
+TEST_CASE("cgroup v1's memory.limit_in_bytes counts for the memory controller's line only; v2 in the hybrid layout") {
   TempDir root;
   write_limit(root, "memory/docker/abc", "memory.limit_in_bytes", "536870912");
   write_limit(root, "cpu/docker/abc", "memory.limit_in_bytes", "1");  // not the memory controller's

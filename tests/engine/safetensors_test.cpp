@@ -277,7 +277,8 @@ TEST_CASE("a header nested deeper than a safetensors header's three levels is re
 
   // Brackets in strings, escaped quotes among them, are no nesting.
   const std::string path = dir.file("brackets.safetensors");
-  write_file(path, st_file(R"({"__metadata__":{"k":"[[[\"{{{"},"[[[{{{":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+  write_file(path, st_file(R"({"__metadata__":{"k":"[[[\"{{{"},)"
+                           R"("[[[{{{":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
                            std::string(8, '\0')));
   const SafetensorsFile f = load_safetensors(path);
   CHECK(f.metadata.at("k") == "[[[\"{{{");

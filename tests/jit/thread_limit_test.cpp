@@ -1,6 +1,8 @@
 // The thread pool takes no count beyond its limit, from any caller (the CLI's
 // --threads, Python's compile(threads=...)), and a count it cannot start is an
 // error that leaves it working on the threads that did start.
+#include "compiler/runtime/thread_limit.h"
+
 #include <doctest/doctest.h>
 
 #include <thread>
@@ -8,7 +10,6 @@
 #include "check_error.h"
 #include "compiler/backend.h"
 #include "compiler/runtime/kiln_runtime.h"
-#include "compiler/runtime/thread_limit.h"
 #include "engine/ir/graph.h"
 
 using namespace kiln;
