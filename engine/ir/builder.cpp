@@ -86,11 +86,23 @@ std::vector<Value> Builder::emit_node(const std::string& op, const std::vector<V
     throw Error(op_signature(op, operand_types) + ": " + e.what());
   }
   const std::vector<TensorType> result_types = infer_result_types(*def, operand_types, full, body.get());
+  if (def->side_effect && !operands.empty()) check_write_target(op, operand_types, operands[0]);
   std::vector<std::string> result_names;
   for (size_t i = 0; i < result_types.size(); ++i)
     result_names.push_back(i < names.size() && !names[i].empty() ? g_.fresh_name(names[i]) : std::string());
   const int32_t id = g_.add_node(def, operands, std::move(full), result_types, result_names, std::move(body));
   return g_.nodes()[static_cast<size_t>(id)].results;
+}
+
+// The verifier's rules for a write (assign), checked before the node is added.
+void Builder::check_write_target(const std::string& op, const std::vector<TensorType>& operand_types,
+                                 Value target) const {
+  const ValueInfo& info = g_.value(target);
+  if (info.kind != ValueKind::param && info.kind != ValueKind::state)
+    throw Error(op_signature(op, operand_types) + ": target %" + info.name + " is not a param or state");
+  for (const Node& n : g_.nodes())
+    if (n.def->side_effect && !n.operands.empty() && n.operands.front() == target)
+      throw Error(op_signature(op, operand_types) + ": %" + info.name + " is assigned more than once");
 }
 
 Value Builder::emit1(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,

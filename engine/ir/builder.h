@@ -28,7 +28,9 @@ class Builder {
   void output(Value v) { g_.add_output(v); }
 
   // Adds `op(operands) {attrs}`; result names come from `names` (fresh if absent).
-  // Throws kiln::Error: "matmul(f32[2,3], f32[4,5]): ..." on any mistake.
+  // Throws kiln::Error: "matmul(f32[2,3], f32[4,5]): ..." on any mistake the
+  // verifier would find (an assign to what is not a param or state, or to one
+  // assigned already, included), adding nothing.
   std::vector<Value> emit(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs = {},
                           const std::vector<std::string>& names = {});
   // Same, for an op with exactly one result.
@@ -39,6 +41,7 @@ class Builder {
                                  const Attrs& attrs = {}, const std::vector<std::string>& names = {});
 
  private:
+  void check_write_target(const std::string& op, const std::vector<TensorType>& operand_types, Value target) const;
   std::vector<Value> emit_node(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
                                const std::vector<std::string>& names, std::shared_ptr<const Graph> body);
 

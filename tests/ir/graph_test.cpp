@@ -94,3 +94,14 @@ TEST_CASE("a node whose result names are bad adds nothing") {
   CHECK(g.name_of(g.nodes()[0].results[0]) == "1");
   CHECK(g.name_of(g.nodes()[0].results[1]) == "0");
 }
+
+TEST_CASE("the builder refuses an assign the verifier would refuse") {
+  Graph g("t");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {2}}), w = b.param("w", {DType::f32, {2}});
+  check_error([&] { b.emit("assign", {x, w}); }, {"assign(f32[2], f32[2]): target %x is not a param or state"});
+  b.emit("assign", {w, x});
+  check_error([&] { b.emit("assign", {w, x}); }, {"assign(f32[2], f32[2]): %w is assigned more than once"});
+  CHECK(g.nodes().size() == 1);
+  CHECK(verify_problems(g).empty());
+}
