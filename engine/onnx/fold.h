@@ -18,7 +18,9 @@ constexpr int64_t kMaxFoldElements = int64_t{1} << 20;
 
 // The node's results as constants, its inputs taken from `source` (where every
 // input it has is a constant); nullopt if its inputs or results are larger than
-// kMaxFoldElements.
+// kMaxFoldElements. ONNX's integers are int64, kiln's i32: integer Add, Sub, Mul,
+// Div, Neg, ReduceSum and ReduceMean whose result may not fit in i32 (judged from
+// the operands' largest magnitudes) are a kiln::Error naming the node.
 std::optional<std::vector<Constant>> fold_node(const ConvertFn& convert, const ::onnx::NodeProto& n,
                                                const ImportContext& source);
 

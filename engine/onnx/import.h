@@ -9,6 +9,11 @@
 //   initializers, Constant nodes, Shape and everything computed from those alone
 //   are import-time constants (fold.h). A constant the graph needs as a tensor
 //   becomes a `fill` if all its elements are equal, else a `state` declaration.
+//   Params and state are declared {init="load"}: their values (`tensors`) come
+//   with the graph and must be bound, never made up (engine/param_init.h).
+// - What kiln does not implement is refused, not approximated: an opset beyond
+//   17, an op without a converter, an attribute a converter does not read
+//   (model_reader.h), integer arithmetic whose result may not fit in i32 (fold.h).
 // - Element types: float and double become f32 (a double beyond f32's range is
 //   an error), int64 and the narrower integers i32 (a value beyond i32's range
 //   is an error naming it, when it is needed as a tensor), bool stays bool;
