@@ -12,6 +12,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/json_nesting.h"
 #include "engine/tensor/memory_check.h"
 
 // Tensor data is stored little-endian and copied as is.
@@ -97,33 +98,11 @@ class HeaderReader {
   }
 
  private:
-  // A header nests three levels: itself, a tensor's entry (or __metadata__),
-  // and a shape or data_offsets array. Deeper nesting is refused before the
-  // JSON is parsed: the parser would build a value for each unclosed bracket.
-  void check_nesting(std::string_view text) const {
-    constexpr int kMaxDepth = 3;
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (size_t at = 0; at < text.size(); ++at) {
-      const char c = text[at];
-      if (escaped) {
-        escaped = false;
-      } else if (in_string) {
-        escaped = c == '\\';
-        in_string = c != '"';
-      } else if (c == '"') {
-        in_string = true;
-      } else if ((c == '{' || c == '[') && ++depth > kMaxDepth) {
-        fail("header nests JSON " + std::to_string(depth) + " levels deep at byte " + std::to_string(at + 1) +
-             ", deeper than the " + std::to_string(kMaxDepth) + " of a safetensors header");
-      } else if (c == '}' || c == ']') {
-        --depth;
-      }
-    }
-  }
-
   void parse(const std::string& text, Header& h) const {
-    check_nesting(text);
+    // A header nests three levels: itself, a tensor's entry (or __metadata__),
+    // and a shape or data_offsets array (json_nesting.h says why this is first).
+    if (const auto at = json_deeper_than(text, 3))
+      fail("header nests JSON deeper than the 3 levels of a safetensors header, at byte " + std::to_string(*at));
     try {  // parsed, JSON takes up to 14 times its text's bytes (measured: long arrays, many small objects)
       checked_bytes(text.size(), 16, "parsing the header's " + std::to_string(text.size()) + " bytes of JSON");
     } catch (const Error& e) {

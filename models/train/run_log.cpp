@@ -6,6 +6,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
+#include "engine/json_nesting.h"
 
 namespace kiln::models {
 
@@ -17,7 +18,9 @@ RunLog::RunLog(const std::string& dir, int64_t step) : path_((std::filesystem::p
       const size_t end = std::min(text.find('\n', start), text.size());
       const std::string line = text.substr(start, end - start);
       start = end + 1;
-      // A line cut short by a kill, or past the checkpoint, goes.
+      // A line cut short by a kill, past the checkpoint or nested deeper than
+      // any the trainer writes (json_nesting.h) goes.
+      if (json_deeper_than(line, 4)) continue;
       const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_object() && j.value("step", int64_t{0}) <= step) kept += line + "\n";
     }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "engine/json_nesting.h"
 
 namespace kiln::models {
 namespace {
@@ -69,6 +70,8 @@ std::string trainer_state_to_json(const TrainerState& s) {
 }
 
 TrainerState trainer_state_from_json(const std::string& text) {
+  if (const auto at = json_deeper_than(text, 3))  // an object of lists of [step, value] (json_nesting.h)
+    throw Error("checkpoint trainer state: JSON nests deeper than its 3 levels, at byte " + std::to_string(*at));
   json j;
   try {
     j = json::parse(text);

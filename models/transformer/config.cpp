@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/error.h"
+#include "engine/json_nesting.h"
 #include "engine/tensor/memory_check.h"
 
 namespace kiln::models {
@@ -84,6 +85,8 @@ uint64_t model_elements_lower_bound(const TransformerConfig& c) {
 }  // namespace
 
 TransformerConfig config_from_json(const std::string& text) {
+  if (const auto at = json_deeper_than(text, 1))  // a flat object (json_nesting.h)
+    throw Error("Transformer config: JSON nests deeper than a flat object, at byte " + std::to_string(*at));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

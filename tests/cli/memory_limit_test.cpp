@@ -10,6 +10,8 @@
 #include "address_space_limit.h"
 #include "cli/run_kiln.h"
 #include "engine/npy.h"
+#include "engine/safetensors.h"
+#include "models/train/trainer_state.h"
 
 using namespace kiln;
 
@@ -125,6 +127,22 @@ TEST_CASE("the interpreter reads a fusion's operands in place, and what fails be
                 softmax.err);
   CHECK(softmax.err.find("address-space limit of 1.0 GiB (ulimit -v 1000000)") != std::string::npos);
   CHECK(softmax.err.find("bad_alloc") == std::string::npos);
+}
+
+TEST_CASE("a checkpoint whose JSON nests without end is refused before it is parsed, under a 1 GB limit too") {
+  TempDir dir;
+  const std::string deep = std::string(20'000'000, '[');  // parsed, 1.5 GB
+  save_safetensors(dir.file("checkpoint.safetensors"), {},
+                   {{"format", "kiln-checkpoint-1"}, {"task", "copy"}, {"config", deep}, {"trainer", "{}"}});
+  const KilnResult r = run_kiln({"eval", "--checkpoint", dir.path().string(), "--split", "dev", "--limit", "1"},
+                                kAddressSpaceLimitWorks ? "ulimit -v 1000000; " : "");
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("bad model config: Transformer config: JSON nests deeper than a flat object, at byte 2") !=
+                    std::string::npos,
+                r.err);
+  // The trainer state, read on --resume, is checked the same way.
+  CHECK_THROWS_WITH_AS(models::trainer_state_from_json("{\"step\":" + deep),
+                       "checkpoint trainer state: JSON nests deeper than its 3 levels, at byte 11", Error);
 }
 
 TEST_CASE("kiln train --batch-tokens beyond the memory limit is refused before a batch is made") {
