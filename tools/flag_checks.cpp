@@ -59,9 +59,12 @@ CLI::Validator thread_count(int64_t lo) {
   const compiler::ThreadLimit limit = compiler::thread_limit();
   const CLI::Validator range = integer_in(lo, limit.threads);
   return CLI::Validator(
-      [range, why = limit.what](std::string& s) -> std::string {
+      [range, limit](std::string& s) -> std::string {
         const std::string problem = range(s);
-        return problem.empty() ? problem : problem + " (" + why + ")";
+        int64_t v = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        const bool over = r.ec == std::errc::result_out_of_range || (r.ec == std::errc() && v > limit.threads);
+        return over && !problem.empty() ? problem + " (" + limit.what + ")" : problem;
       },
       range.get_description());
 }

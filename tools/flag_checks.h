@@ -43,7 +43,8 @@ CLI::Validator non_negative(const T& v) {
 }
 
 // --threads: an integer from `lo` (0 where it means all cores) to the thread
-// pool's limit (compiler/runtime/thread_limit.h), whose reason an error gives.
+// pool's limit (compiler/runtime/thread_limit.h), whose reason a count over it
+// is told.
 CLI::Validator thread_count(int64_t lo);
 
 // A check of a flag's text by a parser that throws kiln::Error, whose message

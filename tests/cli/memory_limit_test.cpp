@@ -172,6 +172,11 @@ TEST_CASE("--threads beyond the limit is a flag error naming it, and threads the
   CHECK_MESSAGE(r.err.find("--threads: wants an integer from 1 to ") != std::string::npos, r.err);
   CHECK_MESSAGE(r.err.find(", got 1000 (kiln's parallel loops run on at most 256 threads") != std::string::npos, r.err);
 
+  r = run_kiln(with(run, "0"));
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.err.find("--threads: wants an integer from 1 to ") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find(", got 0\n") != std::string::npos, r.err);  // the limit's reason is for counts over it
+
   r = run_kiln(with(run, "30"), "prlimit --nproc=20 ");  // util-linux; sh's ulimit has no -u
   CHECK(r.status == 2);
   CHECK_MESSAGE(r.err.find("--threads: wants an integer from 1 to 20, got 30 (the limit on this user's processes and "
