@@ -45,6 +45,11 @@ def test_compile_errors(mlp, mlp_inputs):
         kiln.compile(mlp, passes="simplify,bogus")
     with pytest.raises(kiln.Error, match=r"threads: -1 is negative"):
         kiln.compile(mlp, threads=-1)
+    for threads in (10**6, 2**40):  # the pool's limit, never "Resource temporarily unavailable"
+        with pytest.raises(kiln.Error, match=rf"^threads: {threads} is more than the limit of \d+ \("):
+            kiln.compile(mlp, threads=threads)
+    with pytest.raises(kiln.Error, match=r"^threads: 1000000 is more than the limit"):
+        kiln.Translator("/nonexistent", threads=10**6)
 
 
 def test_run_errors(mlp, mlp_inputs):

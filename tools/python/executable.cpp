@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "compiler/backend.h"
+#include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
 #include "tools/python/bindings.h"
@@ -183,13 +184,13 @@ class PyExecutable {
   std::atomic<std::thread::id> holder_;  // the thread inside a call, if any
 };
 
-std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int threads,
+std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int64_t threads,
                                       const py::object& passes, bool check_numerics, uint64_t seed,
                                       const std::string& target_cpu, bool cache, bool reuse) {
-  if (threads < 0) throw Error("threads: " + std::to_string(threads) + " is negative (0: all cores)");
+  // Checked against the pool's limit here, where any Python int arrives (opts.threads is an int).
+  if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions opts;
   opts.backend = backend;
-  opts.threads = threads;
   opts.target_cpu = target_cpu;
   opts.pipeline.passes.passes = pass_names(passes);
   opts.pipeline.reuse = reuse;
@@ -208,7 +209,8 @@ const char* const kCompileDoc = R"(Compiles a graph into a kiln.Executable.
 
 backend         'jit' (LLVM, vectorized and multi-threaded) or 'interp' (the reference
                 interpreter, which every JIT result is tested against)
-threads         threads of the JIT's parallel loops (process-wide); 0: leave as is (all cores)
+threads         threads of the JIT's parallel loops (process-wide); 0: leave as is (all cores);
+                kiln.Error beyond the pool's limit (256, or one per core where there are more)
 passes          jit: the graph passes, as for kiln.optimize (None: the default pipeline)
 check_numerics  stop at the first nan or +inf, naming the kernel and node that made it
 seed            seed of the initial values of params and state left unbound at a run

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <streambuf>
 
+#include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
 #include "models/train/trained_model.h"
 #include "models/train/translate_lines.h"
@@ -55,11 +56,12 @@ void check_not_negative(const char* option, double value) {
   if (value < 0) throw Error(std::string(option) + ": " + std::to_string(value) + " is negative");
 }
 
-compiler::BackendOptions backend_options(const std::string& backend, int threads) {
-  check_not_negative("threads", threads);
+// The threads are set (and checked against the pool's limit) here, where any
+// Python int arrives; the executables then leave them as they are.
+compiler::BackendOptions backend_options(const std::string& backend, int64_t threads) {
+  if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions exec;
   exec.backend = backend;
-  exec.threads = threads;
   return exec;
 }
 
@@ -69,7 +71,7 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
                           std::optional<uint64_t> seed, int64_t batch_tokens, int64_t max_train_len, int64_t warmup,
                           double lr_factor, int64_t eval_every, double eval_minutes, int64_t save_every,
                           int64_t keep_snapshots, int64_t eval_sentences, int64_t log_every,
-                          const std::string& data_dir, const std::string& backend, int threads,
+                          const std::string& data_dir, const std::string& backend, int64_t threads,
                           const py::object& log) {
   models::TrainOptions o;
   o.task = task;
@@ -134,7 +136,7 @@ py::list step_losses(const std::vector<models::EvalPoint>& points) {
 class Translator {
  public:
   Translator(const std::string& checkpoint, int beam, double length_penalty, const std::string& data_dir,
-             const std::string& backend, int threads)
+             const std::string& backend, int64_t threads)
       : decode_{beam, length_penalty} {
     if (beam < 1) throw Error("beam: " + std::to_string(beam) + " is not a beam size (1: greedy)");
     check_not_negative("length_penalty", length_penalty);
@@ -238,7 +240,7 @@ void define_train(py::module_& m) {
   py::class_<Translator>(m, "Translator",
                          "A trained checkpoint loaded once for many kiln.translate-like calls:\n\n"
                          "    t = kiln.Translator('ckpt'); t(['1 2 3 4 5 6 7 8 9 10'])")
-      .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int>(),
+      .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int64_t>(),
            py::arg("checkpoint"), py::kw_only(), py::arg("beam") = 1, py::arg("length_penalty") = 0.6,
            py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
            "Loads the checkpoint directory of kiln.train (or `kiln train`). beam 1 decodes\n"
@@ -251,7 +253,7 @@ void define_train(py::module_& m) {
   m.def(
       "translate",
       [](const std::string& checkpoint, const py::handle& sentences, int beam, double length_penalty,
-         const std::string& data_dir, const std::string& backend, int threads) {
+         const std::string& data_dir, const std::string& backend, int64_t threads) {
         return Translator(checkpoint, beam, length_penalty, data_dir, backend, threads).call(sentences);
       },
       py::arg("checkpoint"), py::arg("sentences"), py::kw_only(), py::arg("beam") = 1,
