@@ -26,8 +26,8 @@ TEST_CASE("x*1, 1*x and x/1 become x when the type is x's") {
         "z = exp(%x) : f32[2,3]\n");
   CHECK(simplified(decls + "  %y = div(%x, %one) : f32[2,3]\n  %z = exp(%y) : f32[2,3]\n  output %z\n") ==
         "z = exp(%x) : f32[2,3]\n");
-  // i32 too, and a fill whose value converts to 1 (1.5 truncates to 1 in i32).
-  CHECK(simplified("  input %i : i32[4]\n  %one = fill() {shape=[], value=1.5, dtype=i32} : i32[]\n"
+  // i32 too (a fill's value must fit its dtype: 1.5 is no i32, ops/constant.cpp).
+  CHECK(simplified("  input %i : i32[4]\n  %one = fill() {shape=[], value=1.0, dtype=i32} : i32[]\n"
                    "  %y = mul(%i, %one) : i32[4]\n  %z = neg(%y) : i32[4]\n  output %z\n") ==
         "z = neg(%i) : i32[4]\n");
 }
