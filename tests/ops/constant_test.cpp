@@ -19,14 +19,14 @@ namespace {
 const float kInf = std::numeric_limits<float>::infinity();
 }  // namespace
 
-TEST_CASE("fill converts its value to the dtype") {
+TEST_CASE("fill makes its value in the dtype") {
   check_close(run_op1("fill", {}, {{"shape", Shape{2, 3}}, {"value", 1.5}}),
               F{{1.5f, 1.5f, 1.5f}, {1.5f, 1.5f, 1.5f}});
   check_close(run_op1("fill", {}, {{"shape", Shape{2}}}), F{0.0f, 0.0f});
   check_close(run_op1("fill", {}, {{"shape", Shape{}}, {"value", -kInf}}), F(-kInf));
-  check_equal(run_op1("fill", {}, {{"shape", Shape{3}}, {"value", -2.7}, {"dtype", DType::i32}}), I{-2, -2, -2});
+  check_equal(run_op1("fill", {}, {{"shape", Shape{3}}, {"value", -2.0}, {"dtype", DType::i32}}), I{-2, -2, -2});
   check_equal(run_op1("fill", {}, {{"shape", Shape{2}}, {"value", int64_t{7}}, {"dtype", DType::i32}}), I{7, 7});
-  check_equal(run_op1("fill", {}, {{"shape", Shape{1, 2}}, {"value", 0.5}, {"dtype", DType::boolean}}),
+  check_equal(run_op1("fill", {}, {{"shape", Shape{1, 2}}, {"value", 1.0}, {"dtype", DType::boolean}}),
               shaped<bool>({1, 2}, {true, true}));
   check_equal(run_op1("fill", {}, {{"shape", Shape{2, 0}}, {"value", 3.0}, {"dtype", DType::i32}}),
               xt::xarray<int32_t>::from_shape({2, 0}));
@@ -53,6 +53,11 @@ TEST_CASE("constant inference errors") {
         "fill(): unknown attribute 'size' for op 'fill'");
   CHECK(build_error("fill", {{DType::f32, {2}}}, {{"shape", Shape{2}}}) ==
         "fill(f32[2]): expects 0 operand(s), got 1");
+  // A value its dtype cannot hold was truncated or read as true (tests/ir/value_checks_test.cpp has more).
+  CHECK(build_error("fill", {}, {{"shape", Shape{3}}, {"value", -2.7}, {"dtype", DType::i32}}) ==
+        "fill(): value -2.7 does not fit i32 (an integer from -2147483648 to 2147483647)");
+  CHECK(build_error("fill", {}, {{"shape", Shape{1}}, {"value", 0.5}, {"dtype", DType::boolean}}) ==
+        "fill(): value 0.5 does not fit bool (0 or 1)");
   CHECK(build_error("iota", {}, {{"shape", Shape{2, 3}}, {"axis", int64_t{2}}}) ==
         "iota(): axis 2 is out of range for rank 2");
   CHECK(build_error("iota", {}, {{"shape", Shape{2}}, {"dtype", DType::boolean}}) ==
