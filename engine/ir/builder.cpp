@@ -52,7 +52,10 @@ std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<T
       if (!body) throw Error("needs a body graph");
       return body_result_types(*body, operand_types);
     }
-    return def.infer(operand_types, attrs);
+    std::vector<TensorType> types = def.infer(operand_types, attrs);
+    // Broadcasting [7,1] with [2^62] makes a result no tensor can have.
+    for (const TensorType& t : types) check_countable(t);
+    return types;
   } catch (const Error& e) {
     throw Error(op_signature(def.name, operand_types) + ": " + e.what());
   }

@@ -50,7 +50,8 @@ class Builder {
 
 // The result types of `def` on these operands (attributes already completed):
 // checks the operand count, then runs the op's inference (for an op with a body,
-// body_result_types). Errors name the op and the operand types.
+// body_result_types) and checks that each result can exist (check_countable).
+// Errors name the op and the operand types.
 std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<TensorType>& operand_types,
                                            const Attrs& completed_attrs, const Graph* body = nullptr);
 

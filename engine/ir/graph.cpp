@@ -57,10 +57,8 @@ Value Graph::add_value(ValueInfo info) {
 Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, Attrs attrs) {
   if (kind == ValueKind::result) throw Error("declare: a result is not a declaration");
   const std::string decl = std::string(value_kind_name(kind)) + " %" + name;
-  for (int64_t d : type.shape)
-    if (d < 0) throw Error(decl + ": " + type_str(type) + " has a negative dimension");
   try {
-    (void)type.numel();
+    check_countable(type);
   } catch (const Error& e) {
     throw Error(decl + ": " + e.what());
   }

@@ -48,4 +48,10 @@ int64_t normalize_axis(int64_t axis, int64_t rank) {
 
 std::string type_str(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
 
+void check_countable(const TensorType& t) {
+  for (int64_t d : t.shape)
+    if (d < 0) throw Error(type_str(t) + " has a negative dimension");
+  (void)t.numel();
+}
+
 }  // namespace kiln

@@ -31,4 +31,9 @@ struct TensorType {
 
 std::string type_str(const TensorType& t);  // "f32[2,3]"
 
+// Throws kiln::Error "f32[0,-3] has a negative dimension", or numel()'s error,
+// unless a tensor of type `t` can exist: what every declaration and every op's
+// result must be (the parser checks its text's types the same way).
+void check_countable(const TensorType& t);
+
 }  // namespace kiln

@@ -105,3 +105,12 @@ TEST_CASE("the builder refuses an assign the verifier would refuse") {
   CHECK(g.nodes().size() == 1);
   CHECK(verify_problems(g).empty());
 }
+
+TEST_CASE("an op whose result could not exist is refused") {
+  Graph g("t");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {7, 1}}), y = b.input("y", {DType::f32, {int64_t{1} << 62}});
+  const auto add = [&] { b.emit("add", {x, y}); };
+  check_error(add, {"add(f32[7,1], f32[4611686018427387904]): shape [7,4611686018427387904] has too many elements"});
+  CHECK(g.nodes().empty());
+}
