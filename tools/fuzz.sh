@@ -10,10 +10,10 @@
 #                                  edge (-set_cover_merge=1 -use_counters=0, the
 #                                  set-cover form of -merge=1); crash-* files stay
 #
-# TARGET: kir, npy, safetensors, checkpoint_meta, kernel_cache or onnx. Inputs a run
-# finds go to build-fuzz/found-TARGET (the committed corpus tests/fuzz/corpus/TARGET
-# is only read); a crash is saved as build-fuzz/crash-TARGET-*. Extra arguments go
-# to libFuzzer.
+# TARGET: kir, npy, safetensors, checkpoint_meta, kernel_cache, onnx or python_graph.
+# Inputs a run finds go to build-fuzz/found-TARGET (the committed corpus
+# tests/fuzz/corpus/TARGET is only read); a crash is saved as
+# build-fuzz/crash-TARGET-*. Extra arguments go to libFuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if (($# < 2)); then

@@ -26,6 +26,7 @@ Outcome fuzz_safetensors(std::string_view bytes);
 Outcome fuzz_checkpoint_meta(std::string_view bytes);
 Outcome fuzz_kernel_cache(std::string_view bytes);
 Outcome fuzz_onnx(std::string_view bytes);
+Outcome fuzz_python_graph(std::string_view bytes);
 
 struct Target {
   const char* name;  // also the folder of its corpus: corpus/NAME/
@@ -38,7 +39,8 @@ inline const std::vector<Target>& targets() {
                                           {"npy", fuzz_npy},
                                           {"safetensors", fuzz_safetensors},
                                           {"checkpoint_meta", fuzz_checkpoint_meta},
-                                          {"kernel_cache", fuzz_kernel_cache}};
+                                          {"kernel_cache", fuzz_kernel_cache},
+                                          {"python_graph", fuzz_python_graph}};
   return all;
 }
 
