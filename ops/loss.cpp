@@ -52,9 +52,11 @@ void cross_entropy_reference(const KernelArgs& args) {
   rows.reshape({positions, classes});
   const Tensor::F32 row_max = xt::amax(rows, {1}, xt::keep_dims);
   const Tensor::F32 shifted = rows - row_max;
-  const Tensor::F32 log_sum_exp = xt::log(xt::sum(xt::exp(shifted), {1}, xt::keep_dims));
+  // Sums in double: an f32 accumulator drops terms below 2^-24 of its total.
+  const xt::xarray<double> sum_exp = xt::sum<double>(xt::exp(shifted), {1}, xt::keep_dims);
+  const Tensor::F32 log_sum_exp = xt::cast<float>(xt::log(sum_exp));
   const Tensor::F32 logp = shifted - log_sum_exp;
-  const Tensor::F32 logp_sum = xt::sum(logp, {1});
+  const xt::xarray<double> logp_sum = xt::sum<double>(logp, {1});
   double total = 0.0;
   int64_t kept = 0;
   for (size_t p = 0; p < positions; ++p) {

@@ -33,9 +33,12 @@ std::size_t softmax_axis(const KernelArgs& k) {
 // Statistics along one axis, kept as a size-1 dim. They are evaluated into
 // arrays: xtensor 0.24's lazy keep_dims reducers give wrong values when broadcast
 // against the full array (softmax of [1,2,3] came out as [0.09, 0.27, 1]).
+// Sums in double, rounded once: an f32 accumulator drops terms below 2^-24 of its
+// total (a softmax of one large logit among 2^20 small ones was 6% off).
 template <class T>
 xt::xarray<T> sum_along(const xt::xarray<T>& x, std::size_t axis) {
-  return xt::xarray<T>(xt::sum(x, {axis}, xt::keep_dims));
+  const xt::xarray<double> sum = xt::sum<double>(x, {axis}, xt::keep_dims);
+  return xt::cast<T>(sum);
 }
 template <class T>
 xt::xarray<T> max_along(const xt::xarray<T>& x, std::size_t axis) {

@@ -1,6 +1,8 @@
 #pragma once
 // Folding a line of f32 elements into sum/max accumulators, vectorized: the
-// shared pass structure of the normalization and loss kernel emitters.
+// shared pass structure of the normalization, loss and row-fusion kernel
+// emitters. Sums are blocked (blocked_sum.h): accurate to its bound however
+// long the line.
 #include <functional>
 #include <vector>
 
@@ -13,15 +15,11 @@ using Carried = LoweringContext::Carried;
 enum class Fold { sum, max };
 using Folds = std::vector<Fold>;  // one per accumulator of a pass; none: a pass that only writes
 
-// The fold's identity (0 or -inf) at `width` lanes.
-llvm::Value* identity(LoweringContext& cx, Fold fold, int width);
 // acc (+) x; max as the reduction emitters do it.
 llvm::Value* combine(LoweringContext& cx, Fold fold, llvm::Value* acc, llvm::Value* x);
-// The lanes of a vector accumulator combined into one value.
-llvm::Value* fold_lanes(LoweringContext& cx, Fold fold, llvm::Value* vec);
 
 // step(k, width, acc): handles `width` elements from line position k and returns
-// the next accumulators.
+// the next accumulators (f32, of `width` lanes).
 using Step = std::function<Carried(llvm::Value* k, int width, const Carried& acc)>;
 
 // Folds positions [begin, end), `step_size` apart, with `width` lanes each, into

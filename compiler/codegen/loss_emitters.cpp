@@ -79,7 +79,6 @@ using line_fold::Fold;
 using line_fold::Folds;
 using line_fold::Step;
 using line_fold::combine;
-using line_fold::fold_lanes;
 using line_fold::fold_line;
 using line_fold::fold_range;
 

@@ -20,8 +20,9 @@
 //  * another axis (softmax only): W adjacent lines along the innermost axis are
 //    walked together, one vector per position on the axis, so the statistics are
 //    per lane and no horizontal step is needed.
-// Statistics accumulate in f32 (the reference: f32 for softmax, double for
-// layer_norm; tests/op_table/rows_normalization.cpp states the tolerances). A line of
+// Sums accumulate in f32 lanes, in blocks added into f64 totals (line_fold.h,
+// blocked_sum.h: accurate however long the line; the reference sums in double;
+// tests/op_table/rows_normalization.cpp states the tolerances). A line of
 // -inf (a fully masked attention row) is shifted by 0, not by its max (-inf - -inf
 // would be nan), and its exps sum to 0: its softmax is 0 and its log_softmax -inf,
 // as in the reference.
@@ -42,7 +43,6 @@ using line_fold::Fold;
 using line_fold::Folds;
 using line_fold::Step;
 using line_fold::combine;
-using line_fold::fold_lanes;
 using line_fold::fold_line;
 using line_fold::fold_range;
 

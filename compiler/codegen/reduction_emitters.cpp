@@ -9,11 +9,14 @@
 //  * the innermost axis is kept (column reductions): vectors of results, each
 //    accumulated over the reduced axes in four interleaved chains, split across
 //    threads by result vector, so no horizontal step is needed.
-// f32 sums accumulate in f32 (the reference uses double; the tests state the
-// tolerance); i32 sums wrap; mean divides the sum by the element count.
+// f32 sums are blocked (blocked_sum.h): f32 lanes and chains over at most
+// kSumBlock terms each, added into f64 totals that are rounded once, so a sum
+// of 2^32 terms is as accurate as one of 2^10 (the reference sums in double);
+// i32 sums wrap; mean divides the f64 sum by the element count.
 #include <llvm/IR/Intrinsics.h>
 #include <limits>
 
+#include "compiler/codegen/blocked_sum.h"
 #include "compiler/codegen/families.h"
 #include "ops/op_helpers.h"
 
@@ -40,39 +43,48 @@ struct Reduction {
   }
 
   bool is_float() const { return dtype == DType::f32; }
+  // An f32 sum or mean: f32 accumulators in blocks, their totals in f64 (blocked_sum.h).
+  bool blocked() const { return is_float() && kind != Kind::max; }
 
-  llvm::Value* identity(LoweringContext& cx, int width) const {
+  // An accumulator's start: an f64 total for a blocked sum, else the identity.
+  llvm::Value* start(LoweringContext& cx, int width) const {
+    if (blocked()) return zero_total(cx, width);
     if (kind != Kind::max) return cx.constant(dtype, 0, width);
     return is_float() ? cx.f32c(-std::numeric_limits<float>::infinity(), width)
                       : cx.i32c(std::numeric_limits<int32_t>::min(), width);
   }
 
-  // f32 max is llvm.maximum: a nan anywhere makes the result nan, as in the reference.
+  // acc (+) x, for accumulators (f32 or f64 totals) alike. f32 max is
+  // llvm.maximum: a nan anywhere makes the result nan, as in the reference.
   llvm::Value* combine(LoweringContext& cx, llvm::Value* acc, llvm::Value* x) const {
     auto& b = cx.b();
     if (kind != Kind::max) return is_float() ? b.CreateFAdd(acc, x) : b.CreateAdd(acc, x);
     return is_float() ? b.CreateMaximum(acc, x) : b.CreateSelect(b.CreateICmpSGT(x, acc), x, acc);
   }
 
+  // The loop over [begin, end) accumulating `acc`: blocked for f32 sums.
+  LoweringContext::Carried loop(LoweringContext& cx, int64_t begin, int64_t end, int64_t step,
+                                const LoweringContext::Carried& acc,
+                                const std::function<LoweringContext::Carried(llvm::Value*, const LoweringContext::Carried&)>&
+                                    body) const {
+    return for_blocks(cx, begin, end, step, acc, std::vector<bool>(acc.size(), blocked()), body);
+  }
+
   // Combines the lanes of a vector accumulator into `scalar`.
   llvm::Value* horizontal(LoweringContext& cx, llvm::Value* vec, llvm::Value* scalar) const {
     auto& b = cx.b();
     llvm::Value* lanes = nullptr;
-    if (kind == Kind::max) {
-      lanes = is_float() ? b.CreateFPMaximumReduce(vec) : b.CreateIntMaxReduce(vec, true);
-    } else if (is_float()) {
-      auto* sum = b.CreateFAddReduce(cx.f32c(-0.0f), vec);
-      sum->setHasAllowReassoc(true);  // a tree of adds, not a sequential chain
-      lanes = sum;
-    } else {
-      lanes = b.CreateAddReduce(vec);
-    }
+    if (kind == Kind::max) lanes = is_float() ? b.CreateFPMaximumReduce(vec) : b.CreateIntMaxReduce(vec, true);
+    else lanes = is_float() ? add_lanes(cx, vec) : b.CreateAddReduce(vec);
     return combine(cx, scalar, lanes);
   }
 
+  // The result from an accumulator: a mean divided by the count, an f64 total
+  // divided and then rounded to f32 once.
   llvm::Value* finish(LoweringContext& cx, llvm::Value* acc, int width) const {
-    if (kind != Kind::mean) return acc;
-    return cx.b().CreateFDiv(acc, cx.f32c(static_cast<float>(count), width));
+    auto& b = cx.b();
+    if (kind == Kind::mean) acc = b.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), static_cast<double>(count)));
+    return blocked() ? b.CreateFPTrunc(acc, cx.reg_type(DType::f32, width)) : acc;
   }
 
   // The operand index from result (kept) and reduced indices.
@@ -105,7 +117,7 @@ void emit_row_reduction(const KernelEmitArgs& a, const Reduction& red) {
         return a.operands[0](ElementIndex{red.operand_dims(kept_dims, r), w, lane_axis});
       };
       const LoweringContext::Carried acc = cx.for_range(
-          0, numel(outer_reduced), 1, {red.identity(cx, width), red.identity(cx, 1)},
+          0, numel(outer_reduced), 1, {red.start(cx, width), red.start(cx, 1)},
           [&](llvm::Value* r, const LoweringContext::Carried& acc) {
             const std::vector<llvm::Value*> rdims = unflatten(cx, r, outer_reduced);
             const auto step = [&](int w) {
@@ -113,8 +125,8 @@ void emit_row_reduction(const KernelEmitArgs& a, const Reduction& red) {
                 return LoweringContext::Carried{red.combine(cx, c[0], at(rdims, j, w))};
               };
             };
-            llvm::Value* vec = cx.for_range(0, vector_end, width, {acc[0]}, step(width))[0];
-            llvm::Value* scalar = cx.for_range(vector_end, inner, 1, {acc[1]}, step(1))[0];
+            llvm::Value* vec = red.loop(cx, 0, vector_end, width, {acc[0]}, step(width))[0];
+            llvm::Value* scalar = red.loop(cx, vector_end, inner, 1, {acc[1]}, step(1))[0];
             return LoweringContext::Carried{vec, scalar};
           });
       llvm::Value* total = vector_end > 0 ? red.horizontal(cx, acc[0], acc[1]) : acc[1];
@@ -141,15 +153,15 @@ void emit_column_reduction(const KernelEmitArgs& a, const Reduction& red) {
     const auto element = [&](llvm::Value* r) {
       return a.operands[0](ElementIndex{red.operand_dims(dims, unflatten(cx, r, red.reduced_dims)), width, lane_axis});
     };
-    LoweringContext::Carried acc(kChains, red.identity(cx, width));
-    acc = cx.for_range(0, chained, kChains, acc, [&](llvm::Value* r, const LoweringContext::Carried& c) {
+    LoweringContext::Carried acc(kChains, red.start(cx, width));
+    acc = red.loop(cx, 0, chained, kChains, acc, [&](llvm::Value* r, const LoweringContext::Carried& c) {
       LoweringContext::Carried next;
       for (int k = 0; k < kChains; ++k)
         next.push_back(red.combine(cx, c[static_cast<size_t>(k)], element(b.CreateAdd(r, cx.i64c(k)))));
       return next;
     });
     llvm::Value* total = red.combine(cx, red.combine(cx, acc[0], acc[1]), red.combine(cx, acc[2], acc[3]));
-    total = cx.for_range(chained, red.count, 1, {total}, [&](llvm::Value* r, const LoweringContext::Carried& c) {
+    total = red.loop(cx, chained, red.count, 1, {total}, [&](llvm::Value* r, const LoweringContext::Carried& c) {
       return LoweringContext::Carried{red.combine(cx, c[0], element(r))};
     })[0];
     return red.finish(cx, total, width);
