@@ -80,8 +80,10 @@ void define_graph_class(py::module_& m) {
                               "A graph of typed tensor ops (the .kir form's graph @NAME { ... }).\n\n"
                               "Build one with kiln.Builder(kiln.Graph('name')), or read one with kiln.parse\n"
                               "or kiln.load. str(graph) is its canonical .kir text, which parses back to itself.")
-      .def(py::init<std::string>(), py::arg("name") = "main", "An empty graph named `name`.")
-      .def_property("name", &Graph::name, &Graph::set_name, "The graph's name (graph @NAME).")
+      .def(py::init<std::string>(), py::arg("name") = "main",
+           "An empty graph named `name` (letters, digits, '_' and '.': what .kir can write).")
+      .def_property("name", &Graph::name, &Graph::set_name,
+                    "The graph's name (graph @NAME); kiln.Error for one .kir cannot write.")
       .def_property_readonly(
           "inputs", [](const GraphPtr& g) { return values(g, g->declarations(ValueKind::input)); },
           "The inputs (fed on every run), in declaration order.")
