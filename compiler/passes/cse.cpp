@@ -5,7 +5,7 @@
 // nodes (assign) are never merged. dropout is merged like any op: its mask depends
 // only on its operands and attributes (seed, key), so equal nodes draw equal masks.
 #include <map>
-#include <utility>
+#include <tuple>
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
@@ -16,8 +16,10 @@ namespace kiln::compiler {
 
 Graph cse(const Graph& g) {
   GraphRewriter rw(g);
-  // (op, operand ids in the new graph) -> new nodes with them.
-  std::map<std::pair<std::string, std::vector<int32_t>>, std::vector<int32_t>> seen;
+  // (op, operand ids in the new graph, attributes) -> new nodes with them. The
+  // attributes are in the key so that 20,000 slices of one gradient, each at its
+  // own offset, are not each compared with all the others.
+  std::map<std::tuple<std::string, std::vector<int32_t>, std::string>, std::vector<int32_t>> seen;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
     if (n.def->side_effect) {
@@ -26,7 +28,7 @@ Graph cse(const Graph& g) {
     }
     std::vector<int32_t> operand_ids;
     for (Value v : rw.mapped_operands(n)) operand_ids.push_back(v.id);
-    std::vector<int32_t>& candidates = seen[{n.op(), operand_ids}];
+    std::vector<int32_t>& candidates = seen[{n.op(), operand_ids, attrs_text(n.attrs)}];
     const Node* match = nullptr;
     for (int32_t id : candidates) {
       const Node& c = rw.target().nodes()[static_cast<size_t>(id)];

@@ -103,9 +103,8 @@ void Builder::check_write_target(const std::string& op, const std::vector<Tensor
   const ValueInfo& info = g_.value(target);
   if (info.kind != ValueKind::param && info.kind != ValueKind::state)
     throw Error(op_signature(op, operand_types) + ": target %" + info.name + " is not a param or state");
-  for (const Node& n : g_.nodes())
-    if (n.def->side_effect && !n.operands.empty() && n.operands.front() == target)
-      throw Error(op_signature(op, operand_types) + ": %" + info.name + " is assigned more than once");
+  if (g_.is_written(target))
+    throw Error(op_signature(op, operand_types) + ": %" + info.name + " is assigned more than once");
 }
 
 Value Builder::emit1(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,

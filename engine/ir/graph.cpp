@@ -98,6 +98,7 @@ int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs att
     }
   for (size_t i = 0; i < names.size(); ++i)
     node.results.push_back(add_value({std::move(names[i]), result_types[i], ValueKind::result, node_id, {}}));
+  if (def->side_effect && !node.operands.empty()) written_.insert(node.operands.front().id);
   nodes_.push_back(std::move(node));
   return node_id;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/ir/attr.h"
@@ -88,6 +89,9 @@ class Graph {
   const std::vector<Value>& declarations() const { return decls_; }  // in declaration order
   std::vector<Value> declarations(ValueKind kind) const;
   const std::vector<Value>& outputs() const { return outputs_; }
+  // Whether a side-effect node (an assign) already writes v: a set, so a graph
+  // of 100,000 assigns checks each new one in constant time.
+  bool is_written(Value v) const { return written_.count(v.id) > 0; }
 
   // `hint` if free, else `hint_1`, `hint_2`, ...; with no hint the next free number.
   std::string fresh_name(std::string_view hint = {}) const;
@@ -103,6 +107,7 @@ class Graph {
   std::vector<Value> decls_;
   std::vector<Value> outputs_;
   std::unordered_map<std::string, int32_t> by_name_;
+  std::unordered_set<int32_t> written_;  // first operands of side-effect nodes
   mutable int64_t next_number_ = 0;
 };
 
