@@ -33,10 +33,10 @@ inline constexpr int64_t kSumBlock = 128;
 // starting at 0 in each block, and after the block they are added into the
 // total. The other accumulators (a max, an i32 sum) are carried as for_range
 // carries them.
-LoweringContext::Carried for_blocks(LoweringContext& cx, int64_t begin, int64_t end, int64_t step,
-                                    const LoweringContext::Carried& init, const std::vector<bool>& sums,
-                                    const std::function<LoweringContext::Carried(llvm::Value*,
-                                                                                 const LoweringContext::Carried&)>& body);
+LoweringContext::Carried for_blocks(
+    LoweringContext& cx, int64_t begin, int64_t end, int64_t step, const LoweringContext::Carried& init,
+    const std::vector<bool>& sums,
+    const std::function<LoweringContext::Carried(llvm::Value*, const LoweringContext::Carried&)>& body);
 
 // 0.0 as the f64 total of sums of `width` lanes.
 llvm::Value* zero_total(LoweringContext& cx, int width);

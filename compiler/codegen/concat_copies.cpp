@@ -24,7 +24,8 @@ void emit_concat_copies(LoweringContext& cx, const Graph& k, const std::string& 
   const int64_t inner = numel(Shape(axis_at + 1, out.shape.end()));
   const auto bytes = static_cast<int64_t>(dtype_size(out.dtype));
   std::vector<int64_t> slot_of(k.num_values(), -1);
-  for (size_t i = 0; i < k.declarations().size(); ++i) slot_of[static_cast<size_t>(k.declarations()[i].id)] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < k.declarations().size(); ++i)
+    slot_of[static_cast<size_t>(k.declarations()[i].id)] = static_cast<int64_t>(i);
   // {slot, bytes per row, byte offset in the result row} per operand with elements.
   std::vector<uint64_t> parts;
   int64_t offset = 0;

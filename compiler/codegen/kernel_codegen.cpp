@@ -326,13 +326,14 @@ llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::strin
     auto& b = cx.b();
     llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
     llvm::Value* args = entry.CreateAlloca(llvm::ArrayType::get(cx.ptr(), widest + 1), nullptr, "part.args");
-    const auto arg = [&](size_t a) { return b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(cx.ptr(), widest + 1), args, 0, a); };
+    const auto arg = [&](size_t a) {
+      return b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(cx.ptr(), widest + 1), args, 0, a);
+    };
     for (size_t f = 0; f < functions.size(); ++f) {
       const PartFunction& pf = functions[f];
-      auto* table = new llvm::GlobalVariable(cx.module(), llvm::ArrayType::get(cx.i64(), pf.slots.size()), true,
-                                             llvm::GlobalValue::PrivateLinkage,
-                                             llvm::ConstantDataArray::get(cx.context(), pf.slots),
-                                             symbol + ".part" + std::to_string(f) + ".slots");
+      auto* table = new llvm::GlobalVariable(
+          cx.module(), llvm::ArrayType::get(cx.i64(), pf.slots.size()), true, llvm::GlobalValue::PrivateLinkage,
+          llvm::ConstantDataArray::get(cx.context(), pf.slots), symbol + ".part" + std::to_string(f) + ".slots");
       b.CreateAlignedStore(cx.buffer_in_slot(cx.i64c(static_cast<int64_t>(status))), arg(pf.arity), llvm::Align(8));
       const auto parts = static_cast<int64_t>(pf.slots.size() / pf.arity);
       cx.for_range(0, parts, 1, [&](llvm::Value* p) {

@@ -43,15 +43,17 @@ LoweredProgram lower_program(const Program& p, const Target& target, const std::
   size_t most_args = 0;
   for (const KernelCall& call : p.calls) {
     kernel_of_call.push_back(kernels[call.kernel]);
-    for (int buffer : call.args) arg_value.push_back(static_cast<uint64_t>(p.buffers[static_cast<size_t>(buffer)].value.id));
+    for (int buffer : call.args)
+      arg_value.push_back(static_cast<uint64_t>(p.buffers[static_cast<size_t>(buffer)].value.id));
     arg_start.push_back(arg_value.size());
     most_args = std::max(most_args, call.args.size() + 1);
   }
   const auto table = [&](llvm::Constant* init, const std::string& name) {
     return new llvm::GlobalVariable(*out.module, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
   };
-  llvm::Value* call_kernels = table(
-      llvm::ConstantArray::get(llvm::ArrayType::get(cx.ptr(), kernel_of_call.size()), kernel_of_call), entry + ".kernels");
+  llvm::Value* call_kernels =
+      table(llvm::ConstantArray::get(llvm::ArrayType::get(cx.ptr(), kernel_of_call.size()), kernel_of_call),
+            entry + ".kernels");
   llvm::Value* call_args = table(llvm::ConstantDataArray::get(*out.context, arg_start), entry + ".arg_start");
   llvm::Value* arg_values = table(llvm::ConstantDataArray::get(*out.context, arg_value), entry + ".arg_values");
 

@@ -63,10 +63,9 @@ struct Reduction {
   }
 
   // The loop over [begin, end) accumulating `acc`: blocked for f32 sums.
+  using Body = std::function<LoweringContext::Carried(llvm::Value*, const LoweringContext::Carried&)>;
   LoweringContext::Carried loop(LoweringContext& cx, int64_t begin, int64_t end, int64_t step,
-                                const LoweringContext::Carried& acc,
-                                const std::function<LoweringContext::Carried(llvm::Value*, const LoweringContext::Carried&)>&
-                                    body) const {
+                                const LoweringContext::Carried& acc, const Body& body) const {
     return for_blocks(cx, begin, end, step, acc, std::vector<bool>(acc.size(), blocked()), body);
   }
 

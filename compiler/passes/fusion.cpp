@@ -46,7 +46,8 @@ bool may_fail(const Graph& g, const Node& n) {
 // kernel of its own that copies its operands from memory.
 bool is_wide_concat(const Node& n) { return n.op() == "concat" && n.operands.size() > kMaxFusedConcatOperands; }
 std::string wide_concat_reason(const Node& n) {
-  return "a concat of " + std::to_string(n.operands.size()) + " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
+  return "a concat of " + std::to_string(n.operands.size()) +
+         " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
 }
 bool is_elemental(const Node& n) {
   const OpEmitter* e = emitter_of(n);

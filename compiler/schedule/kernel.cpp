@@ -126,7 +126,8 @@ std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   std::vector<std::vector<size_t>> inputs_of(parts.size()), outputs_of(parts.size());
   const std::vector<Value>& inputs = k.declarations();
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (const int part = readers[static_cast<size_t>(inputs[i].id)]; part >= 0) inputs_of[static_cast<size_t>(part)].push_back(i);
+    if (const int part = readers[static_cast<size_t>(inputs[i].id)]; part >= 0)
+      inputs_of[static_cast<size_t>(part)].push_back(i);
   for (size_t j = 0; j < k.outputs().size(); ++j)
     if (const int part = part_of_value[static_cast<size_t>(k.outputs()[j].id)]; part >= 0)
       outputs_of[static_cast<size_t>(part)].push_back(j);

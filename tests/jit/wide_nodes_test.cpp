@@ -164,7 +164,8 @@ TEST_CASE("updates of 5,000 params are one kernel looping over its parts, in pla
   for (const compiler::Kernel& k : program.kernels) horizontal += k.kind == "horizontal";
   CHECK(horizontal == 1);
   REQUIRE(program.assigns.size() == 5000);
-  for (const auto& [target, value] : program.assigns) CHECK(program.buffers[static_cast<size_t>(value)].alias == target);
+  for (const auto& [target, value] : program.assigns)
+    CHECK(program.buffers[static_cast<size_t>(value)].alias == target);
   check_code_does_not_grow(param_updates(30), param_updates(1500));
 }
 

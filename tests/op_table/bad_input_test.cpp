@@ -23,8 +23,12 @@ const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
 void emit_signature(const std::string& op, const Signature& sig) {
   Graph g("bad_input");
   Builder b(g);
+  // An op that writes (assign) writes its first operand, which must be a state.
+  const OpDef* def = OpRegistry::global().find(op);
   std::vector<Value> operands;
-  for (size_t i = 0; i < sig.operands.size(); ++i) operands.push_back(b.input(operand_name(i), sig.operands[i]));
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    operands.push_back(i == 0 && def && def->side_effect ? b.state(operand_name(i), sig.operands[i])
+                                                         : b.input(operand_name(i), sig.operands[i]));
   emit_op(b, op, operands, sig.attrs, sig.body);
 }
 
