@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "compiler/collective_run.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
@@ -114,8 +115,13 @@ void JitExecutable::execute() {
   const std::vector<void*> ptrs = buffer_pointers();
   int32_t status = KILN_OK;
   const ChunkTracing tracing(profiling_);
+  CollectiveRun collective_run(p, ptrs, profiling_ ? &profile_ : nullptr);
   std::vector<void*> args;
   for (size_t i = 0; i < p.calls.size(); ++i) {
+    if (!p.collectives.empty()) {
+      collective_run.test_in_flight();
+      collective_run.before_call(i);
+    }
     const KernelCall& call = p.calls[i];
     args.clear();
     for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
@@ -126,6 +132,7 @@ void JitExecutable::execute() {
     if (status != KILN_OK) throw_run_error(status);
     if (check_numerics_) check_results(i, ptrs);
   }
+  collective_run.before_call(p.calls.size());
   if (profiling_) {
     ++profile_.runs;
     std::vector<ChunkSpan> chunks = take_chunk_spans();

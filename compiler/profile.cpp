@@ -95,9 +95,30 @@ std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile&
   return out;
 }
 
+int64_t collective_bytes(const Program& p, size_t collective) {
+  const CollectiveCall& c = p.collectives[collective];
+  int64_t bytes = 0;
+  for (size_t a = c.num_inputs; a < c.args.size(); ++a) bytes += p.buffers[static_cast<size_t>(c.args[a])].bytes();
+  return bytes;
+}
+
+CollectiveTimes collective_times(const Program& p, const RunProfile& r) {
+  CollectiveTimes t;
+  for (const CollectiveSpan& c : r.collectives) {
+    t.bytes += static_cast<double>(collective_bytes(p, c.collective));
+    t.in_flight_ms += static_cast<double>(c.done_ns - c.start_ns) / 1e6;
+    t.wait_ms += static_cast<double>(c.wait_end_ns - c.wait_begin_ns) / 1e6;
+    t.start_ms += static_cast<double>(c.started_ns - c.start_ns) / 1e6;
+  }
+  if (r.runs > 0)
+    for (double* x : {&t.bytes, &t.in_flight_ms, &t.wait_ms, &t.start_ms}) *x /= r.runs;
+  return t;
+}
+
 std::string chrome_trace(const Program& p, const RunProfile& r) {
   using nlohmann::ordered_json;
-  const int64_t origin = r.calls.empty() ? 0 : r.calls.front().begin_ns;
+  int64_t origin = r.calls.empty() ? 0 : r.calls.front().begin_ns;
+  if (!r.collectives.empty()) origin = std::min(origin, r.collectives.front().start_ns);
   const auto us = [&](int64_t ns) { return static_cast<double>(ns - origin) / 1e3; };
   ordered_json events = ordered_json::array();
   const auto track_name = [&](int tid, const std::string& name) {
@@ -133,6 +154,18 @@ std::string chrome_trace(const Program& p, const RunProfile& r) {
                       {"tid", c.thread},
                       {"ts", us(c.begin_ns)},
                       {"dur", us(c.end_ns) - us(c.begin_ns)}});
+  }
+  // Collectives on a track of their own: each one in flight, from its start to
+  // when a test or its wait saw it done; its wait, where the caller stood still,
+  // on the caller's track.
+  if (!r.collectives.empty()) track_name(threads, "collectives (in flight)");
+  for (const CollectiveSpan& c : r.collectives) {
+    const std::string name = p.collectives[c.collective].op + "#" + std::to_string(c.collective);
+    const auto args = ordered_json{{"collective", c.collective}, {"bytes", collective_bytes(p, c.collective)}};
+    events.push_back({{"name", name}, {"cat", "collective"}, {"ph", "X"}, {"pid", 0}, {"tid", threads},
+                      {"ts", us(c.start_ns)}, {"dur", us(c.done_ns) - us(c.start_ns)}, {"args", args}});
+    events.push_back({{"name", "wait " + name}, {"cat", "collective"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
+                      {"ts", us(c.wait_begin_ns)}, {"dur", us(c.wait_end_ns) - us(c.wait_begin_ns)}, {"args", args}});
   }
   ordered_json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   return trace.dump() + "\n";

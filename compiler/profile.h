@@ -33,10 +33,20 @@ struct KernelProfileRow {
 // costliest first.
 std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r);
 
+// The collectives of a run, per run: bytes summed over the ranks, time in flight
+// (start to seen done), time the run stood still waiting, and time spent
+// starting them (copying operands, posting the sums). What was in flight but not
+// waited for overlapped the kernels.
+struct CollectiveTimes {
+  double bytes = 0, in_flight_ms = 0, wait_ms = 0, start_ms = 0;
+};
+CollectiveTimes collective_times(const Program& p, const RunProfile& r);
+
 // Chrome's trace event format: complete events ("X") in microseconds from the
 // first call, a track per pool thread: the kernel calls on the caller's (thread
 // 0), named by describe() with their cost as arguments, and each thread's
-// parallel-loop chunks on its own (the caller's nested in its calls).
+// parallel-loop chunks on its own (the caller's nested in its calls); the
+// collectives in flight on a track of their own, their waits on the caller's.
 std::string chrome_trace(const Program& p, const RunProfile& r);
 
 }  // namespace kiln::compiler

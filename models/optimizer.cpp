@@ -7,6 +7,7 @@
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "ops/assign.h"
+#include "ops/collective.h"
 #include "ops/constant.h"
 #include "ops/elementwise.h"
 #include "ops/identity.h"
@@ -44,14 +45,18 @@ void output_once(Builder& b, Value v) {
   b.output(v);
 }
 
-// A param's gradient weighted by input %grad_weight (declared once), plus its
-// accumulator state, which is assigned `next_acc(weighted sum)`.
+// Input %grad_weight, declared once.
+Value grad_weight(Builder& b) {
+  const auto existing = b.graph().find(kGradWeightInput);
+  return existing ? *existing : b.input(kGradWeightInput, {DType::f32, {}});
+}
+
+// A param's gradient weighted by input %grad_weight, plus its accumulator
+// state, which is assigned `next_acc(weighted sum)`.
 Value accumulated(Builder& b, Value param, Value grad, const std::function<Value(Value)>& next_acc) {
   Graph& g = b.graph();
-  const auto existing = g.find(kGradWeightInput);
-  const Value weight = existing ? *existing : b.input(kGradWeightInput, {DType::f32, {}});
   const Value acc = b.state(g.name_of(param) + kGradAccSuffix, g.type(param));
-  const Value sum = ops::add(b, acc, ops::mul(b, weight, grad));
+  const Value sum = ops::add(b, acc, ops::mul(b, grad_weight(b), grad));
   ops::assign(b, acc, next_acc(sum));
   return sum;
 }
@@ -87,6 +92,11 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
       grads[i] = accumulated(b, params[i], grads[i], [&](Value) {
         return ops::fill(b, g.type(params[i]).shape, 0.0);
       });
+  else if (opts.allreduce)
+    for (Value& gp : grads) gp = ops::mul(b, grad_weight(b), gp);
+  // One allreduce per gradient, in order; the allreduce-buckets pass groups them.
+  if (opts.allreduce)
+    for (Value& gp : grads) gp = ops::allreduce(b, gp);
   const Value t = advance_step(b);
 
   Value lr;

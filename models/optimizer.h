@@ -28,6 +28,12 @@ struct AdamOptions {
   // the accumulated %<param>.grad_acc plus this graph's own, weighted by input
   // %grad_weight (append_gradient_accumulation); grad_acc is then zeroed.
   int64_t update_freq = 1;
+  // Data parallelism (mpirun -np N kiln train): the gradient Adam applies is the
+  // sum over the ranks (an allreduce) of each rank's gradient weighted by input
+  // %grad_weight, its share of the update's target tokens over all ranks (with
+  // update_freq > 1, of its accumulated gradient plus this batch's). With one
+  // rank the allreduce is the identity.
+  bool allreduce = false;
 };
 
 // The name of the step counter state, and the name of the learning-rate output.

@@ -16,6 +16,7 @@ void register_attention(OpRegistry& r);     // attention.cpp: flash_attention an
 void register_loss(OpRegistry& r);           // loss.cpp: cross_entropy
 void register_assign(OpRegistry& r);         // assign.cpp
 void register_identity(OpRegistry& r);       // identity.cpp: identity, stop_gradient
+void register_collectives(OpRegistry& r);    // collective.cpp: allreduce
 void register_fusion(OpRegistry& r);         // fusion.cpp: a kernel of several ops, with a body
 
 }  // namespace kiln::ops

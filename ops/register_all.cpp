@@ -20,6 +20,7 @@ void register_all_ops() {
     ops::register_loss(r);
     ops::register_assign(r);
     ops::register_identity(r);
+    ops::register_collectives(r);
     ops::register_fusion(r);
     return true;
   }();

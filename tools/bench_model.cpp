@@ -12,10 +12,13 @@
 #include <random>
 
 #include "compiler/jit_executable.h"
+#include "compiler/profile.h"
+#include "compiler/runtime/mpi_job.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 #include "engine/param_init.h"
+#include "engine/tensor/collectives.h"
 #include "models/transformer/transformer.h"
 #include "tools/bench_peak.h"
 #include "tools/bench_kernels.h"
@@ -25,11 +28,14 @@ namespace kiln::cli {
 
 namespace {
 
+// Under mpirun, each rank's part of a batch of B x ranks rows, its gradients
+// summed over the ranks (models/transformer/transformer.h).
 Graph train_graph(const BenchOptions& opts) {
   models::TransformerConfig cfg = models::preset_config(opts.config);
   cfg.vocab = opts.vocab;
   AdamOptions adam;
   adam.d_model = cfg.d_model;
+  adam.allreduce = collectives().size() > 1;
   const int64_t batch = opts.batch > 0 ? opts.batch : (opts.config == "base" ? 16 : 32);
   return models::build_train_graph(cfg, batch, opts.src_len, opts.tgt_len, adam);
 }
@@ -68,6 +74,8 @@ double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) 
 // What --json prints (and the report shows): the fields tools/bench/ reads.
 struct StepReport {
   Timing step;
+  int ranks = 1;
+  compiler::CollectiveTimes allreduce;  // per step, from profiled runs after the timed ones (ranks > 1)
   double cold_s = 0, warm_s = 0;
   int64_t flops = 0;   // matmul FLOPs per step
   int64_t tokens = 0;  // source + target tokens per step
@@ -81,6 +89,7 @@ void print_json(const BenchOptions& opts, const std::string& cpu, const StepRepo
   j["framework"] = "kiln";
   j["config"] = opts.config;
   j["threads"] = kiln_num_threads();
+  j["ranks"] = r.ranks;
   j["batch"] = opts.batch;
   j["src_len"] = opts.src_len;
   j["tgt_len"] = opts.tgt_len;
@@ -96,6 +105,12 @@ void print_json(const BenchOptions& opts, const std::string& cpu, const StepRepo
   j["compile_cold_s"] = r.cold_s;
   j["compile_warm_s"] = r.warm_s;
   j["cpu"] = cpu;
+  if (r.ranks > 1) {
+    j["allreduce_bytes"] = r.allreduce.bytes;
+    j["allreduce_in_flight_ms"] = r.allreduce.in_flight_ms;
+    j["allreduce_wait_ms"] = r.allreduce.wait_ms;
+    j["allreduce_start_ms"] = r.allreduce.start_ms;
+  }
   if (r.peak) {
     j["peak_gflops"] = r.peak->gflops_n;
     j["pct_peak"] = 100 * r.gflops / r.peak->gflops_n;
@@ -106,6 +121,10 @@ void print_json(const BenchOptions& opts, const std::string& cpu, const StepRepo
 }  // namespace
 
 void bench_model(const BenchOptions& given) {
+  // mpirun -np N kiln bench --model transformer: the data-parallel step, each
+  // rank a batch of --batch rows (tokens/s counts all N).
+  if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
+  const int rank = collectives().rank(), ranks = collectives().size();
   BenchOptions opts = given;
   if (opts.batch == 0) opts.batch = opts.config == "base" ? 16 : 32;
   const Graph g = train_graph(opts);
@@ -124,25 +143,38 @@ void bench_model(const BenchOptions& given) {
   const auto start = std::chrono::steady_clock::now();
   compiler::JitExecutable exe(g, with_cache(cache));
   const double cold_s = ms_since(start) / 1000;
-  const double warm_s = warm_compile_seconds(opts, cache);
+  // A fresh process cannot join the MPI job: the warm compile is measured without ranks.
+  const double warm_s = ranks > 1 ? -1 : warm_compile_seconds(opts, cache);
   std::filesystem::remove_all(cache);
 
-  std::mt19937 rng(1);
+  std::mt19937 rng(1 + static_cast<unsigned>(rank));
   for (const char* name : {"src", "tgt_in", "tgt_out"}) {
     const Value v = *g.find(name);
     exe.bind(name, random_tokens(g.type(v), opts.vocab, rng));
   }
+  if (ranks > 1) {
+    exe.bind(kGradWeightInput, Tensor::scalar(1.0f / static_cast<float>(ranks)));
+    exe.bind(models::kFirstExampleInput, Tensor(Tensor::I32(static_cast<int32_t>(rank * opts.batch))));
+  }
   bind_initial_values(exe, 0);
 
   StepReport r;
+  r.ranks = ranks;
   r.step = time_runs(exe, opts);
+  if (ranks > 1) {
+    exe.profile(true);
+    for (int i = 0; i < 5; ++i) exe.run();
+    r.allreduce = compiler::collective_times(exe.compiled().program, exe.run_profile());
+    exe.profile(false);
+  }
   r.cold_s = cold_s;
   r.warm_s = warm_s;
   r.flops = matmul_flops(g);  // after autodiff the backward's matmuls are in g too
   r.gflops = static_cast<double>(r.flops) / r.step.median_ms / 1e6;
-  r.tokens = opts.batch * (opts.src_len + opts.tgt_len);
+  r.tokens = opts.batch * ranks * (opts.src_len + opts.tgt_len);
   r.tokens_per_s = static_cast<double>(r.tokens) / r.step.median_ms * 1000;
-  if (opts.peak) r.peak = measure_peak(kiln_num_threads());
+  if (rank != 0) return;  // rank 0 reports for the job
+  if (opts.peak && ranks == 1) r.peak = measure_peak(kiln_num_threads());
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.rss_mib = static_cast<double>(usage.ru_maxrss) / 1024;
@@ -174,6 +206,12 @@ void bench_model(const BenchOptions& given) {
   if (r.peak)
     std::printf(" (%.1f%% of the %.1f GFLOP/s FMA peak)", 100 * r.gflops / r.peak->gflops_n, r.peak->gflops_n);
   std::printf("\n  peak resident memory        %.0f MiB\n", r.rss_mib);
+  if (ranks > 1)
+    std::printf("  allreduce over %d ranks     %.1f MiB per step in flight %.1f ms, waited for %.1f ms (%.1f%% of "
+                "the step; %.0f%% of the time in flight overlapped the kernels), starting them %.1f ms\n",
+                ranks, r.allreduce.bytes / (1 << 20), r.allreduce.in_flight_ms, r.allreduce.wait_ms,
+                100 * r.allreduce.wait_ms / r.step.median_ms,
+                100 * (1 - r.allreduce.wait_ms / std::max(r.allreduce.in_flight_ms, 1e-9)), r.allreduce.start_ms);
   if (opts.per_kernel) print_kernel_table(exe, opts);
 }
 

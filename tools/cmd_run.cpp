@@ -5,11 +5,13 @@
 #include <set>
 
 #include "compiler/backend.h"
+#include "compiler/runtime/mpi_job.h"
 #include "engine/ir/error.h"
 #include "engine/ir/parser.h"
 #include "engine/atomic_file.h"
 #include "engine/npy.h"
 #include "engine/param_init.h"
+#include "engine/tensor/collectives.h"
 #include "tools/cli_common.h"
 
 namespace kiln::cli {
@@ -125,7 +127,11 @@ void bind_inputs(Executable& exe, const std::vector<std::string>& args) {
 }
 
 // Everything that can fail on user input happens before the first output is written.
+// Under mpirun every rank runs the graph (its allreduces sum over the ranks);
+// rank 0 alone prints and writes.
 void run(const RunOptions& opts) {
+  if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
+  const bool writes = collectives().rank() == 0;
   auto exe = compiler::make_executable(parse_kir_file(opts.graph_path), opts.exec);
   if (!opts.load_dir.empty()) load_persistent(*exe, opts.load_dir);
   bind_inputs(*exe, opts.inputs);
@@ -133,8 +139,9 @@ void run(const RunOptions& opts) {
   bind_initial_values(*exe, opts.seed);
   for (int64_t step = 1; step <= opts.steps; ++step) {
     exe->run();
-    if (opts.steps > 1) print_step(*exe, step);
+    if (opts.steps > 1 && writes) print_step(*exe, step);
   }
+  if (!writes) return;
   write_outputs(*exe, opts.output_dir);
   if (!opts.save_dir.empty()) save_persistent(*exe, opts.save_dir);
 }

@@ -4,8 +4,10 @@
 
 #include "compiler/profile.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "compiler/runtime/mpi_job.h"
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/collectives.h"
 #include "models/train/recipe.h"
 #include "tools/cli_common.h"
 #include "tools/corpus_flags.h"
@@ -57,8 +59,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "(each shape costs a JIT compile of the training step; default: all)")
       ->check(positive(opts.max_train_len));
   cmd->add_option("--update-freq", opts.update_freq,
-                  "batches per update (gradient accumulation): N batches weigh as one batch N times as large "
-                  "(default 1, or the checkpoint's)")
+                  "parts per update on each rank (gradient accumulation): an update trains on a batch of "
+                  "--batch-tokens x N x ranks tokens, cut into parts of --batch-tokens, and equals that whole batch "
+                  "(default 1, or what the checkpoint's updates divided by the ranks give)")
       ->check(in_range(opts.update_freq, 1, 1024));
   cmd->add_option("--warmup", opts.warmup, "Adam warm-up steps (default: the recipe's)")->check(positive(opts.warmup));
   cmd->add_option("--lr-factor", opts.lr_factor,
@@ -137,7 +140,10 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
 
 void train(const models::TrainOptions& opts) {
   if (opts.profile && opts.exec.backend != "jit") throw Error("--profile times the JIT's kernels: use --backend jit");
+  // mpirun -np N kiln train: one model on N ranks (compiler/runtime/mpi_job.h).
+  if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
   const models::TrainResult r = models::train(opts);
+  if (collectives().rank() != 0) return;  // rank 0 reports for the job
   std::cout << "trained steps " << r.first_step << ".." << r.last_step << " (" << std::fixed << std::setprecision(1)
             << r.train_minutes << " min in all): " << std::defaultfloat << std::setprecision(6)
             << static_cast<int64_t>(r.tokens_per_second) << " target tokens/s; dev";

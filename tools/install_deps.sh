@@ -7,10 +7,12 @@ set -euo pipefail
 # clang-19 and libclang-rt-19-dev: libFuzzer and its sanitizers, for tools/fuzz.sh;
 # graphviz: `kiln dot FILE | dot -Tsvg`; libonnx-dev: `kiln import`; python3-torch and
 # python3-onnx: its tests export models from PyTorch (they skip without them); pybind11-dev,
-# python3-dev, python3-numpy, python3-pytest: the Python module and its tests (tools/python/).
+# python3-dev, python3-numpy, python3-pytest: the Python module and its tests (tools/python/); openmpi-bin and
+# libopenmpi-dev: data-parallel training (mpirun -np N kiln train) and its tests (tests/mpi/).
 packages=(cmake ninja-build g++ llvm-19-dev libzstd-dev libxtensor-dev libxsimd-dev doctest-dev libcli11-dev
           nlohmann-json3-dev pkg-config libsentencepiece-dev trans-de-en clang-19 libclang-rt-19-dev graphviz
-          libonnx-dev libprotobuf-dev python3-torch python3-onnx pybind11-dev python3-dev python3-numpy python3-pytest)
+          libonnx-dev libprotobuf-dev python3-torch python3-onnx pybind11-dev python3-dev python3-numpy python3-pytest
+          openmpi-bin libopenmpi-dev)
 # --bench: also what the comparisons with other libraries need (tools/bench/ and
 # `kiln bench --op matmul`): OpenBLAS (which PyTorch and the GEMM comparison use), and oneDNN.
 if [[ " $* " == *" --bench "* ]]; then

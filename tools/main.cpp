@@ -8,7 +8,9 @@
 
 #include "compiler/aot/aot_interface.h"
 #include "compiler/host.h"
+#include "compiler/runtime/mpi_job.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/collectives.h"
 #include "engine/tensor/memory_check.h"
 #include "ops/register_all.h"
 #include "tools/cli_common.h"
@@ -47,6 +49,21 @@ const CLI::Validator kCIdentifier(
                  : "'" + arg + "' is not a C identifier (letters, digits, '_'; no keyword)";
     },
     "C_IDENTIFIER");
+
+// An error's message and exit code. In a job of several ranks (mpirun), the
+// message names the rank and the job ends on every rank (MPI_Abort): the
+// others would otherwise wait forever on a collective this rank never joins.
+int fail(const std::string& message, int code) {
+  if (kiln::compiler::in_mpi_job() && kiln::collectives().size() > 1) {
+    std::string named = message;
+    const std::string prefix = "kiln: ";
+    const std::string rank = "kiln: rank " + std::to_string(kiln::collectives().rank()) + ": ";
+    named = named.rfind(prefix, 0) == 0 ? rank + named.substr(prefix.size()) : rank + named;
+    kiln::compiler::abort_mpi_job(named, code);
+  }
+  std::cerr << message << '\n';
+  return code;
+}
 
 }  // namespace
 
@@ -256,14 +273,11 @@ int main(int argc, char** argv) {
     if (*export_cmd) kiln::cli::export_model(export_opts);
     if (*import_cmd) kiln::cli::exec_import(import_cmd->remaining());
   } catch (const kiln::ParseError& e) {
-    std::cerr << e.what() << '\n';  // already "FILE:LINE:COL: error: ..."
-    return 1;
+    return fail(e.what(), 1);  // already "FILE:LINE:COL: error: ..."
   } catch (const std::bad_alloc&) {  // the last line: sizes from outside are checked before they are allocated
-    std::cerr << "kiln: error: " << kiln::out_of_memory_message() << '\n';
-    return 1;
+    return fail(std::string("kiln: error: ") + kiln::out_of_memory_message(), 1);
   } catch (const std::exception& e) {
-    std::cerr << "kiln: error: " << e.what() << '\n';
-    return 1;
+    return fail(std::string("kiln: error: ") + e.what(), 1);
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/families.h"
 #include "engine/tensor/philox.h"
+#include "ops/dropout.h"
 
 namespace kiln::compiler {
 
@@ -96,8 +97,14 @@ llvm::Value* dropout(const ElementalArgs& a, const ElementIndex& index) {
   const double rate = a.node.attrs().get_float("rate");
   llvm::Value* x = a.operands[0](index);
   llvm::Value* step_scalar = a.operands[1](ElementIndex{});
-  // The flat row-major index of the first lane.
+  // The flat row-major index of the first lane, in the whole batch when x is a part of it.
   llvm::Value* first = flat_offset(cx, index.dims, a.node.out().shape);
+  if (a.operands.size() > 2) {
+    llvm::Type* i64 = first->getType();
+    llvm::Value* example = b.CreateSExt(a.operands[2](ElementIndex{}), i64, "first_example");
+    const int64_t per_example = ops::dropout_elements_per_example(a.node.out(), a.node.attrs());
+    first = b.CreateAdd(first, b.CreateMul(example, llvm::ConstantInt::get(i64, static_cast<uint64_t>(per_example))));
+  }
   const philox::Key key = philox::dropout_key(a.node.attrs().get_int("seed"));
   // Broadcast lanes are one element: draw it once.
   llvm::Value* word = w > 1 && index.lane_axis < 0 ? cx.splat(draws(cx, first, 1, step_scalar, key), w)

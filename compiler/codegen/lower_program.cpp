@@ -20,6 +20,10 @@ LoweredProgram::~LoweredProgram() {
 }
 
 LoweredProgram lower_program(const Program& p, const Target& target, const std::string& entry) {
+  if (!p.collectives.empty())
+    throw Error("codegen: @" + p.name + " has " + std::to_string(p.collectives.size()) + " " + p.collectives[0].op +
+                " node(s): collectives run in the JIT's program only, which talks to the other ranks (an object "
+                "file has no runtime for them)");
   const auto start = std::chrono::steady_clock::now();
   LoweredProgram out;
   out.context = std::make_unique<llvm::LLVMContext>();

@@ -37,9 +37,10 @@ bool moves_elements(const std::string& op) {
   return ops.count(op) != 0;
 }
 
-// Never folded: side effects, randomness (dropout), and nodes already constant.
+// Never folded: side effects, collectives (every rank runs them), randomness
+// (dropout), and nodes already constant.
 bool foldable(const Node& n) {
-  return !n.def->side_effect && n.def->reference && n.results.size() == 1 && n.op() != "dropout" && n.op() != "fill";
+  return !n.def->side_effect && !n.def->collective && n.def->reference && n.results.size() == 1 && n.op() != "dropout" && n.op() != "fill";
 }
 
 // Runs the node's reference kernel on these operands into a result of `type`.

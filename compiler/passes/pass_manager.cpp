@@ -25,6 +25,10 @@ void register_builtin_passes(PassRegistry& r) {
         true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
+  r.add({"allreduce-buckets",
+         "puts a data-parallel step's allreduces in buckets, each right after its last operand is made",
+         [](const Graph& g, std::ostream* remarks) { return allreduce_buckets(g, remarks); }},
+        true);
   r.add({"fusion", "groups nodes into fusion nodes, one kernel each (loop, reduction, attention, ...)", fuse}, true);
 }
 

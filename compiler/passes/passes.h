@@ -2,6 +2,7 @@
 // The built-in graph passes. Each is a functional rewrite (source graph in, new
 // graph out) that keeps pass_manager.h's invariants; each lives in its own file.
 #include <cstdint>
+#include <iosfwd>
 
 #include "engine/ir/graph.h"
 
@@ -21,5 +22,14 @@ Graph cse(const Graph& g);
 
 // Dead code elimination: drops nodes whose results reach no output and no assign.
 Graph dce(const Graph& g);
+
+// The allreduces of a data-parallel step in buckets of about `bucket_bytes`,
+// each placed right after its last operand is made (allreduce_buckets.cpp says
+// how and why); one remark line per bucket. DDP's default bucket is 25 MiB for
+// GPUs and fast networks; kiln's steps are smaller, and a smaller bucket lets
+// the first sums start earlier in the backward pass.
+inline constexpr int64_t kAllreduceBucketBytes = int64_t{4} << 20;
+Graph allreduce_buckets(const Graph& g, std::ostream* remarks = nullptr,
+                        int64_t bucket_bytes = kAllreduceBucketBytes);
 
 }  // namespace kiln::compiler

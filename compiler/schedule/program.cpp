@@ -60,6 +60,15 @@ void alias_updates(Program& p) {
       }
     }
   }
+  // A collective reads its operands when it starts, just before call before_call.
+  for (const CollectiveEvent& e : p.events) {
+    if (e.kind != CollectiveEvent::Kind::start) continue;
+    const CollectiveCall& cc = p.collectives[e.collective];
+    for (size_t a = 0; a < cc.num_inputs; ++a) {
+      int& last = last_reader[static_cast<size_t>(cc.args[a])];
+      last = std::max(last, static_cast<int>(e.before_call));
+    }
+  }
   std::vector<bool> read_after_run(p.buffers.size(), false);  // outputs and assign values read the old target
   for (int o : p.outputs) read_after_run[static_cast<size_t>(o)] = true;
   for (const auto& [target, value] : p.assigns) read_after_run[static_cast<size_t>(value)] = true;
@@ -95,6 +104,14 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
   for (Value v : g.declarations()) add_buffer(v, declaration_kind(g.value(v).kind));
 
   std::map<std::string, size_t> kernel_by_text;
+  // Per value: the collective that writes it and has not been waited for yet.
+  std::vector<int> in_flight(g.num_values(), -1);
+  std::vector<bool> waited;
+  const auto wait_for = [&](int c) {
+    if (c < 0 || waited[static_cast<size_t>(c)]) return;
+    waited[static_cast<size_t>(c)] = true;
+    p.events.push_back({CollectiveEvent::Kind::wait, static_cast<size_t>(c), p.calls.size()});
+  };
   const std::vector<bool> live = live_nodes(g);
   for (size_t index = 0; index < g.nodes().size(); ++index) {
     if (!live[index]) continue;  // without dce (--passes=none) too
@@ -102,6 +119,21 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
     if (node.def->side_effect) {
       p.assigns.emplace_back(buffer_of[static_cast<size_t>(node.operands[0].id)],
                              buffer_of[static_cast<size_t>(node.operands[1].id)]);
+      continue;
+    }
+    for (Value v : node.operands) wait_for(in_flight[static_cast<size_t>(v.id)]);
+    if (node.def->collective) {
+      const auto id = static_cast<int>(p.collectives.size());
+      CollectiveCall cc{node.op(), {}, node.operands.size(), index};
+      for (Value v : node.operands) cc.args.push_back(buffer_of[static_cast<size_t>(v.id)]);
+      for (Value r : node.results) {
+        add_buffer(r, is_output[static_cast<size_t>(r.id)] ? BufferKind::output : BufferKind::temp);
+        cc.args.push_back(buffer_of[static_cast<size_t>(r.id)]);
+        in_flight[static_cast<size_t>(r.id)] = id;
+      }
+      p.events.push_back({CollectiveEvent::Kind::start, static_cast<size_t>(id), p.calls.size()});
+      p.collectives.push_back(std::move(cc));
+      waited.push_back(false);
       continue;
     }
     Kernel k = make_kernel(g, node);
@@ -115,6 +147,7 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
     }
     p.calls.push_back(std::move(call));
   }
+  for (size_t c = 0; c < p.collectives.size(); ++c) wait_for(static_cast<int>(c));  // read after the run
   for (Value v : g.outputs()) p.outputs.push_back(buffer_of[static_cast<size_t>(v.id)]);
   if (update_in_place) alias_updates(p);
   p.plan = plan_memory(plan_buffers(p), plan_steps(p), reuse);
@@ -130,9 +163,37 @@ std::vector<PlanBuffer> plan_buffers(const Program& p) {
   return out;
 }
 
+namespace {
+
+// A start writes the results over the operands where they die (each result is
+// its operand's sum); a wait reads the results, which the ranks write until then.
+PlanStep collective_step(const Program& p, const CollectiveEvent& e) {
+  const CollectiveCall& c = p.collectives[e.collective];
+  const auto inputs = static_cast<std::ptrdiff_t>(c.num_inputs);
+  PlanStep s;
+  if (e.kind == CollectiveEvent::Kind::wait) {
+    s.name = c.op + ".wait";
+    s.reads.assign(c.args.begin() + inputs, c.args.end());
+    return s;
+  }
+  s.name = c.op + ".start";
+  s.reads.assign(c.args.begin(), c.args.begin() + inputs);
+  s.writes.assign(c.args.begin() + inputs, c.args.end());
+  for (size_t i = 0; i < c.num_inputs; ++i) s.in_place.emplace_back(s.reads[i], s.writes[i]);
+  return s;
+}
+
+}  // namespace
+
 std::vector<PlanStep> plan_steps(const Program& p) {
   std::vector<PlanStep> steps;
-  for (const KernelCall& call : p.calls) {
+  size_t e = 0;
+  const auto events_before = [&](size_t call) {
+    for (; e < p.events.size() && p.events[e].before_call == call; ++e) steps.push_back(collective_step(p, p.events[e]));
+  };
+  for (size_t c = 0; c < p.calls.size(); ++c) {
+    events_before(c);
+    const KernelCall& call = p.calls[c];
     const Kernel& k = p.kernels[call.kernel];
     PlanStep s;
     s.name = k.kind;
@@ -141,6 +202,7 @@ std::vector<PlanStep> plan_steps(const Program& p) {
     for (const auto& [in, out] : k.in_place) s.in_place.emplace_back(s.reads[in], s.writes[out]);
     steps.push_back(std::move(s));
   }
+  events_before(p.calls.size());
   return steps;
 }
 
@@ -155,26 +217,45 @@ std::string where(const Program& p, int id) {
   return "arena+" + std::to_string(p.plan.offsets[static_cast<size_t>(id)]);
 }
 
+// "(%a, %b) -> %c : f32[4] @ arena+0": a call's operands and where its results go.
+std::string args_text(const Program& p, const std::vector<int>& args, size_t num_inputs) {
+  std::string line = "(";
+  for (size_t a = 0; a < num_inputs; ++a) line += (a ? ", " : "") + buffer_ref(p, args[a]);
+  line += ") -> ";
+  for (size_t a = num_inputs; a < args.size(); ++a) {
+    const ProgramBuffer& b = p.buffers[static_cast<size_t>(args[a])];
+    line += (a > num_inputs ? ", " : "") + buffer_ref(p, args[a]) + " : " + type_str(b.type) + " @ " +
+            where(p, args[a]);
+  }
+  return line;
+}
+
 }  // namespace
 
 std::string print_program(const Program& p) {
   std::string out = "program @" + p.name + ": " + std::to_string(p.calls.size()) + " calls of " +
-                    std::to_string(p.kernels.size()) + " distinct kernels, arena " +
+                    std::to_string(p.kernels.size()) + " distinct kernels, " +
+                    (p.collectives.empty() ? "" : std::to_string(p.collectives.size()) + " collectives, ") + "arena " +
                     std::to_string(p.plan.arena_bytes) + " bytes (one buffer per value: " +
                     std::to_string(p.plan.naive_bytes) + ")\n";
   out += "calls:\n";
-  for (size_t i = 0; i < p.calls.size(); ++i) {
-    const KernelCall& c = p.calls[i];
-    std::string line = "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].kind + "(";
-    for (size_t a = 0; a < c.num_inputs; ++a) line += (a ? ", " : "") + buffer_ref(p, c.args[a]);
-    line += ") -> ";
-    for (size_t a = c.num_inputs; a < c.args.size(); ++a) {
-      const ProgramBuffer& b = p.buffers[static_cast<size_t>(c.args[a])];
-      line += (a > c.num_inputs ? ", " : "") + buffer_ref(p, c.args[a]) + " : " + type_str(b.type) + " @ " +
-              where(p, c.args[a]);
+  size_t e = 0;
+  const auto events_before = [&](size_t call) {
+    for (; e < p.events.size() && p.events[e].before_call == call; ++e) {
+      const CollectiveEvent& ev = p.events[e];
+      const CollectiveCall& c = p.collectives[ev.collective];
+      const std::string name = c.op + "#" + std::to_string(ev.collective);
+      out += ev.kind == CollectiveEvent::Kind::wait ? "     wait " + name + "\n"
+                                                    : "     start " + name + args_text(p, c.args, c.num_inputs) + "\n";
     }
-    out += line + "\n";
+  };
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    events_before(i);
+    const KernelCall& c = p.calls[i];
+    out += "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].kind +
+           args_text(p, c.args, c.num_inputs) + "\n";
   }
+  events_before(p.calls.size());
   for (const auto& [target, value] : p.assigns)
     if (p.buffers[static_cast<size_t>(value)].alias != target)
       out += "  commit " + buffer_ref(p, value) + " -> " + buffer_ref(p, target) + "\n";

@@ -46,12 +46,37 @@ struct KernelCall {
   size_t node = 0;        // the compiled graph's node it runs
 };
 
+// A collective node (allreduce) of the compiled graph. It is not a kernel: the
+// run starts it (results := operands, then a non-blocking sum over the ranks in
+// place) and waits for it, each where the program's events say.
+struct CollectiveCall {
+  std::string op;         // "allreduce"
+  std::vector<int> args;  // buffer ids: its operands, then its results (one per operand)
+  size_t num_inputs = 0;
+  size_t node = 0;        // the compiled graph's node it runs
+};
+
+// A start or a wait of a collective, run just before kernel call `before_call`
+// (calls.size(): after the last). Events of one position run in their order.
+// A collective starts where its node stands in the schedule, right after the
+// kernels that make its operands, and is waited for just before the first
+// kernel or collective that reads a result (or at the end): the kernels in
+// between run while the ranks exchange data.
+struct CollectiveEvent {
+  enum class Kind { start, wait };
+  Kind kind = Kind::start;
+  size_t collective = 0;  // into Program::collectives
+  size_t before_call = 0;
+};
+
 struct Program {
   std::string name;                         // the graph's
   size_t num_values = 0;                    // the compiled graph's value count
   std::vector<Kernel> kernels;              // distinct (by canonical text)
   std::vector<ProgramBuffer> buffers;
   std::vector<KernelCall> calls;            // in execution order
+  std::vector<CollectiveCall> collectives;  // in node order
+  std::vector<CollectiveEvent> events;      // by before_call, then in the order they run
   std::vector<int> outputs;                 // buffer per graph output, in order
   std::vector<std::pair<int, int>> assigns; // (target, value) buffers, committed after the last call
   MemoryPlan plan;                          // offsets of temps in the arena (others -1)
@@ -63,7 +88,8 @@ struct Program {
 // keep params and state read-only, as AOT's interface does).
 Program build_program(const Graph& g, bool reuse = true, bool update_in_place = true);
 
-// The memory planner's view of the program (buffers and steps).
+// The memory planner's view of the program (buffers and steps: the kernel
+// calls and the collectives' starts and waits, in the order they run).
 std::vector<PlanBuffer> plan_buffers(const Program& p);
 std::vector<PlanStep> plan_steps(const Program& p);
 

@@ -57,6 +57,10 @@ struct OpDef {
   ReferenceFn reference{};
   GradientFn gradient{};     // empty: not differentiable (issue: autodiff)
   bool side_effect = false;  // assign: writes operand 0 (a param or state) when the step ends
+  // allreduce: talks to the other ranks of a data-parallel job, so every rank
+  // must run it in the same order: never folded at compile time, never fused
+  // into a kernel; the program starts it and waits for it as calls of their own.
+  bool collective = false;
   bool has_body = false;     // fusion: the node carries a body graph that defines its results
 };
 

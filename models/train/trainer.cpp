@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -12,9 +14,11 @@
 #include <optional>
 
 #include "engine/atomic_file.h"
+#include "engine/fnv1a.h"
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
 #include "engine/param_init.h"
+#include "engine/tensor/collectives.h"
 #include "models/checkpoint.h"
 #include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
@@ -28,6 +32,7 @@
 #include "models/train/run_log.h"
 #include "models/train/task_setup.h"
 #include "models/train/trainer_state.h"
+#include "models/train/update_parts.h"
 #include "models/tasks/text_task.h"
 #include "models/transformer/transformer.h"
 
@@ -85,7 +90,25 @@ void keep_setting(const char* flag, T given, T stored, bool is_given) {
                 std::to_string(stored) + " (leave it out to continue the run)");
 }
 
-TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::optional<Checkpoint>& ckpt) {
+// A resumed run keeps its updates' parts (the batch it trains on), on
+// whatever rank count divides them: 2 ranks x --update-freq 2 continue as 4
+// ranks, or as one process with --update-freq 4, on the same trajectory.
+void keep_parts(const TrainOptions& o, TrainerState& s, int64_t ranks) {
+  const std::string was = std::to_string(s.parts) + " parts of " + std::to_string(s.batch_tokens) + " tokens (" +
+                          std::to_string(s.ranks) + " rank(s) x --update-freq " + std::to_string(s.update_freq) + ")";
+  if (o.update_freq > 0 && o.update_freq * ranks != s.parts)
+    throw Error("--resume: --update-freq " + std::to_string(o.update_freq) + " on " + std::to_string(ranks) +
+                " rank(s) makes updates of " + std::to_string(o.update_freq * ranks) +
+                " parts; the checkpoint's were " + was + " (leave --update-freq out to continue the run)");
+  if (s.parts % ranks != 0)
+    throw Error("--resume: the checkpoint's updates were " + was + ", which " + std::to_string(ranks) +
+                " ranks cannot share evenly: run it on a rank count that divides " + std::to_string(s.parts));
+  s.update_freq = s.parts / ranks;
+  s.ranks = ranks;
+}
+
+TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::optional<Checkpoint>& ckpt,
+                           int64_t ranks) {
   if (!ckpt) {
     TrainerState s;
     s.seed = o.seed.value_or(0);
@@ -95,15 +118,17 @@ TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::op
     s.max_train_len = o.max_train_len;
     s.best_metric = o.best_metric.empty() ? "bleu" : o.best_metric;
     s.update_freq = o.update_freq > 0 ? o.update_freq : 1;
+    s.ranks = ranks;
+    s.parts = s.update_freq * ranks;
     return s;
   }
   TrainerState s = trainer_state_from_json(ckpt->trainer_state);
+  keep_parts(o, s, ranks);
   keep_setting("--seed", o.seed.value_or(0), s.seed, o.seed.has_value());
   keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens, o.batch_tokens > 0);
   keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0);
   keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0);
   keep_setting("--max-train-len", o.max_train_len, s.max_train_len, o.max_train_len > 0);
-  keep_setting("--update-freq", o.update_freq, s.update_freq, o.update_freq > 0);
   if (!o.best_metric.empty() && o.best_metric != s.best_metric)
     throw Error("--resume: --best-metric " + o.best_metric + " differs from the checkpoint's " + s.best_metric +
                 " (its best so far was chosen by it)");
@@ -123,6 +148,12 @@ std::map<std::string, Tensor> initial_tensors(const Graph& train_graph, uint64_t
       continue;
     }
     auto it = ckpt->tensors.find(decl.name);
+    // A run resumed with more parts per rank than it had (another rank count, or
+    // --update-freq): its accumulators start at zero, as they are between updates.
+    if (it == ckpt->tensors.end() && decl.kind == ValueKind::state && decl.name.ends_with(kGradAccSuffix)) {
+      tensors.emplace(decl.name, Tensor::zeros(decl.type));
+      continue;
+    }
     if (it == ckpt->tensors.end())
       throw Error(checkpoint_file(dir) + ": no tensor '" + decl.name + "' (" + std::string(value_kind_name(decl.kind)) +
                   " of the training step)");
@@ -152,6 +183,23 @@ void check_step_counter(const std::map<std::string, Tensor>& tensors, int64_t st
     throw Error(msg);
   }
 }
+
+// A short printable digest of bytes, for the ranks' start-up checks.
+std::string digest_text(std::string_view bytes) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fnv1a_64(bytes)));
+  return text;
+}
+
+std::string batch_digest(const Batch& b) {
+  std::string bytes;
+  for (const Tensor* t : {&b.src, &b.tgt_in, &b.tgt_out})
+    bytes.append(static_cast<const char*>(t->data()), t->nbytes());
+  return digest_text(bytes);
+}
+
+// The kiln binary is read whole to compare the ranks' (tens of MB).
+constexpr size_t kMaxBinaryBytes = size_t{1} << 30;
 
 BatchShape shape_of(const Batch& b) { return {b.src.shape().at(0), b.src.shape().at(1), b.tgt_in.shape().at(1)}; }
 
@@ -183,9 +231,19 @@ class Trainer {
   void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
   double eta() const;
-  const Batch& next_batch();  // the stream's next batch, moving to the next epoch as needed
-  std::vector<Batch> next_update();  // the next --update-freq batches
-  void step(const std::vector<Batch>& batches);
+  const Batch& next_batch();  // the stream's next batch (an update's), moving to the next epoch as needed
+  // What rank 0 decides after a step, for every rank: its clock says when the
+  // job evaluates, saves and stops.
+  struct Decision {
+    bool evaluate = false, save = false, stop = false;
+  };
+  // One update on this rank's parts of `whole` (update_parts.h): the job's loss
+  // and rank 0's decision, summed over the ranks.
+  Decision step(const Batch& whole);
+  Decision decide();  // rank 0's, after a step
+  void start_together();  // ranks > 1: the start-up checks and rank 0's tensors to every rank
+  bool patience_ran_out();
+  bool share_from_rank0(bool flag);
   void evaluate();  // pauses the training clock
   // Logs each compile: the first batch of a new shape waits for the JIT.
   ExecutableCache::CompileObserver compile_logger() {
@@ -208,6 +266,7 @@ class Trainer {
   void report_profile() const;
 
   const TrainOptions& opts_;
+  const int rank_, ranks_;  // this process's rank of the job, and how many there are (1: no MPI)
   std::ostream& log_;
   std::unique_ptr<Task> task_;
   TransformerConfig config_;
@@ -232,8 +291,19 @@ class Trainer {
   double step_seconds_ = 0, window_seconds_ = 0;             // time in the training step itself
 };
 
+// Where rank `r`'s lines go: rank 0 logs for the job, the others stay quiet.
+std::ostream& log_of(const TrainOptions& o, int rank) {
+  static std::ostream quiet(nullptr);  // no buffer: every write is dropped
+  if (rank != 0) return quiet;
+  return o.log ? *o.log : std::cerr;
+}
+
 Trainer::Trainer(const TrainOptions& o)
-    : opts_(o), log_(o.log ? *o.log : std::cerr), progress_(log_, !o.log && isatty(STDERR_FILENO), o.log_every) {
+    : opts_(o),
+      rank_(collectives().rank()),
+      ranks_(collectives().size()),
+      log_(log_of(o, rank_)),
+      progress_(log_, !o.log && rank_ == 0 && isatty(STDERR_FILENO), o.log_every) {
   check_options(o);
   const std::string& dir = o.checkpoint_dir;
   const bool has_checkpoint = fs::exists(checkpoint_file(dir));
@@ -248,25 +318,36 @@ Trainer::Trainer(const TrainOptions& o)
     if (ckpt->task != o.task)
       throw Error("--resume: " + dir + " is a checkpoint of task '" + ckpt->task + "', not '" + o.task + "'");
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
-  if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
-  if (o.task == kTextTask) prepare_text_task(o, ckpt);
-  task_ = make_task(o.task, dir, o.data_dir, !o.resume);
   const Recipe recipe = default_recipe(o.task, o.minutes);
-  config_ = model_config(o, recipe, ckpt, *task_);
+  // Rank 0 alone writes: the directory, the prepared corpus, the task's files
+  // (de-en learns its subword model when its data first loads: model_config's
+  // vocab_size); the others then read what it wrote.
+  if (rank_ == 0) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
+    if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
+    if (o.task == kTextTask) prepare_text_task(o, ckpt);
+    task_ = make_task(o.task, dir, o.data_dir, !o.resume);
+    config_ = model_config(o, recipe, ckpt, *task_);
+  }
+  collectives().barrier();
+  if (rank_ != 0) {
+    task_ = make_task(o.task, dir, o.data_dir, false);
+    config_ = model_config(o, recipe, ckpt, *task_);
+  }
   if (ckpt) check_matches(*ckpt, config_);
-  state_ = initial_state(o, recipe, ckpt);
+  state_ = initial_state(o, recipe, ckpt, ranks_);
 
   AdamOptions adam;
   adam.factor = state_.lr_factor;
   adam.warmup = state_.warmup;
   adam.d_model = config_.d_model;
   adam.update_freq = state_.update_freq;
+  adam.allreduce = ranks_ > 1;
   const TransformerConfig cfg = config_;
   steps_.emplace(
       [cfg, adam](const BatchShape& s) {
-        return s.accumulate ? build_accumulate_graph(cfg, s.batch, s.src_len, s.tgt_len, adam.update_freq)
+        return s.accumulate ? build_accumulate_graph(cfg, s.batch, s.src_len, s.tgt_len)
                             : build_train_graph(cfg, s.batch, s.src_len, s.tgt_len, adam);
       },
       o.exec, compile_logger());
@@ -274,12 +355,32 @@ Trainer::Trainer(const TrainOptions& o)
                   o.exec, compile_logger());
   steps_->set_persistent(initial_tensors(build_train_graph(cfg, 1, 1, 1, adam), state_.seed, ckpt, dir));
   check_step_counter(steps_->persistent(), state_.step, o.steps, dir);
+  if (ranks_ > 1) start_together();
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
   resumed_seconds_ = state_.train_seconds;
   evaluated_periods_ = eval_periods(resumed_seconds_);
-  run_log_.emplace(dir, state_.step);
-  write_settings();
+  if (rank_ == 0) {
+    run_log_.emplace(dir, state_.step);
+    write_settings();
+  }
+}
+
+// The ranks of a job must train one model on one stream of batches: the same
+// settings, binary and data, checked before the first step, and the same
+// params and optimizer state, which rank 0 sends to the others (a checkpoint
+// resumed, or initialized from the seed).
+void Trainer::start_together() {
+  check_ranks_agree("the training settings (flags, recipe and checkpoint resolved)",
+                    digest_text(settings().dump()));
+  check_ranks_agree("the kiln binary (its bytes)", digest_text(read_file("/proc/self/exe", kMaxBinaryBytes, "kiln binary")));
+  batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
+  check_ranks_agree("the task's data (vocabulary and the epoch's first batch)",
+                    std::to_string(task_->vocab_size()) + " words, " + std::to_string(batches_->size()) +
+                        " batches, the first " + (batches_->size() ? batch_digest(batches_->batch(0)) : "none"));
+  std::map<std::string, Tensor> tensors = steps_->persistent();
+  for (auto& [name, t] : tensors) collectives().broadcast(t.data(), static_cast<int64_t>(t.nbytes()));
+  steps_->set_persistent(std::move(tensors));
 }
 
 // A new run prepares its corpus (or finds it prepared); a resumed run trains on the
@@ -319,7 +420,7 @@ const Batch& Trainer::next_batch() {
       ++state_.epoch;
       ++epochs;
       state_.position = 0;
-      batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens);
+      batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
     }
     while (static_cast<size_t>(state_.position) < batches_->size()) {
       batch_ = batches_->batch(static_cast<size_t>(state_.position++));
@@ -331,41 +432,41 @@ const Batch& Trainer::next_batch() {
       (state_.max_train_len > 0 ? " of length <= --max-train-len " + std::to_string(state_.max_train_len) : ""));
 }
 
-std::vector<Batch> Trainer::next_update() {
-  std::vector<Batch> batches;
-  for (int64_t i = 0; i < state_.update_freq; ++i) batches.push_back(next_batch());
-  return batches;
-}
-
-// One update: with --update-freq N, N batches, each weighted by its share of the
-// update's target tokens; the last one's graph applies Adam.
-void Trainer::step(const std::vector<Batch>& batches) {
+// One update: this rank's parts of the update's batch, each weighted by its
+// share of the batch's target tokens; the last one's graph applies Adam (after
+// summing the ranks' gradients, with more than one rank).
+Trainer::Decision Trainer::step(const Batch& whole) {
   if (state_.step >= kLastStep)  // --minutes can get here
     throw Error("stopping at step " + std::to_string(state_.step) + ": the step counter is an i32 and would wrap; " +
                 opts_.checkpoint_dir + " keeps its last checkpoint");
-  int64_t update_tokens = 0;
-  for (const Batch& b : batches) update_tokens += b.tgt_tokens;
+  const int64_t update_tokens = whole.tgt_tokens;
+  const std::string step_number = std::to_string(state_.step + 1);
   // A diverged step commits nothing that is saved: the run stops before the next checkpoint.
   const auto diverged = [&](const std::string& what) {
-    progress_.message("warning: " + what + " at step " + std::to_string(state_.step + 1) + "; not saving, " +
-                      opts_.checkpoint_dir + " keeps its last checkpoint");
-    return Error("training diverged at step " + std::to_string(state_.step + 1) + ": " + what);
+    progress_.message("warning: " + what + " at step " + step_number + "; not saving, " + opts_.checkpoint_dir +
+                      " keeps its last checkpoint");
+    return Error("training diverged at step " + step_number + ": " + what);
   };
+  const bool cut = state_.parts > 1;
+  const std::vector<UpdatePart> parts =
+      cut ? cut_update(whole, state_.parts, rank_ * state_.update_freq, state_.update_freq, task_->pad_id(),
+                       task_->bos_id())
+          : std::vector<UpdatePart>{{whole, 0, 1.0}};
   double seconds = 0, loss = 0, lr = 0;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    const Batch& batch = batches[i];
+  int64_t tokens = 0;  // this rank's
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Batch& batch = parts[i].batch;
     BatchShape shape = shape_of(batch);
-    shape.accumulate = i + 1 < batches.size();
+    shape.accumulate = i + 1 < parts.size();
     Executable& exe = steps_->get(shape);  // compiles a new shape: not timed
     if (opts_.profile) profile_step(exe, shape);
     const Clock::time_point start = Clock::now();
     exe.bind("src", batch.src);
     exe.bind("tgt_in", batch.tgt_in);
     exe.bind("tgt_out", batch.tgt_out);
-    const double weight = static_cast<double>(batch.tgt_tokens) / static_cast<double>(std::max<int64_t>(update_tokens, 1));
-    if (batches.size() > 1) {
-      exe.bind(kGradWeightInput, Tensor::scalar(static_cast<float>(weight)));
-      exe.bind(kMicroBatchInput, Tensor(Tensor::I32(static_cast<int32_t>(i))));
+    if (cut) {
+      exe.bind(kGradWeightInput, Tensor::scalar(static_cast<float>(parts[i].weight)));
+      exe.bind(kFirstExampleInput, Tensor(Tensor::I32(static_cast<int32_t>(parts[i].first_example))));
     }
     try {
       exe.run();
@@ -374,21 +475,36 @@ void Trainer::step(const std::vector<Batch>& batches) {
       throw diverged(e.what());  // the first kernel that made a nan or inf, before the step's updates commit
     }
     seconds += seconds_since(start);
-    loss += (batches.size() > 1 ? weight : 1.0) * exe.output("loss").f32()();
+    loss += parts[i].weight * exe.output("loss").f32()();
+    tokens += batch.tgt_tokens;
     if (!shape.accumulate) lr = exe.output("lr").f32()();
+  }
+  ++state_.step;
+  ++steps_done_;
+  step_seconds_ += seconds;
+  window_seconds_ += seconds;
+  Decision d = rank_ == 0 ? decide() : Decision{};
+  if (ranks_ > 1) {
+    // The job's loss, its target tokens (which must add up to the batch's: the
+    // ranks read the same data) and rank 0's decision, in one sum.
+    std::array<float, 5> sums = {static_cast<float>(loss), static_cast<float>(tokens), d.evaluate ? 1.0f : 0.0f,
+                                 d.save ? 1.0f : 0.0f, d.stop ? 1.0f : 0.0f};
+    collectives().allreduce(sums.data(), static_cast<int64_t>(sums.size()), DType::f32);
+    loss = sums[0];
+    if (static_cast<int64_t>(sums[1]) != update_tokens)
+      throw Error("the ranks disagree on the data: step " + std::to_string(state_.step) + "'s batch has " +
+                  std::to_string(update_tokens) + " target tokens here, the ranks' parts " +
+                  std::to_string(static_cast<int64_t>(sums[1])));
+    d = {sums[2] > 0, sums[3] > 0, sums[4] > 0};
   }
   if (!std::isfinite(loss))
     throw diverged("the loss is " + std::to_string(loss) +
                    " (--check-numerics names the first kernel that makes a nan or inf)");
-  ++state_.step;
-  ++steps_done_;
   state_.train_losses.push_back({state_.step, loss});
   tokens_ += update_tokens;
-  step_seconds_ += seconds;
   window_tokens_ += update_tokens;
-  window_seconds_ += seconds;
   progress_.update({state_.step, loss, static_cast<double>(window_tokens_) / std::max(window_seconds_, 1e-9), lr, eta()});
-  if (state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) {
+  if (rank_ == 0 && state_.step % std::max<int64_t>(opts_.log_every, 1) == 0) {
     nlohmann::ordered_json line = {{"event", "train"},
                                    {"step", state_.step},
                                    {"loss", loss},
@@ -398,37 +514,50 @@ void Trainer::step(const std::vector<Batch>& batches) {
     run_log_->write(line.dump());
     window_tokens_ = 0, window_seconds_ = 0;
   }
+  return d;
+}
+
+// Every --eval-minutes of training time, counted over the whole run (resumes
+// included), or every --eval-every / --save-every steps; the budget.
+Trainer::Decision Trainer::decide() {
+  const double periods = eval_periods(run_seconds());
+  const bool minutes_point = periods > evaluated_periods_;
+  evaluated_periods_ = periods;
+  Decision d;
+  d.evaluate = minutes_point || (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0);
+  d.save = minutes_point || (opts_.save_every > 0 && state_.step % opts_.save_every == 0);
+  d.stop = !budget_left();
+  return d;
 }
 
 TrainResult Trainer::run() {
   start_ = Clock::now();
   log_ << "training " << task_->name() << " with " << config_to_json(config_) << " from step " << state_.step << " on "
-       << opts_.exec.backend << '\n';
-  batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens);
+       << opts_.exec.backend;
+  if (ranks_ > 1) log_ << " on " << ranks_ << " ranks";
+  log_ << '\n';
+  if (!batches_) batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
   result_.first_step = state_.step + 1;
-  bool evaluated_last = false;
-  while (budget_left()) {
-    if (opts_.patience > 0 && state_.evals_since_best >= opts_.patience) {
-      result_.stopped_early = true;
-      const std::string why = std::to_string(state_.evals_since_best) + " dev evaluations without a better " +
-                              state_.best_metric + " than step " + std::to_string(state_.best_step) + "'s";
-      progress_.message("stopping early: " + why + " (--patience " + std::to_string(opts_.patience) + ")");
-      run_log_->write(nlohmann::ordered_json{{"event", "stop"}, {"step", state_.step}, {"reason", why}}.dump());
-      evaluated_last = true;
-      break;
+  // Every rank holds the checkpoint's evals_since_best at the start; after
+  // that only rank 0 evaluates, and tells the others when patience runs out.
+  bool stop = patience_ran_out();
+  bool evaluated_last = stop;  // a run that stops early has just evaluated
+  while (!stop) {
+    const Decision d = step(next_batch());
+    evaluated_last = d.evaluate;
+    if (rank_ == 0) {
+      if (d.evaluate) evaluate();
+      if (d.save) save();
     }
-    step(next_update());
-    // Every --eval-minutes of training time, counted over the whole run (resumes included).
-    const double periods = eval_periods(run_seconds());
-    const bool minutes_point = periods > evaluated_periods_;
-    evaluated_periods_ = periods;
-    evaluated_last = minutes_point || (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0);
-    if (evaluated_last) evaluate();
-    if (minutes_point || (opts_.save_every > 0 && state_.step % opts_.save_every == 0)) save();
+    stop = d.stop;
+    if (d.evaluate || d.save) stop = share_from_rank0(rank_ == 0 && patience_ran_out()) || stop;
   }
-  if (!evaluated_last) evaluate();
-  save();
-  if (opts_.profile) report_profile();
+  if (rank_ == 0) {
+    if (!evaluated_last) evaluate();
+    save();
+    if (opts_.profile) report_profile();
+  }
+  collectives().barrier();  // the others wait (asleep) for rank 0's last evaluation and save
   result_.last_step = state_.step;
   result_.train_losses = state_.train_losses;
   result_.dev_losses = state_.dev_losses;
@@ -437,6 +566,27 @@ TrainResult Trainer::run() {
   result_.tokens_per_second = static_cast<double>(tokens_) / std::max(step_seconds_, 1e-9);
   result_.train_minutes = state_.train_seconds / 60;
   return result_;
+}
+
+// --patience: whether the last evaluations in a row did not beat the best
+// (rank 0 logs why).
+bool Trainer::patience_ran_out() {
+  if (opts_.patience <= 0 || state_.evals_since_best < opts_.patience) return false;
+  result_.stopped_early = true;
+  const std::string why = std::to_string(state_.evals_since_best) + " dev evaluations without a better " +
+                          state_.best_metric + " than step " + std::to_string(state_.best_step) + "'s";
+  progress_.message("stopping early: " + why + " (--patience " + std::to_string(opts_.patience) + ")");
+  if (run_log_) run_log_->write(nlohmann::ordered_json{{"event", "stop"}, {"step", state_.step}, {"reason", why}}.dump());
+  return true;
+}
+
+// Rank 0's flag on every rank (the others wait for it asleep, as rank 0
+// evaluates or saves).
+bool Trainer::share_from_rank0(bool flag) {
+  if (ranks_ == 1) return flag;
+  int32_t value = flag ? 1 : 0;
+  collectives().broadcast(&value, sizeof value);
+  return value != 0;
 }
 
 void Trainer::profile_step(Executable& exe, const BatchShape& shape) {

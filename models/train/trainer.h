@@ -41,7 +41,7 @@ struct TrainOptions {
   // Train (and measure the dev loss) only on bucket shapes with S and T at most
   // this; 0: all. Each bucket shape costs a JIT compile of the training step.
   int64_t max_train_len = 0;
-  int64_t update_freq = 0;  // batches per update (gradient accumulation); 0: 1, or the checkpoint's on resume
+  int64_t update_freq = 0;  // parts per update on each rank (gradient accumulation, update_parts.h); 0: 1, or the checkpoint's parts / ranks on resume
   int64_t warmup = 0;                               // Adam warm-up steps; 0: the recipe's
   double lr_factor = 0;                             // the schedule's factor; 0: the recipe's
   int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end

@@ -62,6 +62,8 @@ std::string trainer_state_to_json(const TrainerState& s) {
   j["dev_bleu"] = points_to_json(s.dev_bleu);
   j["dev_chrf"] = points_to_json(s.dev_chrf);
   j["update_freq"] = s.update_freq;
+  j["parts"] = s.parts;
+  j["ranks"] = s.ranks;
   j["best_metric"] = s.best_metric;
   j["best_step"] = s.best_step;
   j["best_score"] = s.best_score;
@@ -104,6 +106,13 @@ TrainerState trainer_state_from_json(const std::string& text) {
     s.update_freq = typed_field<int64_t>(j, "update_freq");
     if (s.best_step < -1 || s.evals_since_best < 0 || s.update_freq < 1 || s.update_freq > 1024)
       throw Error("checkpoint trainer state: \"best_step\", \"evals_since_best\" or \"update_freq\" out of range");
+  }
+  s.parts = s.update_freq;
+  if (j.contains("parts")) {  // since issue 22
+    s.parts = typed_field<int64_t>(j, "parts");
+    s.ranks = typed_field<int64_t>(j, "ranks");
+    if (s.ranks < 1 || s.parts < s.ranks || s.parts % s.ranks != 0 || s.parts / s.ranks != s.update_freq)
+      throw Error("checkpoint trainer state: \"parts\" must be \"ranks\" times \"update_freq\"");
   }
   if (s.step < 0 || s.epoch < 0 || s.position < 0 || s.max_train_len < 0 || s.batch_tokens <= 0 || s.warmup <= 0 ||
       !(s.lr_factor > 0) || !(s.train_seconds >= 0))

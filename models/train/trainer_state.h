@@ -17,7 +17,11 @@ struct TrainerState {
   int64_t position = 0;  // batches of that epoch already used
   uint64_t seed = 0;     // param init, dropout and batch order
   int64_t batch_tokens = 0, warmup = 0, max_train_len = 0;
-  int64_t update_freq = 1;  // batches per update (--update-freq)
+  int64_t update_freq = 1;  // parts per update and rank (--update-freq)
+  // An update's batch (batch_tokens x parts tokens) is cut into `parts` parts
+  // (update_parts.h): update_freq on each of `ranks` ranks. A resumed run keeps
+  // `parts`, on whatever rank count divides it.
+  int64_t parts = 1, ranks = 1;
   double lr_factor = 0;
   double train_seconds = 0;  // training wall time so far (Trainer::training_seconds, over resumes)
   std::vector<EvalPoint> train_losses, dev_losses;

@@ -12,14 +12,18 @@
 
 namespace kiln::models {
 
-Layers::Layers(Builder& b, const TransformerConfig& cfg, const ModelParams& params, std::optional<Value> dropout_key)
+Layers::Layers(Builder& b, const TransformerConfig& cfg, const ModelParams& params,
+               std::optional<DropoutKey> dropout_key)
     : b_(b), cfg_(cfg), params_(params), dropout_key_(dropout_key) {}
 
 Value Layers::scalar(double v) { return ops::fill(b_, {}, v); }
 
 Value Layers::dropout(Value x) {
   if (!dropout_key_ || cfg_.dropout == 0) return x;
-  return ops::dropout(b_, x, *dropout_key_, cfg_.dropout, next_dropout_seed_++);
+  const DropoutKey& k = *dropout_key_;
+  if (k.first_example)
+    return ops::dropout(b_, x, k.step, *k.first_example, k.examples, cfg_.dropout, next_dropout_seed_++);
+  return ops::dropout(b_, x, k.step, cfg_.dropout, next_dropout_seed_++);
 }
 
 Value Layers::linear(Value x, const std::string& prefix, const std::string& w, const std::string& bias) {

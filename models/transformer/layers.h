@@ -12,12 +12,22 @@
 
 namespace kiln::models {
 
+// What keys a training graph's dropout masks: the step counter (i32[]) and,
+// when the batch of `examples` rows is a part of a larger one (the ranks of a
+// data-parallel job, --update-freq's micro-batches), its first example's row in
+// that batch (i32[]), so every part draws the masks of the whole batch
+// (ops/dropout.h).
+struct DropoutKey {
+  Value step;
+  std::optional<Value> first_example;
+  int64_t examples = 0;
+};
+
 // What every block needs: the builder, the params, and the dropout settings.
 class Layers {
  public:
-  // `dropout_key`: the i32[] key of every dropout node (the step counter), or none
-  // for inference (dropout off).
-  Layers(Builder& b, const TransformerConfig& cfg, const ModelParams& params, std::optional<Value> dropout_key);
+  // `dropout_key`: what keys every dropout node, or none for inference (dropout off).
+  Layers(Builder& b, const TransformerConfig& cfg, const ModelParams& params, std::optional<DropoutKey> dropout_key);
 
   Builder& builder() { return b_; }
   const TransformerConfig& config() const { return cfg_; }
@@ -61,7 +71,7 @@ class Layers {
   Builder& b_;
   const TransformerConfig& cfg_;
   const ModelParams& params_;
-  std::optional<Value> dropout_key_;
+  std::optional<DropoutKey> dropout_key_;
   int64_t next_dropout_seed_ = 1;
 };
 

@@ -39,26 +39,28 @@ Value decode_logits(Layers& l, Value memory, Value src_mask, Value tgt_in, int64
   return l.logits(x);
 }
 
-// The dropout key of a training graph: %step, or with N > 1 batches per update
-// %step * N + %micro_batch, so each batch of an update draws its own masks.
-Value dropout_key(Builder& b, int64_t update_freq) {
-  const Value step = b.state(kStepState, {DType::i32, {}});
-  if (update_freq <= 1) return step;
-  const Value micro = b.input(kMicroBatchInput, {DType::i32, {}});
-  return ops::add(b, ops::mul(b, step, ops::fill(b, {}, static_cast<double>(update_freq), DType::i32)), micro);
+// The dropout key of a training graph: %step and, for a part of an update's
+// batch, input %first_example (layers.h).
+DropoutKey dropout_key(Builder& b, bool part, int64_t batch) {
+  DropoutKey key{b.state(kStepState, {DType::i32, {}}), std::nullopt, 0};
+  if (part) {
+    key.first_example = b.input(kFirstExampleInput, {DType::i32, {}});
+    key.examples = batch;
+  }
+  return key;
 }
 
 // Declares inputs, params and (when training) %step, and emits the label-smoothed
 // loss, named "loss"; returns it.
 Value emit_loss(Builder& b, const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
-                bool training, int64_t update_freq = 1) {
+                bool training, bool part = false) {
   validate_shape(cfg, batch, src_len, tgt_len);
   const Value src = b.input("src", tokens_type(batch, src_len));
   const Value tgt_in = b.input("tgt_in", tokens_type(batch, tgt_len));
   const Value tgt_out = b.input("tgt_out", tokens_type(batch, tgt_len));
   const ModelParams params(b, cfg);
-  std::optional<Value> key;
-  if (training) key = dropout_key(b, update_freq);
+  std::optional<DropoutKey> key;
+  if (training) key = dropout_key(b, part, batch);
   Layers l(b, cfg, params, key);
   const Value src_mask = padding_mask(b, src, cfg.pad_id);
   const Value memory = encode(l, src, src_mask, batch);
@@ -75,16 +77,15 @@ Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src
                         const AdamOptions& adam) {
   Graph g("transformer_train");
   Builder b(g);
-  const Value loss = emit_loss(b, cfg, batch, src_len, tgt_len, true, adam.update_freq);
+  const Value loss = emit_loss(b, cfg, batch, src_len, tgt_len, true, adam.update_freq > 1 || adam.allreduce);
   append_adam(g, loss, adam);
   return g;
 }
 
-Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
-                             int64_t update_freq) {
+Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len) {
   Graph g("transformer_accumulate");
   Builder b(g);
-  append_gradient_accumulation(g, emit_loss(b, cfg, batch, src_len, tgt_len, true, update_freq));
+  append_gradient_accumulation(g, emit_loss(b, cfg, batch, src_len, tgt_len, true, true));
   return g;
 }
 

@@ -26,19 +26,23 @@ namespace kiln::models {
 // "loss" then "lr"). Inputs: %src i32[B,S], %tgt_in i32[B,T] (BOS + target),
 // %tgt_out i32[B,T] (target + EOS, pad after). Dropout (rate cfg.dropout) keyed
 // by %step, so step k's masks are a function of (seed, k).
+//
+// An update's batch may be cut into parts by rows: --update-freq N runs N
+// parts one after another (adam.update_freq = N), the ranks of a data-parallel
+// job one each (adam.allreduce), and both multiply. A part's graph declares
+// input %first_example (i32[]: its first row in the update's batch), which keys
+// its dropout so that the parts draw the masks of the whole batch, and weighs
+// its gradient by input %grad_weight (its share of the update's target
+// tokens): the update equals the whole batch's, whatever the cut.
+inline const std::string kFirstExampleInput = "first_example";
 Graph build_train_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
                         const AdamOptions& adam);
 
-// Gradient accumulation (--update-freq N, adam.update_freq = N > 1): an update
-// runs N graphs, this one for each batch but the last, build_train_graph for the
-// last. Each weighs its gradient by input %grad_weight (its batch's share of the
-// update's target tokens), so the update equals one batch N times as large, and
-// adds it into state %<param>.grad_acc (optimizer.h); the train graph applies the
-// sum and zeroes the accumulators. Both key dropout by %step * N + input
-// %micro_batch (0..N-1).
-inline const std::string kMicroBatchInput = "micro_batch";
-Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len,
-                             int64_t update_freq);
+// A part of an update that is not its rank's last with --update-freq N > 1: it
+// adds its weighted gradient into state %<param>.grad_acc (optimizer.h), and
+// build_train_graph (adam.update_freq = N) applies the sum and zeroes the
+// accumulators.
+Graph build_accumulate_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
 
 // Same forward and loss (output "loss"), no optimizer; dropout off unless
 // `training` (then it needs state %step as the key). Used for dev loss and

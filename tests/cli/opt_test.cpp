@@ -145,7 +145,7 @@ TEST_CASE("kiln opt rejects bad input with a message, a non-zero exit and no out
   const std::vector<Case> cases = {
       {{"opt", good, "--passes=simplify,fuse-all", "-o", out},
        2,
-       "unknown pass 'fuse-all' (known: constant-fold, simplify, cse, dce, fusion)"},
+       "unknown pass 'fuse-all' (known: constant-fold, simplify, cse, dce, allreduce-buckets, fusion)"},
       {{"opt", good, "--print-after=nope", "-o", out}, 2, "unknown pass 'nope'"},
       {{"opt", good, "--print-after=none", "-o", out}, 2, "unknown pass 'none'"},
       {{"opt", dir.file("missing.kir"), "-o", out}, 1, "cannot read"},

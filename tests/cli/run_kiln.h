@@ -29,15 +29,10 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// `shell_prefix` runs first in the same shell, e.g. "ulimit -v 4000000; ".
-inline KilnResult run_kiln(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
+// Runs a /bin/sh command line, its stderr captured too.
+inline KilnResult run_shell(std::string cmd) {
   TempDir scratch;
   const std::string err_path = scratch.file("stderr");
-  std::string cmd = shell_prefix + shell_quote(KILN_BINARY);
-  for (const std::string& a : args) {
-    cmd += ' ';
-    cmd += shell_quote(a);
-  }
   cmd += " 2>";
   cmd += shell_quote(err_path);
 
@@ -53,6 +48,16 @@ inline KilnResult run_kiln(const std::vector<std::string>& args, const std::stri
   text << err.rdbuf();
   r.err = text.str();
   return r;
+}
+
+// `shell_prefix` runs first in the same shell, e.g. "ulimit -v 4000000; ".
+inline KilnResult run_kiln(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
+  std::string cmd = shell_prefix + shell_quote(KILN_BINARY);
+  for (const std::string& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
+  return run_shell(cmd);
 }
 
 // An absolute path in the source tree, e.g. source_path("examples/mlp.kir").

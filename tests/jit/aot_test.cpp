@@ -21,7 +21,7 @@ void write_file(const std::string& path, const std::string& text) { std::ofstrea
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs a shell command; its exit status and stdout (stderr joins stdout).
-KilnResult run_shell(const std::string& cmd) {
+KilnResult run_merged(const std::string& cmd) {
   KilnResult r;
   FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -47,7 +47,7 @@ void build_c_program(const TempDir& dir, const std::vector<std::string>& sources
     cmd += ' ';
     cmd += shell_quote(a);
   }
-  const KilnResult r = run_shell(cmd);
+  const KilnResult r = run_merged(cmd);
   INFO(cmd);
   INFO(r.out);
   REQUIRE(r.status == 0);
@@ -102,10 +102,10 @@ TEST_CASE("the AOT C example trains the mlp as the interpreter does") {
   build_c_program(dir, {source_path("examples/aot/mlp_train_main.c"), dir.file("mlp.o")}, exe);
 
   constexpr int kSteps = 3;
-  const KilnResult two_threads = run_shell(shell_quote(exe) + " " + std::to_string(kSteps) + " 2");
+  const KilnResult two_threads = run_merged(shell_quote(exe) + " " + std::to_string(kSteps) + " 2");
   INFO(two_threads.out);
   REQUIRE(two_threads.status == 0);
-  const KilnResult one_thread = run_shell(shell_quote(exe) + " " + std::to_string(kSteps) + " 1");
+  const KilnResult one_thread = run_merged(shell_quote(exe) + " " + std::to_string(kSteps) + " 1");
   CHECK(one_thread.out == two_threads.out);  // splitting work never changes a result
   const std::map<std::string, double> aot = parse_printed(two_threads.out);
 
@@ -185,7 +185,7 @@ int main(void) {
 )");
   const std::string exe = dir.file("runtime_check");
   build_c_program(dir, {dir.file("runtime_check.c")}, exe);
-  const KilnResult r = run_shell(shell_quote(exe));
+  const KilnResult r = run_merged(shell_quote(exe));
   INFO(r.out);
   CHECK(r.status == 0);
   CHECK(r.out == "div: integer division by zero\n");
@@ -222,7 +222,7 @@ TEST_CASE("an AOT object of a wide graph runs its parallel kernels on the tiny r
   CHECK(contains(header, "uint8_t* pos;"));
   CHECK(contains(header, "float* out_x;"));
   CHECK(contains(header, "int32_t* new_count;"));
-  CHECK(contains(run_shell("nm -u " + shell_quote(dir.file("wide.o"))).out, "kiln_parallel_for"));
+  CHECK(contains(run_merged("nm -u " + shell_quote(dir.file("wide.o"))).out, "kiln_parallel_for"));
 
   write_file(dir.file("wide_main.c"), R"(#include <stdio.h>
 #include <stdlib.h>
@@ -258,7 +258,7 @@ int main(void) {
 )");
   const std::string exe = dir.file("wide");
   build_c_program(dir, {dir.file("wide_main.c"), dir.file("wide.o")}, exe);
-  const KilnResult r = run_shell(shell_quote(exe));
+  const KilnResult r = run_merged(shell_quote(exe));
   INFO(r.out);
   REQUIRE(r.status == 0);
   const std::map<std::string, double> aot = parse_printed(r.out);
@@ -347,7 +347,7 @@ int main(void) {
 )");
   const std::string exe = dir.file("lookup");
   build_c_program(dir, {dir.file("lookup_main.c"), dir.file("lookup.o")}, exe);
-  const KilnResult r = run_shell(shell_quote(exe));
+  const KilnResult r = run_merged(shell_quote(exe));
   CHECK(r.status == 0);
   CHECK(r.out == "0 2 index out of range (a gather or scatter_add index, or a cross_entropy label)\n");
 }

@@ -13,7 +13,7 @@ const std::vector<OpInfo>& op_table() {
   static const std::vector<OpInfo> table = [] {
     std::vector<OpInfo> rows;
     for (auto family : {elementwise_rows, reduction_rows, normalization_rows, shape_rows, constant_rows, gather_rows,
-                        matmul_rows, loss_rows, attention_rows, dropout_rows, graph_rows})
+                        matmul_rows, loss_rows, attention_rows, dropout_rows, graph_rows, collective_rows})
       for (OpInfo& row : family()) rows.push_back(std::move(row));
     std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.name < b.name; });
     return rows;

@@ -17,5 +17,6 @@ std::vector<OpInfo> loss_rows();
 std::vector<OpInfo> attention_rows();
 std::vector<OpInfo> dropout_rows();
 std::vector<OpInfo> graph_rows();  // assign and fusion
+std::vector<OpInfo> collective_rows();  // allreduce
 
 }  // namespace kiln::test

@@ -26,6 +26,14 @@ std::vector<Sample> dropout_samples(Rng& rng) {
       }
       out.push_back(std::move(s));
     }
+  // A part of a batch: rows from first_example on, offsets that are not multiples of 4 included.
+  for (const auto& [shape, examples] : std::vector<std::pair<Shape, int64_t>>{{{3, 5}, 3}, {{4, 2, 7}, 4}, {{6, 8}, 2}}) {
+    const auto first = static_cast<int32_t>(rng.uniform(0, 50));
+    out.push_back({{random_tensor(rng, {DType::f32, shape}), key(static_cast<int32_t>(rng.uniform(0, 100))),
+                    key(first)},
+                   {{"rate", 0.4}, {"seed", int64_t{5}}, {"examples", examples}},
+                   "a part of a batch"});
+  }
   out.push_back({{random_tensor(rng, {DType::f32, {0, 3}}), key(1)}, {{"rate", 0.5}}, "size 0"});
   out.push_back({{random_tensor(rng, {DType::f32, {300, 301}}), key(3)}, {{"rate", 0.25}, {"seed", int64_t{3}}}, "large"});
   return out;
@@ -44,6 +52,7 @@ std::vector<Sample> dropout_grad_samples(Rng& rng) {
       {{4, 5}, 0.3, 0, 0}, {{4, 5}, 0.3, 7, 3}, {{50}, 0.3, 1, 12}, {{2, 3, 4}, 0.5, 2, 1}, {{3}, 0.0, 0, 0}};
   std::vector<Sample> out;
   for (const Case& c : cases) out.push_back({{uniform(rng, c.shape), key(c.key)}, {{"rate", c.rate}, {"seed", c.seed}}});
+  out.push_back({{uniform(rng, {3, 5}), key(2), key(7)}, {{"rate", 0.3}, {"examples", int64_t{3}}}});
   return out;
 }
 
@@ -51,13 +60,18 @@ std::vector<Sample> dropout_grad_samples(Rng& rng) {
 
 std::vector<OpInfo> dropout_rows() {
   return {{.name = "dropout",
-           .dtypes = {{DType::f32}, {DType::i32}},
+           .dtypes = {{DType::f32}, {DType::i32}, {DType::i32}},
            .samples = dropout_samples,
            .tolerance = kExact,
            .grad_samples = dropout_grad_samples,
            .invalid = {{{{DType::f32, {3}}, {DType::i32, {1}}}, {{"rate", 0.5}}},
                        {{{DType::f32, {3}}, {DType::i32, {}}}, {{"rate", 1.0}}},
-                       {{{DType::f32, {3}}, {DType::i32, {}}}, {{"rate", -0.1}}}}}};
+                       {{{DType::f32, {3}}, {DType::i32, {}}}, {{"rate", -0.1}}},
+                       // a part's first example: i32[] with an example count that divides x
+                       {{{DType::f32, {3, 5}}, {DType::i32, {}}, {DType::i32, {}}}, {{"rate", 0.5}, {"examples", int64_t{2}}}},
+                       {{{DType::f32, {3, 5}}, {DType::i32, {}}, {DType::i32, {}}}, {{"rate", 0.5}}},
+                       {{{DType::f32, {3, 5}}, {DType::i32, {}}, {DType::i32, {1}}}, {{"rate", 0.5}, {"examples", int64_t{3}}}},
+                       {{{DType::f32, {3, 5}}, {DType::i32, {}}}, {{"rate", 0.5}, {"examples", int64_t{3}}}}}}};
 }
 
 }  // namespace kiln::test

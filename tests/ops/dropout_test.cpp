@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
 
 #include "engine/tensor/philox.h"
 #include "ops/dropout.h"
@@ -111,4 +112,28 @@ TEST_CASE("dropout builder helper: the step input changes the mask between runs"
   interp.bind("step", Tensor(I(1)));
   interp.run();
   CHECK(interp.output(out).f32() != first);
+}
+
+// A batch cut into parts by rows (data-parallel ranks, --update-freq) draws the
+// whole batch's mask when each part names its first example.
+TEST_CASE("dropout of a batch's parts, each keyed by its first example, is dropout of the whole batch") {
+  const F whole = xt::reshape_view(counting(6 * 7), {6, 7});  // 7 elements per example: offsets not multiples of 4
+  const Tensor all = dropout(whole, 5, 0.5, 3);
+  for (size_t first : {0, 1, 2, 4, 5}) {
+    CAPTURE(first);
+    const size_t rows = first == 4 ? 2 : 1;
+    const F part = xt::view(whole, xt::range(first, first + rows), xt::all());
+    const Tensor y = run_op1("dropout", {part, I(5), I(static_cast<int32_t>(first))},
+                             {{"rate", 0.5}, {"seed", int64_t{3}}, {"examples", static_cast<int64_t>(rows)}});
+    check_equal(y, F(xt::view(all.f32(), xt::range(first, first + rows), xt::all())));
+  }
+}
+
+TEST_CASE("dropout's first example needs an example count that divides x, and the count needs it") {
+  CHECK(build_error("dropout", {{DType::f32, {3, 5}}, {DType::i32, {}}, {DType::i32, {}}},
+                    {{"rate", 0.5}, {"examples", int64_t{2}}}) ==
+        "dropout(f32[3,5], i32[], i32[]): examples must be >= 1 and divide x's 15 elements, got 2");
+  CHECK(build_error("dropout", {{DType::f32, {3, 5}}, {DType::i32, {}}}, {{"rate", 0.5}, {"examples", int64_t{3}}}) ==
+        "dropout(f32[3,5], i32[]): examples is the count of x's examples, for a first_example operand; without one "
+        "it must be 0");
 }

@@ -46,6 +46,9 @@ def parse_args():
     bench.add_argument("--repeats", "--steps", type=int, default=10, help="timed steps (at least 3)")
     bench.add_argument("--max-ms", type=float, default=3000, help="stop timing after this long (3 steps at least)")
     bench.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    bench.add_argument("--ranks", type=int, default=1,
+                       help="data-parallel processes, each --threads threads and a batch of --batch: "
+                       "DistributedDataParallel over gloo (its default 25 MiB buckets)")
     tr = sub.add_parser("translate", help="greedy decoding with a kiln checkpoint's params")
     tr.add_argument("--checkpoint", required=True, help="kiln checkpoint directory")
     tr.add_argument("--ids", required=True, help="source subword ids, one sentence per line "
@@ -89,9 +92,9 @@ def parse_args():
     args = p.parse_args()
     if args.threads < 1:
         p.error("--threads must be positive")
-    if args.mode == "bench" and (args.repeats < 3 or args.batch < 0 or args.vocab < 2
+    if args.mode == "bench" and (args.repeats < 3 or args.batch < 0 or args.vocab < 2 or args.ranks < 1
                                  or not (0 < args.src_len <= 256 and 0 < args.tgt_len <= 256)):
-        p.error("--repeats must be at least 3, --vocab at least 2, lengths in 1..256 (max_len)")
+        p.error("--repeats must be at least 3, --vocab at least 2, --ranks at least 1, lengths in 1..256 (max_len)")
     return args
 
 
@@ -176,20 +179,56 @@ def paper_schedule(d_model, warmup=4000, factor=1.0):
 
 
 def bench(args, torch, tm):
+    if args.ranks > 1:
+        return bench_ranks(args, torch)
+    return bench_rank(args, torch, tm)
+
+
+def bench_ranks(args, torch):
+    """--ranks N: N processes under DistributedDataParallel (gloo), rank 0's result."""
+    import socket
+    import torch.multiprocessing as mp
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    results = mp.get_context("spawn").SimpleQueue()
+    mp.spawn(ddp_worker, args=(args, port, results), nprocs=args.ranks, join=True)
+    return results.get()
+
+
+def ddp_worker(rank, args, port, results):
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_model as tm
+    torch.set_num_threads(args.threads)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
+    result = bench_rank(args, torch, tm, rank)
+    dist.destroy_process_group()
+    if rank == 0:
+        results.put(result)
+
+
+def bench_rank(args, torch, tm, rank=0):
     batch = args.batch or (16 if args.config == "base" else 32)
     c = tm.preset(args.config, args.vocab)
     torch.manual_seed(1)
     model = tm.Transformer(c).train()
+    loss_of = model.loss
+    if args.ranks > 1:  # DDP calls forward, whose hooks start the gradients' allreduces in backward
+        model.forward = model.loss
+        loss_of = torch.nn.parallel.DistributedDataParallel(model)
     # models/optimizer.h: betas (0.9, 0.98), eps 1e-9 added to sqrt(v_hat).
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, paper_schedule(c["d_model"]))
-    g = torch.Generator().manual_seed(1)
+    g = torch.Generator().manual_seed(1 + rank)
     src, tgt_in, tgt_out = (torch.randint(1, args.vocab, (batch, n), generator=g)
                             for n in (args.src_len, args.tgt_len, args.tgt_len))
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = model.loss(src, tgt_in, tgt_out)
+        loss = loss_of(src, tgt_in, tgt_out)
         loss.backward()
         opt.step()
         sched.step()
@@ -203,10 +242,11 @@ def bench(args, torch, tm):
         step()
         ms.append((time.perf_counter() - start) * 1000)
     median = statistics.median(ms)
-    flops = tm.train_step_flops(c, batch, args.src_len, args.tgt_len)
-    tokens = batch * (args.src_len + args.tgt_len)
+    flops = tm.train_step_flops(c, batch, args.src_len, args.tgt_len) * args.ranks
+    tokens = batch * args.ranks * (args.src_len + args.tgt_len)
     return {
         "framework": "torch", "version": torch.__version__, "config": args.config, "threads": torch.get_num_threads(),
+        "ranks": args.ranks,
         "batch": batch, "src_len": args.src_len, "tgt_len": args.tgt_len, "vocab": args.vocab,
         "runs": len(ms), "median_ms": round(median, 3), "min_ms": round(min(ms), 3),
         "tokens_per_step": tokens, "tokens_per_s": round(tokens / median * 1000, 1),

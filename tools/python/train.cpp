@@ -7,8 +7,10 @@
 #include <ostream>
 #include <streambuf>
 
+#include "compiler/runtime/mpi_job.h"
 #include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
+#include "engine/tensor/collectives.h"
 #include "models/train/trained_model.h"
 #include "models/train/translate_lines.h"
 #include "models/train/trainer.h"
@@ -117,10 +119,19 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
     stream.emplace(&*sink);
     o.log = &*stream;
   }
+  // Under mpirun every rank's Python calls kiln.train: one model on all ranks.
+  if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
   models::TrainResult r;
   {
     py::gil_scoped_release unlocked;
-    r = models::train(o);
+    try {
+      r = models::train(o);
+    } catch (const std::exception& e) {
+      // The other ranks wait on collectives this one will never join: end the job.
+      if (collectives().size() > 1)
+        compiler::abort_mpi_job("kiln: rank " + std::to_string(collectives().rank()) + ": error: " + e.what(), 1);
+      throw;
+    }
   }
   if (sink) sink->rethrow();
   return r;
@@ -200,6 +211,12 @@ log             None: progress lines on stderr, as the command prints them; or a
 
 kiln.Error with the command's message for bad options, an existing checkpoint
 without resume, or a loss that stops being finite.
+
+Under mpirun (mpirun -np N python3 script.py) every rank calls it with the
+same arguments and they train one model, as `mpirun -np N kiln train` does:
+rank 0 logs and writes, the others return a TrainResult of their steps only.
+There an error ends the whole job with its message (naming the rank) instead
+of raising: the other ranks could not go on without this one.
 
     r = kiln.train('copy', 'ckpt', steps=400, d_model=64, heads=4, d_ff=256, layers=2, dropout=0, warmup=100))";
 
