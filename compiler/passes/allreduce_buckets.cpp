@@ -18,6 +18,7 @@
 // it), and holds one dtype.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -89,16 +90,24 @@ std::vector<Bucket> make_buckets(const Graph& g, const Positions& pos, int64_t b
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.ready < b.ready; });
   std::vector<Bucket> buckets;
+  std::map<DType, size_t> open;  // per dtype, the bucket still taking allreduces
   for (const Item& item : items) {
-    const bool joins = !buckets.empty() && buckets.back().dtype == item.dtype && buckets.back().bytes < bucket_bytes &&
-                       std::max(buckets.back().ready, item.ready) < std::min(buckets.back().first_read, item.first_read);
-    if (!joins) buckets.push_back({{}, kDeclared, std::numeric_limits<int>::max(), 0, item.dtype});
-    Bucket& b = buckets.back();
+    const auto it = open.find(item.dtype);
+    const bool joins = it != open.end() && buckets[it->second].bytes < bucket_bytes &&
+                       std::max(buckets[it->second].ready, item.ready) <
+                           std::min(buckets[it->second].first_read, item.first_read);
+    if (!joins) {
+      open[item.dtype] = buckets.size();
+      buckets.push_back({{}, kDeclared, std::numeric_limits<int>::max(), 0, item.dtype});
+    }
+    Bucket& b = buckets[open[item.dtype]];
     b.nodes.push_back(item.node);
     b.ready = std::max(b.ready, item.ready);
     b.first_read = std::min(b.first_read, item.first_read);
     b.bytes += item.bytes;
   }
+  // In the order they become ready, which is the order they are placed in.
+  std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b) { return a.ready < b.ready; });
   return buckets;
 }
 
