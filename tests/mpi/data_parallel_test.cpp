@@ -77,9 +77,15 @@ void require_ok(const KilnResult& r) {
   REQUIRE(r.status == 0);
 }
 
-// The pid of the process whose parent is `parent` and whose environment says OMPI_COMM_WORLD_RANK=rank, or -1.
-pid_t rank_pid(pid_t parent, int rank) {
-  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+struct Child {
+  pid_t pid;
+  std::string comm;  // its command name, "(mpirun)"
+  fs::path proc;     // /proc/PID
+};
+
+// The processes whose parent is `parent`.
+std::vector<Child> children_of(pid_t parent) {
+  std::vector<Child> out;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -87,10 +93,18 @@ pid_t rank_pid(pid_t parent, int rank) {
     std::string pid, comm, state;
     pid_t ppid = -1;
     stat >> pid >> comm >> state >> ppid;
-    if (ppid != parent) continue;
-    std::ifstream env(entry.path() / "environ");
+    if (ppid == parent) out.push_back({static_cast<pid_t>(std::stol(name)), comm, entry.path()});
+  }
+  return out;
+}
+
+// The child of `parent` whose environment says OMPI_COMM_WORLD_RANK=rank, or -1.
+pid_t rank_pid(pid_t parent, int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const Child& c : children_of(parent)) {
+    std::ifstream env(c.proc / "environ");
     for (std::string var; std::getline(env, var, '\0');)
-      if (var == want) return static_cast<pid_t>(std::stol(name));
+      if (var == want) return c.pid;
   }
   return -1;
 }
@@ -198,15 +212,8 @@ TEST_CASE("a rank killed mid-run ends the job with a message naming it, and the 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(fs::exists(models::checkpoint_file(ckpt)));
   pid_t mpirun = -1;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, comm, state;
-    pid_t ppid = -1;
-    stat >> pid >> comm >> state >> ppid;
-    if (ppid == shell && comm.find("mpirun") != std::string::npos) mpirun = static_cast<pid_t>(std::stol(name));
-  }
+  for (const Child& c : children_of(shell))
+    if (c.comm.find("mpirun") != std::string::npos) mpirun = c.pid;
   REQUIRE(mpirun > 0);
   const pid_t victim = rank_pid(mpirun, 1);
   REQUIRE(victim > 0);
