@@ -12,7 +12,8 @@ namespace kiln::test {
 const std::vector<OpInfo>& op_table();
 
 // The rows the generated checks run: all, or those named in the comma-separated
-// environment variable KILN_OP_TABLE_ONLY (to debug one op).
+// environment variable KILN_OP_TABLE_ONLY (to debug one op), and of those rows
+// i, i+n, ... with KILN_OP_TABLE_SHARD=i/n (CTest's shards).
 std::vector<const OpInfo*> rows_under_test();
 
 // A random generator seeded from the row's name, so each row's samples stay the
