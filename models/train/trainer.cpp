@@ -231,6 +231,10 @@ class Trainer {
   void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
   double eta() const;
+  // The plan of epoch state_.epoch: batches of an update's tokens (batch_tokens x parts).
+  std::unique_ptr<TrainEpoch> current_epoch() const {
+    return task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
+  }
   const Batch& next_batch();  // the stream's next batch (an update's), moving to the next epoch as needed
   // What rank 0 decides after a step, for every rank: its clock says when the
   // job evaluates, saves and stops.
@@ -374,7 +378,7 @@ void Trainer::start_together() {
   check_ranks_agree("the training settings (flags, recipe and checkpoint resolved)",
                     digest_text(settings().dump()));
   check_ranks_agree("the kiln binary (its bytes)", digest_text(read_file("/proc/self/exe", kMaxBinaryBytes, "kiln binary")));
-  batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
+  batches_ = current_epoch();
   check_ranks_agree("the task's data (vocabulary and the epoch's first batch)",
                     std::to_string(task_->vocab_size()) + " words, " + std::to_string(batches_->size()) +
                         " batches, the first " + (batches_->size() ? batch_digest(batches_->batch(0)) : "none"));
@@ -420,7 +424,7 @@ const Batch& Trainer::next_batch() {
       ++state_.epoch;
       ++epochs;
       state_.position = 0;
-      batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
+      batches_ = current_epoch();
     }
     while (static_cast<size_t>(state_.position) < batches_->size()) {
       batch_ = batches_->batch(static_cast<size_t>(state_.position++));
@@ -536,7 +540,7 @@ TrainResult Trainer::run() {
        << opts_.exec.backend;
   if (ranks_ > 1) log_ << " on " << ranks_ << " ranks";
   log_ << '\n';
-  if (!batches_) batches_ = task_->train_epoch(state_.seed, state_.epoch, state_.batch_tokens * state_.parts);
+  if (!batches_) batches_ = current_epoch();
   result_.first_step = state_.step + 1;
   // Every rank holds the checkpoint's evals_since_best at the start; after
   // that only rank 0 evaluates, and tells the others when patience runs out.
