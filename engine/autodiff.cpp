@@ -38,10 +38,12 @@ std::vector<bool> reaches_loss(const Graph& g, Value loss) {
 
 }  // namespace
 
-std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt) {
+std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt, Value seed) {
   const TensorType& lt = g.type(loss);
   if (lt.dtype != DType::f32 || lt.rank() != 0)
     throw Error("grad: loss %" + g.name_of(loss) + " must be an f32 scalar, got " + type_str(lt));
+  if (seed.valid() && !(g.type(seed) == lt))
+    throw Error("grad: seed %" + g.name_of(seed) + " must be an f32 scalar like the loss, got " + type_str(g.type(seed)));
   for (Value w : wrt)
     if (!is_float(g, w)) throw Error("grad: cannot differentiate with respect to %" + g.name_of(w) + " of type " +
                                      type_str(g.type(w)) + " (only f32 values have gradients)");
@@ -76,7 +78,8 @@ std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt) {
   Builder b(g);
   const auto first_new_value = static_cast<int32_t>(g.num_values());
   std::vector<Value> grads(g.num_values());
-  grads[static_cast<size_t>(loss.id)] = b.emit1("fill", {}, {{"shape", Shape{}}, {"value", 1.0}}, "loss.seed");
+  grads[static_cast<size_t>(loss.id)] =
+      seed.valid() ? seed : b.emit1("fill", {}, {{"shape", Shape{}}, {"value", 1.0}}, "loss.seed");
 
   for (size_t i : backward_order) {
     const Node& node = g.nodes()[i];

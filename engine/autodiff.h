@@ -15,6 +15,12 @@ namespace kiln {
 // (indices, masks) get none; stop_gradient cuts a path. If a path crosses ops that
 // have no gradient rule, throws kiln::Error naming every such op, and the graph is
 // left unchanged.
-std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt);
+//
+// `seed`, when valid, is the gradient `loss` itself gets (an f32 scalar of the
+// graph) instead of 1, so every gradient comes out multiplied by it: weighting a
+// loss costs one scalar at the start of the backward pass, not a multiply per
+// wrt value after it (where each would be ready only at the end: data-parallel
+// training starts summing gradients while the backward pass still runs).
+std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt, Value seed = {});
 
 }  // namespace kiln

@@ -51,12 +51,20 @@ Value grad_weight(Builder& b) {
   return existing ? *existing : b.input(kGradWeightInput, {DType::f32, {}});
 }
 
-// A param's gradient weighted by input %grad_weight, plus its accumulator
-// state, which is assigned `next_acc(weighted sum)`.
-Value accumulated(Builder& b, Value param, Value grad, const std::function<Value(Value)>& next_acc) {
+// The gradients of a part of a batch: weighted by input %grad_weight (its share
+// of the batch's target tokens) through the backward pass's seed, so each is
+// ready where the backward pass makes it.
+std::vector<Value> weighted_grads(Graph& g, Value loss, const std::vector<Value>& params) {
+  Builder b(g);
+  return grad(g, loss, params, grad_weight(b));
+}
+
+// A param's weighted gradient plus its accumulator state, which is assigned
+// `next_acc(sum)`.
+Value accumulated(Builder& b, Value param, Value weighted_grad, const std::function<Value(Value)>& next_acc) {
   Graph& g = b.graph();
   const Value acc = b.state(g.name_of(param) + kGradAccSuffix, g.type(param));
-  const Value sum = ops::add(b, acc, ops::mul(b, grad_weight(b), grad));
+  const Value sum = ops::add(b, acc, weighted_grad);
   ops::assign(b, acc, next_acc(sum));
   return sum;
 }
@@ -65,7 +73,7 @@ Value accumulated(Builder& b, Value param, Value grad, const std::function<Value
 
 void append_gradient_accumulation(Graph& g, Value loss) {
   const std::vector<Value> params = trainable_params(g);
-  const std::vector<Value> grads = grad(g, loss, params);
+  const std::vector<Value> grads = weighted_grads(g, loss, params);
   Builder b(g);
   for (size_t i = 0; i < params.size(); ++i) accumulated(b, params[i], grads[i], [](Value sum) { return sum; });
   output_once(b, loss);
@@ -85,15 +93,14 @@ void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
 
 void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
-  std::vector<Value> grads = grad(g, loss, params);
+  std::vector<Value> grads =
+      opts.update_freq > 1 || opts.allreduce ? weighted_grads(g, loss, params) : grad(g, loss, params);
   Builder b(g);
   if (opts.update_freq > 1)
     for (size_t i = 0; i < params.size(); ++i)
       grads[i] = accumulated(b, params[i], grads[i], [&](Value) {
         return ops::fill(b, g.type(params[i]).shape, 0.0);
       });
-  else if (opts.allreduce)
-    for (Value& gp : grads) gp = ops::mul(b, grad_weight(b), gp);
   // One allreduce per gradient, in order; the allreduce-buckets pass groups them.
   if (opts.allreduce)
     for (Value& gp : grads) gp = ops::allreduce(b, gp);

@@ -153,6 +153,28 @@ TEST_CASE("the loss must be an f32 scalar") {
   CHECK_THROWS_WITH_AS(grad(g, ops::exp(b, x), {x}), doctest::Contains("must be an f32 scalar"), Error);
 }
 
+TEST_CASE("a seed weights every gradient from the start: d/dx of w * sum(x*x) with seed w = 2wx, no multiply after") {
+  Graph g;
+  Builder b(g);
+  const Value x = b.input("x", f32_3);
+  const Value w = b.input("w", {DType::f32, {}});
+  const Value loss = ops::sum(b, ops::mul(b, x, x));
+  const size_t forward = g.nodes().size();
+  const std::vector<Value> dx = grad(g, loss, {x}, w);
+  b.output(dx[0]);
+  verify(g);
+  // The seed is read where the backward pass starts, not by a multiply of the gradient at its end.
+  CHECK(g.producer(dx[0]).op() != "mul");
+  size_t seed_reader = g.nodes().size();
+  for (size_t i = forward; i < g.nodes().size(); ++i)
+    for (Value v : g.nodes()[i].operands)
+      if (v == w) seed_reader = std::min(seed_reader, i);
+  CHECK(seed_reader == forward);
+  const Tensor got = run_and_get(g, {{"x", Tensor(Tensor::F32{1.0f, -2.0f, 0.5f})}, {"w", Tensor::scalar(0.25f)}}, "x.grad");
+  CHECK(got.f32() == Tensor::F32{0.5f, -1.0f, 0.25f});
+  CHECK_THROWS_WITH_AS(grad(g, loss, {x}, x), doctest::Contains("seed %x must be an f32 scalar like the loss"), Error);
+}
+
 TEST_CASE("grad of grad: d/dx of sum(d/dx sum(x^3)) = 6x") {
   Graph g;
   Builder b(g);
