@@ -15,6 +15,7 @@
 #include "compiler/profile.h"
 #include "compiler/runtime/mpi_job.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 #include "engine/param_init.h"
@@ -161,11 +162,13 @@ void bench_model(const BenchOptions& given) {
   StepReport r;
   r.ranks = ranks;
   r.step = time_runs(exe, opts);
-  if (ranks > 1) {
+  if (ranks > 1 || !opts.trace.empty()) {
     exe.profile(true);
     for (int i = 0; i < 5; ++i) exe.run();
     r.allreduce = compiler::collective_times(exe.compiled().program, exe.run_profile());
     exe.profile(false);
+    if (rank == 0 && !opts.trace.empty())
+      write_file_atomically(opts.trace, compiler::chrome_trace(exe.compiled().program, exe.run_profile()));
   }
   r.cold_s = cold_s;
   r.warm_s = warm_s;

@@ -9,6 +9,7 @@
 #include "tools/bench_peak.h"
 #include "tools/bench_timing.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -68,6 +69,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                 "measure this machine's f32 FMA peak at 1 thread and at --threads; with --model, also report the "
                 "training step's share of it");
   cmd->add_flag("--json", opts.json, "--peak, --model: print one JSON line instead of the report");
+  cmd->add_option("--trace", opts.trace,
+                  "--model: also time every kernel call of 5 steps and write their Chrome trace to this file (under "
+                  "mpirun, rank 0's, with the allreduces on a track of their own; tools/bench/scaling_model.py reads it)")
+      ->check(file_to_write())
+      ->type_name("TRACE.json");
   cmd->add_option("--op", opts.ops,
                   "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
                   "matmul transpose gather cross_entropy; matmul also compares the preset's products with OpenBLAS and oneDNN");

@@ -29,6 +29,7 @@ struct BenchOptions {
   bool peak = false;               // measure the f32 FMA peak (with --model: also report the step's share of it)
   bool per_kernel = false;         // --model: the step's time by kernel kind, at 1 thread and at --threads
   bool json = false;               // --peak, --model: one JSON line instead of the report
+  std::string trace;               // --model: write the Chrome trace of 5 profiled steps here
 };
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.
