@@ -39,7 +39,6 @@ class KernelCache {
   std::string path_of(const std::string& symbol) const;
 
   std::string dir_;
-  bool swept_ = false;  // the temporaries killed processes left in dir_ are removed
 };
 
 // An identifier of the running kiln build (its ELF build ID, or the size and
