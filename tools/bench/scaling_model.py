@@ -98,11 +98,11 @@ def read_steps(path):
             buckets.append((c["args"]["bytes"], compute_time(c["ts"]), needed))
         last = run[-1]["ts"] + run[-1]["dur"]
         boundaries = sorted(compute_time(e["ts"] + e["dur"]) for e in run)
-        steps.append((compute_time(last), Step(compute_time(last), buckets, boundaries)))
-    if not steps[0][1].buckets:
+        steps.append(Step(compute_time(last), buckets, boundaries))
+    if not steps[0].buckets:
         sys.exit(f"{path}: no allreduce in the trace (run the benchmark under mpirun -np 2)")
-    steps.sort(key=lambda s: s[0])
-    return steps[len(steps) // 2][1]  # the median step
+    steps.sort(key=lambda s: s.compute_ms)
+    return steps[len(steps) // 2]  # the median step
 
 
 def simulate(step, p, gbits, alpha_us, progress_at_boundaries=True):
