@@ -49,22 +49,26 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_flag("--cpu-time", opts.cpu_time,
                "time by the process's CPU time, not wall time: at 1 thread, what a quiet machine would show while "
                "other processes load this one (all threads' time is summed, so not for --threads > 1)");
+  auto* model = cmd->add_option("--model", opts.model, "benchmark a model's training step instead of single ops")
+                    ->check(CLI::IsMember({"transformer"}));
+  // The flags that only a model's step reads are refused without --model
+  // ("--trace requires --model"), not silently ignored.
   cmd->add_flag("--per-kernel", opts.per_kernel,
                "--model: also time every kernel call and print the step's time by kernel kind at 1 thread and at "
-               "--threads, with each kind's speed-up");
-  cmd->add_option("--model", opts.model, "benchmark a model's training step instead of single ops")
-      ->check(CLI::IsMember({"transformer"}));
+               "--threads, with each kind's speed-up")
+      ->needs(model);
   cmd->add_option("--config", opts.config, "--model transformer and --op matmul: the preset")
       ->check(CLI::IsMember({"tiny", "small", "base"}))
       ->capture_default_str();
   cmd->add_option("--batch", opts.batch, "--model and --op matmul: sentences per batch (default 32, base 16)")
       ->check(positive(opts.batch));
-  cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(positive(opts.src_len))->capture_default_str();
-  cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(positive(opts.tgt_len))->capture_default_str();
-  cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(in_range(opts.vocab, 2, 1 << 24))->capture_default_str();
+  cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(positive(opts.src_len))->capture_default_str()->needs(model);
+  cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(positive(opts.tgt_len))->capture_default_str()->needs(model);
+  cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(in_range(opts.vocab, 2, 1 << 24))->capture_default_str()->needs(model);
   cmd->add_option("--compile-only", opts.compile_only_cache,
                   "--model: only compile the training step with this kernel cache directory and print the seconds "
-                  "(how the benchmark measures a warm cache in a fresh process)");
+                  "(how the benchmark measures a warm cache in a fresh process)")
+      ->needs(model);
   cmd->add_flag("--peak", opts.peak,
                 "measure this machine's f32 FMA peak at 1 thread and at --threads; with --model, also report the "
                 "training step's share of it");
@@ -73,7 +77,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                   "--model: also time every kernel call of 5 steps and write their Chrome trace to this file (under "
                   "mpirun, rank 0's, with the allreduces on a track of their own; tools/bench/scaling_model.py reads it)")
       ->check(file_to_write())
-      ->type_name("TRACE.json");
+      ->type_name("TRACE.json")
+      ->needs(model);
   cmd->add_option("--op", opts.ops,
                   "benchmark only these rows (repeatable): add exp tanh sum softmax layer_norm "
                   "matmul transpose gather cross_entropy; matmul also compares the preset's products with OpenBLAS and oneDNN");

@@ -41,9 +41,10 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
       ->check(CLI::IsMember({"tiny", "small", "base"}));
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->check(dir_to_write())->required();
   auto* minutes = cmd->add_option("--minutes", opts.minutes,
-                                  "train for this long: wall clock with compiles, without dev evaluations and saves")
+                                  "train until the run has trained this long, --resume included: wall clock with "
+                                  "compiles, without dev evaluations and saves")
                       ->check(positive(opts.minutes));
-  auto* steps = cmd->add_option("--steps", opts.steps, "train for this many steps")->check(positive(opts.steps));
+  auto* steps = cmd->add_option("--steps", opts.steps, "train this many steps (more, with --resume)")->check(positive(opts.steps));
   minutes->excludes(steps);
   cmd->add_flag("--resume", opts.resume, "continue the checkpoint in --checkpoint on the same trajectory");
   cmd->add_option_function<uint64_t>(

@@ -54,13 +54,7 @@ const CLI::Validator kCIdentifier(
 // message names the rank and the job ends on every rank (MPI_Abort): the
 // others would otherwise wait forever on a collective this rank never joins.
 int fail(const std::string& message, int code) {
-  if (kiln::compiler::in_mpi_job() && kiln::collectives().size() > 1) {
-    std::string named = message;
-    const std::string prefix = "kiln: ";
-    const std::string rank = "kiln: rank " + std::to_string(kiln::collectives().rank()) + ": ";
-    named = named.rfind(prefix, 0) == 0 ? rank + named.substr(prefix.size()) : rank + named;
-    kiln::compiler::abort_mpi_job(named, code);
-  }
+  if (kiln::compiler::in_mpi_job() && kiln::collectives().size() > 1) kiln::compiler::abort_mpi_job(message, code);
   std::cerr << message << '\n';
   return code;
 }
@@ -204,6 +198,7 @@ int main(int argc, char** argv) {
   opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout")
       ->check(kiln::cli::file_to_write());
   kiln::cli::add_pass_flags(opt, opt_opts.passes);
+  kiln::cli::add_dump_dir_flag(opt, opt_opts.dump_dir);
 
   kiln::cli::BenchOptions bench_opts;
   auto* bench = kiln::cli::add_bench_command(app, bench_opts);

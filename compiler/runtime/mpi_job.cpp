@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/ir/error.h"
+#include "engine/tensor/collectives.h"
 
 #ifdef KILN_HAS_MPI
 #include "compiler/runtime/mpi_collectives.h"
@@ -46,7 +47,10 @@ void start_mpi_job() {
 bool in_mpi_job() { return started; }
 
 void abort_mpi_job(const std::string& message, int exit_code) {
-  std::cerr << message << std::endl;
+  // "kiln: error: ..." becomes "kiln: rank 1: error: ...".
+  const std::string prefix = "kiln: ";
+  const std::string rank = prefix + "rank " + std::to_string(collectives().rank()) + ": ";
+  std::cerr << (message.rfind(prefix, 0) == 0 ? rank + message.substr(prefix.size()) : rank + message) << std::endl;
 #ifdef KILN_HAS_MPI
   if (started) abort_with_mpi(exit_code);
 #endif

@@ -19,7 +19,8 @@ int mpirun_ranks();
 void start_mpi_job();
 // Whether start_mpi_job() ran.
 bool in_mpi_job();
-// Ends every rank of the job, after printing `message` on this rank's stderr
+// Ends every rank of the job, after printing `message` on this rank's stderr,
+// named by its rank ("kiln: error: x" as "kiln: rank 1: error: x")
 // (MPI_Abort: mpirun kills the others, so none waits forever on a collective
 // this rank will never join).
 [[noreturn]] void abort_mpi_job(const std::string& message, int exit_code);

@@ -230,6 +230,7 @@ class Trainer {
   }
   void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
+  bool budget_spent();
   double eta() const;
   // The plan of epoch state_.epoch: batches of an update's tokens (batch_tokens x parts).
   std::unique_ptr<TrainEpoch> current_epoch() const {
@@ -407,14 +408,16 @@ void Trainer::prepare_text_task(const TrainOptions& o, const std::optional<Check
                 " was trained on (leave out --train, --valid and the rest to continue on its prepared corpus)");
 }
 
+// --minutes is the whole run's training time (a resume continues until the run
+// has trained that long); --steps counts this call's steps.
 bool Trainer::budget_left() const {
-  return opts_.steps > 0 ? steps_done_ < opts_.steps : training_seconds() < opts_.minutes * 60;
+  return opts_.steps > 0 ? steps_done_ < opts_.steps : run_seconds() < opts_.minutes * 60;
 }
 
-// For --minutes what is left of the budget; for --steps the remaining steps at
-// the mean time of a step so far (compiles and evaluations not included).
+// For --minutes what is left of the run's budget; for --steps the remaining
+// steps at the mean time of a step so far (compiles and evaluations not included).
 double Trainer::eta() const {
-  if (opts_.minutes > 0) return opts_.minutes * 60 - training_seconds();
+  if (opts_.minutes > 0) return opts_.minutes * 60 - run_seconds();
   return step_seconds_ / static_cast<double>(steps_done_) * static_cast<double>(opts_.steps - steps_done_);
 }
 
@@ -544,7 +547,7 @@ TrainResult Trainer::run() {
   result_.first_step = state_.step + 1;
   // Every rank holds the checkpoint's evals_since_best at the start; after
   // that only rank 0 evaluates, and tells the others when patience runs out.
-  bool stop = patience_ran_out();
+  bool stop = patience_ran_out() || budget_spent();
   bool evaluated_last = stop;  // a run that stops early has just evaluated
   while (!stop) {
     const Decision d = step(next_batch());
@@ -581,6 +584,17 @@ bool Trainer::patience_ran_out() {
                           state_.best_metric + " than step " + std::to_string(state_.best_step) + "'s";
   progress_.message("stopping early: " + why + " (--patience " + std::to_string(opts_.patience) + ")");
   if (run_log_) run_log_->write(nlohmann::ordered_json{{"event", "stop"}, {"step", state_.step}, {"reason", why}}.dump());
+  return true;
+}
+
+// A resume of a run that has already trained its --minutes trains nothing
+// (every rank reads the same checkpoint, so all agree).
+bool Trainer::budget_spent() {
+  if (opts_.minutes <= 0 || budget_left()) return false;
+  char text[128];
+  std::snprintf(text, sizeof text, "nothing to train: the run has trained %.1f of its --minutes %g", run_seconds() / 60,
+                opts_.minutes);
+  progress_.message(text);
   return true;
 }
 

@@ -53,6 +53,19 @@ TEST_CASE("kiln bench --op names a row that exists") {
   CHECK(r.err.find("--op: no benchmark row 'nosuch' (rows: add exp") != std::string::npos);
 }
 
+TEST_CASE("kiln bench refuses the flags of a model's step without --model, naming the flag") {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--trace", "t.json"}, {"--per-kernel"}, {"--src-len", "8"}, {"--tgt-len", "8"}, {"--vocab", "100"},
+           {"--compile-only", "cache"}}) {
+    std::vector<std::string> argv{"bench", "--op", "add"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const KilnResult r = run_kiln(argv);
+    INFO("stderr: ", r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(args[0] + " requires --model") != std::string::npos);
+  }
+}
+
 TEST_CASE("kiln compile refuses a --header that is the object file, and leaves that file alone") {
   TempDir dir;
   const std::string obj = dir.file("m.o");

@@ -107,6 +107,27 @@ TEST_CASE("--eval-minutes evaluates and saves by training time, which carries ov
   CHECK_THROWS_WITH_AS(train(o), doctest::Contains("--eval-minutes"), Error);
 }
 
+TEST_CASE("--minutes is the whole run's budget: a resume trains what is left of it, and nothing once it is spent") {
+  TempDir dir;
+  std::ostringstream log;
+  TrainOptions o = interpreter_run(dir.file("ckpt"), 2, log);
+  const TrainResult first = train(o);
+  REQUIRE(first.last_step == 2);
+
+  o.resume = true;
+  o.steps = 0;
+  o.minutes = first.train_minutes;  // spent
+  const TrainResult spent = train(o);
+  CAPTURE(log.str());
+  CHECK(spent.last_step == 2);
+  CHECK(log.str().find("nothing to train: the run has trained") != std::string::npos);
+
+  o.minutes = spent.train_minutes + 1e-5;  // 0.6 ms left: one step uses it up
+  const TrainResult more = train(o);
+  CHECK(more.last_step == 3);
+  CHECK(more.train_minutes >= o.minutes);
+}
+
 TEST_CASE("a trainer state without the training time (before it was kept) loads with none") {
   TrainerState s;
   s.batch_tokens = 10, s.warmup = 4, s.lr_factor = 1, s.train_seconds = 12.5;

@@ -129,7 +129,7 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
     } catch (const std::exception& e) {
       // The other ranks wait on collectives this one will never join: end the job.
       if (collectives().size() > 1)
-        compiler::abort_mpi_job("kiln: rank " + std::to_string(collectives().rank()) + ": error: " + e.what(), 1);
+        compiler::abort_mpi_job(std::string("kiln: error: ") + e.what(), 1);
       throw;
     }
   }
