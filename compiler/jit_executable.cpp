@@ -19,6 +19,7 @@ JitExecutable::JitExecutable(Graph graph, const JitOptions& options)
   compiled_ = compile_graph(graph_, options.pipeline);
   times_.passes_ms = compiled_.passes_ms;
   kernels_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
+  if (!compiled_.dump_dir.empty()) dump_kernels(compiled_.program.kernels, target_, compiled_.dump_dir);
   times_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

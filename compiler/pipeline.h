@@ -17,12 +17,16 @@ struct PipelineOptions {
   bool reuse = true;                    // false (--no-reuse): every buffer its own memory
   bool update_in_place = true;          // assign values written into their targets (build_program)
   std::ostream* memory_plan = nullptr;  // --print-memory-plan
+  // --dump-dir: every stage of each compile into a directory of its own under
+  // this one (dump_dir.h); the JIT adds its kernels' LLVM IR and assembly.
+  std::string dump_dir;
 };
 
 struct CompiledGraph {
   Graph graph;      // after passes and fusion: declarations and output names as the input's
   Program program;  // its schedule and memory plan
   double passes_ms = 0;
+  std::string dump_dir;  // this compile's directory under PipelineOptions::dump_dir; empty: none
 };
 
 // Throws kiln::Error.

@@ -135,7 +135,7 @@ std::string chrome_trace(const Program& p, const RunProfile& r) {
     const KernelCall& call = p.calls[span.call];
     const CallCost cost = call_cost(p, call);
     events.push_back({{"name", describe(p.kernels[call.kernel])},
-                      {"cat", p.kernels[call.kernel].kind},
+                      {"cat", p.kernels[call.kernel].label},
                       {"ph", "X"},
                       {"pid", 0},
                       {"tid", 0},  // the caller runs every call; its own chunks nest inside

@@ -83,7 +83,9 @@ void register_dropout(OpRegistry& r) {
                 optional_attr("examples", int64_t{0})},
       .infer = dropout_infer,
       .reference = dropout_reference,
-      .gradient = dropout_gradient});
+      .gradient = dropout_gradient,
+      .elementwise = true,
+      .random = true});
 }
 
 }  // namespace kiln::ops

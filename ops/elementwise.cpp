@@ -106,6 +106,7 @@ struct ElementwiseOp {
   InferFn infer;
   ReferenceFn reference;
   GradientFn gradient = {};  // none for ops with bool results (comparisons, logic): no gradient flows there
+  std::function<bool(const std::vector<TensorType>&)> may_fail = {};
 };
 
 std::vector<ElementwiseOp> unary_ops() {
@@ -223,7 +224,9 @@ std::vector<ElementwiseOp> binary_ops() {
        .gradient = binary_grad([](Builder& b, Value, Value y, Value z, Value dz) {
          const Value dx = div(b, dz, y);
          return GradPair{dx, neg(b, mul(b, dx, z))};
-       })},
+       }),
+       // An i32 division by zero is an error.
+       .may_fail = [](const std::vector<TensorType>& in) { return in[0].dtype == DType::i32; }},
       {.name = "pow",
        .summary = "x ^ y (broadcasting)",
        .operands = 2,
@@ -346,14 +349,17 @@ void register_elementwise(OpRegistry& r) {
                   .max_operands = op.operands,
                   .infer = op.infer,
                   .reference = op.reference,
-                  .gradient = op.gradient});
+                  .gradient = op.gradient,
+                  .elementwise = true,
+                  .may_fail = op.may_fail});
   r.add(OpDef{.name = "select",
               .summary = "np.where(cond, x, y) (broadcasting all three)",
               .min_operands = 3,
               .max_operands = 3,
               .infer = infer_select,
               .reference = select_kernel,
-              .gradient = select_grad});
+              .gradient = select_grad,
+              .elementwise = true});
   r.add(OpDef{.name = "cast",
               .summary = "converts to {dtype}; f32 -> i32 truncates toward zero, -> bool is x != 0",
               .min_operands = 1,
@@ -361,7 +367,8 @@ void register_elementwise(OpRegistry& r) {
               .attrs = {required_attr("dtype", AttrKind::dtype)},
               .infer = infer_cast,
               .reference = cast_kernel,
-              .gradient = cast_grad});
+              .gradient = cast_grad,
+              .elementwise = true});
 }
 
 namespace {

@@ -2,7 +2,8 @@
 // (compiler/passes/). Its body is a graph of plain ops whose inputs take the
 // operands and whose outputs are the results; the interpreter runs the body, the
 // JIT compiles it into one kernel. `kind` says how the kernel is structured
-// (loop, reduction, ...; compiler/passes/fusion.h).
+// (engine/ir/fusion_kind.h: loop, input, row, epilogue, ...), which the verifier
+// checks is one of the kinds.
 #include "engine/ir/error.h"
 #include "ops/families.h"
 

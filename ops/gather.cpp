@@ -152,7 +152,9 @@ void register_gather(OpRegistry& r) {
               .attrs = {optional_attr("axis", int64_t{0})},
               .infer = gather_infer,
               .reference = gather_reference,
-              .gradient = gather_gradient});
+              .gradient = gather_gradient,
+              // An index out of range is an error.
+              .may_fail = [](const std::vector<TensorType>&) { return true; }});
 
   r.add(OpDef{.name = "scatter_add",
               .summary = "zero table with dim axis of length size, updates added at indices i32 (gather's adjoint)",

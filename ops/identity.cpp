@@ -15,7 +15,9 @@ static OpDef pass_through(std::string name, std::string summary, GradientFn grad
                .max_operands = 1,
                .infer = [](const std::vector<TensorType>& in, const Attrs&) { return std::vector<TensorType>{in[0]}; },
                .reference = [](const KernelArgs& a) { *a.out[0] = *a.in[0]; },
-               .gradient = std::move(gradient)};
+               .gradient = std::move(gradient),
+               .elementwise = true,
+               .moves_elements = true};
 }
 
 void register_identity(OpRegistry& r) {

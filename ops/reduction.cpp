@@ -172,7 +172,8 @@ void register_reductions(OpRegistry& r) {
               .attrs = reduction_attrs(),
               .infer = reduction_infer(kNumeric, false),
               .reference = sum_kernel,
-              .gradient = sum_grad});
+              .gradient = sum_grad,
+              .reduction = true});
   r.add(OpDef{.name = "mean",
               .summary = "mean over {axes} (all if empty), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
@@ -180,7 +181,8 @@ void register_reductions(OpRegistry& r) {
               .attrs = reduction_attrs(),
               .infer = reduction_infer(kFloat, false),
               .reference = mean_kernel,
-              .gradient = mean_grad});
+              .gradient = mean_grad,
+              .reduction = true});
   r.add(OpDef{.name = "max",
               .summary = "max over {axes} (all if empty; nan if any is), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
@@ -188,7 +190,8 @@ void register_reductions(OpRegistry& r) {
               .attrs = reduction_attrs(),
               .infer = reduction_infer(kNumeric, true),
               .reference = max_kernel,
-              .gradient = max_grad});
+              .gradient = max_grad,
+              .reduction = true});
 }
 
 Value sum(Builder& b, Value x, std::vector<int64_t> axes, bool keepdims) {

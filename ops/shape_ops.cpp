@@ -85,7 +85,8 @@ OpDef reshape_def() {
                .gradient =
                    [](Builder& b, const Node& node, const std::vector<Value>& dy) {
                      return std::vector<Value>{reshape(b, dy[0], b.type(node.operands[0]).shape)};
-                   }};
+                   },
+               .moves_elements = true};
 }
 
 // ---- transpose ----
@@ -132,7 +133,8 @@ OpDef transpose_def() {
                      for (size_t i = 0; i < perm.size(); ++i)
                        inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
                      return std::vector<Value>{transpose(b, dy[0], std::move(inverse))};
-                   }};
+                   },
+               .moves_elements = true};
 }
 
 // ---- broadcast ----
@@ -168,7 +170,8 @@ OpDef broadcast_def() {
           [](Builder& b, const Node& node, const std::vector<Value>& dy) {
             const Shape& shape = b.type(node.operands[0]).shape;
             return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
-          }};
+          },
+      .moves_elements = true};
 }
 
 // ---- slice ----
@@ -259,7 +262,8 @@ OpDef slice_def() {
                        sv.push_back(xt::range(start, end));
                      with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
                    },
-               .gradient = slice_gradient};
+               .gradient = slice_gradient,
+               .moves_elements = true};
 }
 
 // ---- concat ----

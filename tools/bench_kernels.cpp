@@ -33,7 +33,7 @@ void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) 
   const int threads = kiln_num_threads();
   const compiler::Program& p = exe.compiled().program;
   std::map<std::string, KindTime> kinds, kernels;  // by kind, and by description
-  for (const compiler::KernelCall& call : p.calls) ++kinds[p.kernels[static_cast<size_t>(call.kernel)].kind].calls;
+  for (const compiler::KernelCall& call : p.calls) ++kinds[p.kernels[static_cast<size_t>(call.kernel)].label].calls;
   double total[2] = {0, 0};
   std::map<std::string, double> flops;  // per step, by description
   const int counts[2] = {1, threads};
@@ -47,7 +47,7 @@ void print_kernel_table(compiler::JitExecutable& exe, const BenchOptions& opts) 
     for (size_t i = 0; i < p.calls.size(); ++i) {
       const double ms = call_ms[i] / opts.repeats;
       const compiler::Kernel& k = p.kernels[static_cast<size_t>(p.calls[i].kernel)];
-      kinds[k.kind].ms[c] += ms;
+      kinds[k.label].ms[c] += ms;
       KindTime& same = kernels[compiler::describe(k)];
       same.ms[c] += ms;
       same.calls += c == 0 ? 1 : 0;

@@ -100,6 +100,7 @@ struct OptOptions {
   std::string graph_path;
   std::string output_path;  // empty: stdout
   compiler::PassOptions passes;
+  std::string dump_dir;  // --dump-dir: the graph after each pass, under DIR/NAME/ (compiler/dump_dir.h)
 };
 void opt(const OptOptions& opts);
 

@@ -1,7 +1,8 @@
 // `kiln opt FILE [--passes=a,b] [-o OUT] [--print-after-all] [--print-after=NAME]
-//  [--print-before=NAME] [--time-passes]`.
+//  [--print-before=NAME] [--print-changed] [--time-passes] [--dump-dir DIR]`.
 #include <iostream>
 
+#include "compiler/dump_dir.h"
 #include "compiler/passes/pass_manager.h"
 #include "engine/atomic_file.h"
 #include "engine/ir/parser.h"
@@ -11,7 +12,10 @@
 namespace kiln::cli {
 
 void opt(const OptOptions& opts) {
-  const std::string text = print_kir(compiler::run_passes(parse_kir_file(opts.graph_path), opts.passes));
+  const Graph graph = parse_kir_file(opts.graph_path);
+  compiler::PassOptions passes = opts.passes;
+  if (!opts.dump_dir.empty()) passes.dump_dir = compiler::graph_dump_dir(opts.dump_dir, graph.name());
+  const std::string text = print_kir(compiler::run_passes(graph, passes));
   if (opts.output_path.empty())
     std::cout << text;
   else

@@ -1,5 +1,6 @@
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
+#include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -55,6 +56,8 @@ void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   sub->add_option("--print-before", opts.print_before, "print the graph to stderr before this pass (repeatable)")
       ->delimiter(',')
       ->check(pass_name(false));
+  sub->add_flag("--print-changed", opts.print_changed,
+                "print the graph to stderr at the start and after each pass that changed it (LLVM's -print-changed)");
   sub->add_flag("--time-passes", opts.time_passes, "print each pass's time and node counts to stderr");
   sub->add_flag("--verify-each,!--no-verify-each", opts.verify_each,
                 "verify the graph and the pass invariants after each pass (default: on in debug builds)");
@@ -65,6 +68,13 @@ void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   opts.dump = &std::cerr;
 }
 
+void add_dump_dir_flag(CLI::App* sub, std::string& dir) {
+  sub->add_option("--dump-dir", dir,
+                  "write every stage of each graph compiled into a directory of its own under DIR: the graph after "
+                  "each pass, the fusion decisions, the program, the memory plan, each kernel's LLVM IR and assembly")
+      ->check(dir_to_write());
+}
+
 void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline, compiler::KernelJitOptions* kernels) {
   add_pass_flags(sub, pipeline.passes);
   sub->add_flag_callback(
@@ -72,6 +82,7 @@ void add_compiler_flags(CLI::App* sub, compiler::PipelineOptions& pipeline, comp
       "print the memory plan (buffers, offsets, live ranges, naive and planned bytes) to stderr");
   sub->add_flag_callback(
       "--no-reuse", [&pipeline] { pipeline.reuse = false; }, "give every buffer its own memory (for debugging)");
+  add_dump_dir_flag(sub, pipeline.dump_dir);
   if (kernels)
     sub->add_flag_callback(
         "--no-cache", [kernels] { kernels->cache = false; },

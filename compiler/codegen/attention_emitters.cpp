@@ -316,8 +316,8 @@ void emit_backward(const KernelEmitArgs& args) {
 }  // namespace
 
 void register_attention_emitters(EmitterRegistry& r) {
-  r.add_kernel("flash_attention", emit_forward);
-  r.add_kernel("flash_attention_backward", emit_backward);
+  r.add_kernel("flash_attention", emit_forward, KernelReads::memory);
+  r.add_kernel("flash_attention_backward", emit_backward, KernelReads::memory);
 }
 
 }  // namespace kiln::compiler

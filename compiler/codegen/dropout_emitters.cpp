@@ -120,6 +120,6 @@ llvm::Value* dropout(const ElementalArgs& a, const ElementIndex& index) {
 
 }  // namespace
 
-void register_dropout_emitters(EmitterRegistry& r) { r.add_pointwise("dropout", dropout); }
+void register_dropout_emitters(EmitterRegistry& r) { r.add_elemental("dropout", dropout); }
 
 }  // namespace kiln::compiler

@@ -75,55 +75,55 @@ llvm::Value* convert(LoweringContext& cx, DType from, DType to, llvm::Value* x, 
 
 void add_unary(EmitterRegistry& r) {
   using I = llvm::Intrinsic::ID;
-  r.add_pointwise("neg", unary([](LoweringContext& cx, DType t, llvm::Value* x) {
+  r.add_elemental("neg", unary([](LoweringContext& cx, DType t, llvm::Value* x) {
                     return is_float(t) ? cx.b().CreateFNeg(x) : cx.b().CreateNeg(x);
                   }));
-  r.add_pointwise("exp", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_exp(cx, x); }));
-  r.add_pointwise("log", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_log(cx, x); }));
-  r.add_pointwise("tanh", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_tanh(cx, x); }));
-  r.add_pointwise("erf", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_erf(cx, x); }));
-  r.add_pointwise("sqrt", unary([](LoweringContext& cx, DType, llvm::Value* x) -> llvm::Value* {
+  r.add_elemental("exp", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_exp(cx, x); }));
+  r.add_elemental("log", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_log(cx, x); }));
+  r.add_elemental("tanh", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_tanh(cx, x); }));
+  r.add_elemental("erf", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_erf(cx, x); }));
+  r.add_elemental("sqrt", unary([](LoweringContext& cx, DType, llvm::Value* x) -> llvm::Value* {
                     return cx.b().CreateUnaryIntrinsic(I(llvm::Intrinsic::sqrt), x);
                   }));
-  r.add_pointwise("rsqrt", unary([](LoweringContext& cx, DType, llvm::Value* x) {
+  r.add_elemental("rsqrt", unary([](LoweringContext& cx, DType, llvm::Value* x) {
                     llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
                     return cx.b().CreateFDiv(one, cx.b().CreateUnaryIntrinsic(I(llvm::Intrinsic::sqrt), x));
                   }));
-  r.add_pointwise("relu", unary([](LoweringContext& cx, DType, llvm::Value* x) {
+  r.add_elemental("relu", unary([](LoweringContext& cx, DType, llvm::Value* x) {
                     return cx.b().CreateSelect(cx.b().CreateFCmpOGT(x, zero_like(x)), x, zero_like(x));
                   }));
-  r.add_pointwise("logical_not", unary([](LoweringContext& cx, DType, llvm::Value* x) { return cx.b().CreateNot(x); }));
+  r.add_elemental("logical_not", unary([](LoweringContext& cx, DType, llvm::Value* x) { return cx.b().CreateNot(x); }));
 }
 
 void add_binary(EmitterRegistry& r) {
-  r.add_pointwise("add", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("add", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     return is_float(t) ? cx.b().CreateFAdd(x, y) : cx.b().CreateAdd(x, y);
                   }));
-  r.add_pointwise("sub", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("sub", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     return is_float(t) ? cx.b().CreateFSub(x, y) : cx.b().CreateSub(x, y);
                   }));
-  r.add_pointwise("mul", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("mul", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     return is_float(t) ? cx.b().CreateFMul(x, y) : cx.b().CreateMul(x, y);
                   }));
-  r.add_pointwise("div", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("div", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     return is_float(t) ? cx.b().CreateFDiv(x, y) : int_div(cx, x, y);
                   }));
-  r.add_pointwise("pow", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) -> llvm::Value* {
+  r.add_elemental("pow", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) -> llvm::Value* {
                     // llvm.pow becomes calls to the C library's powf, the function std::pow uses.
                     return cx.b().CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
                   }));
-  r.add_pointwise("maximum", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("maximum", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     using P = llvm::CmpInst;
                     return cx.b().CreateSelect(compare(cx, t, P::FCMP_OGT, P::ICMP_SGT, x, y), x, y);
                   }));
-  r.add_pointwise("minimum", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("minimum", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
                     using P = llvm::CmpInst;
                     return cx.b().CreateSelect(compare(cx, t, P::FCMP_OLT, P::ICMP_SLT, x, y), x, y);
                   }));
-  r.add_pointwise("logical_and", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("logical_and", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) {
                     return cx.b().CreateAnd(x, y);
                   }));
-  r.add_pointwise("logical_or", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) {
+  r.add_elemental("logical_or", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) {
                     return cx.b().CreateOr(x, y);
                   }));
 }
@@ -141,7 +141,7 @@ void add_comparisons(EmitterRegistry& r) {
                               Comparison{"less_equal", P::FCMP_OLE, P::ICMP_SLE},
                               Comparison{"greater", P::FCMP_OGT, P::ICMP_SGT},
                               Comparison{"greater_equal", P::FCMP_OGE, P::ICMP_SGE}}) {
-    r.add_pointwise(c.op, [c](const ElementalArgs& a, const ElementIndex& index) {
+    r.add_elemental(c.op, [c](const ElementalArgs& a, const ElementIndex& index) {
       const std::vector<llvm::Value*> v = broadcast_operands(a, index);
       return compare(a.cx, a.node.in(0).dtype, c.fp, c.ip, v[0], v[1]);
     });
@@ -154,11 +154,11 @@ void register_elementwise_emitters(EmitterRegistry& r) {
   add_unary(r);
   add_binary(r);
   add_comparisons(r);
-  r.add_pointwise("select", [](const ElementalArgs& a, const ElementIndex& index) {
+  r.add_elemental("select", [](const ElementalArgs& a, const ElementIndex& index) {
     const std::vector<llvm::Value*> v = broadcast_operands(a, index);
     return a.cx.b().CreateSelect(v[0], v[1], v[2]);
   });
-  r.add_pointwise("cast", [](const ElementalArgs& a, const ElementIndex& index) {
+  r.add_elemental("cast", [](const ElementalArgs& a, const ElementIndex& index) {
     return convert(a.cx, a.node.in(0).dtype, a.node.out().dtype, a.operands[0](index), index.width);
   });
 }

@@ -22,12 +22,8 @@ void add(std::map<std::string, OpEmitter>& emitters, const std::string& op, OpEm
 
 void EmitterRegistry::add_elemental(const std::string& op, ElementalFn fn) { add(emitters_, op, {std::move(fn), {}}); }
 
-void EmitterRegistry::add_pointwise(const std::string& op, ElementalFn fn) {
-  add(emitters_, op, {std::move(fn), {}, true});
-}
-
-void EmitterRegistry::add_kernel(const std::string& op, KernelFn fn, bool takes_epilogue) {
-  add(emitters_, op, {{}, std::move(fn), false, takes_epilogue});
+void EmitterRegistry::add_kernel(const std::string& op, KernelFn fn, KernelReads reads, bool takes_epilogue) {
+  add(emitters_, op, {{}, std::move(fn), reads == KernelReads::generators, takes_epilogue});
 }
 
 const OpEmitter* EmitterRegistry::find(const std::string& op) const {

@@ -19,7 +19,8 @@
 // Adding an op family's emitters:
 //   1. compiler/codegen/<family>_emitters.cpp defines
 //      `void register_<family>_emitters(EmitterRegistry& r)` with r.add_elemental
-//      or r.add_kernel per op;
+//      or r.add_kernel per op (tests/jit/op_traits_test.cpp checks that the
+//      kind agrees with the OpDef's traits);
 //   2. declare it in compiler/codegen/families.h and call it in
 //      register_all_emitters() (emitter_registry.cpp);
 //   3. the op's row in tests/op_table/ then compiles it against the interpreter
@@ -56,16 +57,21 @@ struct KernelEmitArgs {
 };
 using KernelFn = std::function<void(const KernelEmitArgs& args)>;
 
-// One op's entry: exactly one of the two is set.
+// How a kernel op's emitter reads its operands, which decides what fusion may
+// put before it.
+enum class KernelReads {
+  generators,  // only through KernelEmitArgs::operands: elemental producers fuse into it
+  memory,      // through operand_ptr (packing, tiles): its operands are stored first
+};
+
+// One op's entry: exactly one of the two functions is set. What the op itself
+// is (elementwise, a reduction, ...) is in its OpDef's traits.
 struct OpEmitter {
   ElementalFn elemental;
   KernelFn kernel;
-  // Elemental, and each result element reads its operands' elements at its own
-  // index only (operands of the result's shape; broadcast ones aside), so the
-  // result may overwrite such an operand in place (memory planning).
-  bool pointwise = false;
+  bool fuses_producers = false;  // a kernel registered with KernelReads::generators
   // A kernel of one result that applies KernelEmitArgs::epilogue (the fusion
-  // pass then lets it absorb its pointwise consumers).
+  // pass then lets it absorb its elementwise consumers).
   bool epilogue = false;
 };
 
@@ -76,8 +82,7 @@ class EmitterRegistry {
 
   // Throw kiln::Error if the op already has an emitter.
   void add_elemental(const std::string& op, ElementalFn fn);
-  void add_pointwise(const std::string& op, ElementalFn fn);  // an elemental op that is pointwise
-  void add_kernel(const std::string& op, KernelFn fn, bool takes_epilogue = false);
+  void add_kernel(const std::string& op, KernelFn fn, KernelReads reads, bool takes_epilogue = false);
 
   const OpEmitter* find(const std::string& op) const;  // nullptr: no lowering yet
   std::vector<std::string> ops() const;                 // sorted

@@ -168,7 +168,7 @@ struct ScatterAdd {
 
 void register_gather_emitters(EmitterRegistry& r) {
   r.add_elemental("gather", gather);
-  r.add_kernel("scatter_add", [](const KernelEmitArgs& a) { ScatterAdd(a).emit(); });
+  r.add_kernel("scatter_add", [](const KernelEmitArgs& a) { ScatterAdd(a).emit(); }, KernelReads::memory);
 }
 
 }  // namespace kiln::compiler

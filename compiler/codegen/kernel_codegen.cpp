@@ -5,12 +5,14 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
 #include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
+#include "compiler/passes/rewriter.h"
 #include "compiler/schedule/kernel.h"
 #include "engine/ir/printer.h"
 #include "engine/ir/error.h"
@@ -131,62 +133,105 @@ void emit_row_kernel(LoweringContext& cx, const Graph& k, const std::string& sym
   });
 }
 
-void emit_body(LoweringContext& cx, const Graph& k, const std::string& symbol) {
+// "codegen: kernel @k of kind row: WHY": a body the fusion pass would not have
+// built for its kind (a hand-written .kir, or a bug).
+[[noreturn]] void misfit(const Graph& k, FusionKind kind, const std::string& why) {
+  throw Error("codegen: kernel @" + k.name() + " of kind " + std::string(fusion_kind_name(kind)) + ": " + why);
+}
+
+// The body's kernel ops (ops with a kernel emitter), in order.
+std::vector<const Node*> kernel_ops(const Graph& k) {
+  std::vector<const Node*> ops;
+  for (const Node& node : k.nodes())
+    if (EmitterRegistry::global().find(node.op())->kernel) ops.push_back(&node);
+  return ops;
+}
+
+// loop: one loop over the outputs' common shape, each output's generator
+// composed from its producers'; a lone concat copies its operands instead.
+void emit_loop(LoweringContext& cx, const Graph& k, const std::string& symbol) {
   if (is_lone_concat(k)) {
     emit_concat_copies(cx, k, symbol);
     return;
   }
-  std::vector<const Node*> heroes;
-  for (const Node& node : k.nodes()) {
-    if (EmitterRegistry::global().find(node.op())->kernel) heroes.push_back(&node);
-    if (node.op() == "concat" && node.operands.size() > kMaxFusedConcatOperands)
-      throw Error("codegen: kernel @" + k.name() + " fuses %" + k.name_of(node.results[0]) + ", a concat of " +
-                  std::to_string(node.operands.size()) + " operands; a fused concat takes at most " +
-                  std::to_string(kMaxFusedConcatOperands) + " (a wider one is a kernel of its own)");
-  }
+  if (const std::vector<const Node*> ops = kernel_ops(k); !ops.empty())
+    misfit(k, FusionKind::loop,
+           "%" + k.name_of(ops.front()->results[0]) + " (" + ops.front()->op() + ") is not elemental");
   Generators gens(cx, k);
-  // A row kernel: every kernel op a row reduction, every output elemental and of one shape.
+  const Shape shape = k.type(k.outputs().front()).shape;
+  std::vector<LoopOutput> outputs;
+  for (Value v : k.outputs()) {
+    if (!(k.type(v).shape == shape))
+      misfit(k, FusionKind::loop,
+             "outputs differ in shape: " + shape_str(shape) + " and " + shape_str(k.type(v).shape));
+    outputs.push_back({v, k.type(v).dtype, gens.of(v)});
+  }
+  emit_elemental_loop(cx, symbol + ".loop", shape, outputs);
+}
+
+// row (and attention_backward): per row of the outputs' shape (emit_row_kernel).
+void emit_row(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
+  const std::vector<const Node*> reductions = kernel_ops(k);
   const Shape& shape = k.type(k.outputs().front()).shape;
-  const bool row = !heroes.empty() &&
-                   std::all_of(heroes.begin(), heroes.end(), [&](const Node* h) { return is_row_reduction_of(k, *h, shape); }) &&
-                   std::all_of(k.outputs().begin(), k.outputs().end(), [&](Value v) {
-                     return k.type(v).shape == shape && EmitterRegistry::global().find(k.producer(v).op())->elemental;
-                   });
-  if (row) {
-    emit_row_kernel(cx, k, symbol, heroes, shape);
-    return;
-  }
-  if (heroes.empty()) {
-    const Shape shape = k.type(k.outputs().front()).shape;
-    std::vector<LoopOutput> outputs;
-    for (Value v : k.outputs()) {
-      if (!(k.type(v).shape == shape))
-        throw Error("codegen: loop kernel outputs differ in shape: " + shape_str(shape) + " and " +
-                    shape_str(k.type(v).shape));
-      outputs.push_back({v, k.type(v).dtype, gens.of(v)});
-    }
-    emit_elemental_loop(cx, symbol + ".loop", shape, outputs);
-    return;
-  }
-  const Node& hero = *heroes.front();
+  if (reductions.empty()) misfit(k, kind, "no reduction");
+  for (const Node* r : reductions)
+    if (!is_row_reduction_of(k, *r, shape))
+      misfit(k, kind, "%" + k.name_of(r->results[0]) + " (" + r->op() + ") is not a reduction over the last axis of " +
+                          shape_str(shape));
+  for (Value v : k.outputs())
+    if (!(k.type(v).shape == shape) || !EmitterRegistry::global().find(k.producer(v).op())->elemental)
+      misfit(k, kind, "output %" + k.name_of(v) + " is not an elemental value of shape " + shape_str(shape));
+  emit_row_kernel(cx, k, symbol, reductions, shape);
+}
+
+// input (and attention): the one kernel op's emitter, reading its operands
+// through generators composed from its elemental producers; its results are
+// the outputs. epilogue: the kernel op (one that takes an epilogue) writes
+// into the one output's buffer and applies the output's generator there.
+void emit_kernel_op(LoweringContext& cx, const Graph& k, FusionKind kind) {
+  const std::vector<const Node*> ops = kernel_ops(k);
+  if (ops.size() != 1) misfit(k, kind, std::to_string(ops.size()) + " kernel ops, not 1");
+  const Node& hero = *ops.front();
   const OpEmitter& emitter = *EmitterRegistry::global().find(hero.op());
-  const Value out = k.outputs().front();
-  const bool outputs_are_hero = k.outputs() == hero.results;
-  const bool epilogue = !outputs_are_hero && emitter.epilogue && k.outputs().size() == 1 && hero.results.size() == 1 &&
-                        k.type(out) == k.type(hero.results[0]);
-  if (heroes.size() > 1 || !(outputs_are_hero || epilogue))
-    throw Error("codegen: kernel @" + k.name() + " has " + std::to_string(heroes.size()) +
-                " non-elemental op(s) and outputs other than their results; no kernel shape fits");
+  Generators gens(cx, k);
   std::vector<Generator> operands;
   for (Value v : hero.operands) operands.push_back(gens.of(v));
-  if (!epilogue) {
+  if (kind != FusionKind::epilogue) {
+    if (k.outputs() != hero.results) misfit(k, kind, "its outputs are not the results of " + hero.op());
     emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
     return;
   }
+  const Value out = k.outputs().front();
+  if (!emitter.epilogue) misfit(k, kind, hero.op() + " takes no epilogue");
+  if (k.outputs().size() != 1 || hero.results.size() != 1 || out == hero.results[0] ||
+      !(k.type(out) == k.type(hero.results[0])))
+    misfit(k, kind, "not one output of " + hero.op() + "'s type computed from its result");
   // The hero writes into the output's buffer; the epilogue reads it back there.
   gens.set(hero.results[0], buffer_generator(cx, out, k.type(out)));
   const Epilogue e{out, gens.of(out)};
   emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands, &e});
+}
+
+void emit_body(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
+  for (const Node& node : k.nodes())
+    if (node.op() == "concat" && node.operands.size() > kMaxFusedConcatOperands && k.nodes().size() > 1)
+      throw Error("codegen: kernel @" + k.name() + " fuses %" + k.name_of(node.results[0]) + ", a concat of " +
+                  std::to_string(node.operands.size()) + " operands; a fused concat takes at most " +
+                  std::to_string(kMaxFusedConcatOperands) + " (a wider one is a kernel of its own)");
+  switch (kind) {
+    case FusionKind::loop:
+      return emit_loop(cx, k, symbol);
+    case FusionKind::row:
+    case FusionKind::attention_backward:
+      return emit_row(cx, k, kind, symbol);
+    case FusionKind::input:
+    case FusionKind::attention:
+    case FusionKind::epilogue:
+      return emit_kernel_op(cx, k, kind);
+    case FusionKind::horizontal:
+      break;  // emit_kernel's: several parts
+  }
+  misfit(k, kind, "a kernel of one part");
 }
 
 }  // namespace
@@ -210,7 +255,7 @@ std::vector<std::vector<size_t>> parts_of(const Graph& k) {
 }
 
 bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape) {
-  if (n.op() != "sum" && n.op() != "mean" && n.op() != "max") return false;
+  if (!n.def->reduction) return false;
   const TensorType& in = g.type(n.operands[0]);
   if (in.dtype != DType::f32 || !(in.shape == shape) || shape.empty() || shape.back() == 0) return false;
   if (!n.attrs.get_bool("keepdims")) return false;
@@ -241,7 +286,7 @@ namespace {
 // One part as a kernel graph of its own, with the slots of the whole kernel's
 // argument table that its inputs and outputs take.
 struct Part {
-  Graph graph;
+  std::shared_ptr<Graph> graph;
   std::vector<size_t> slots;  // per part input, then per part output
 };
 
@@ -253,35 +298,21 @@ struct SlotsOfValues {
 };
 
 // Reads only its own nodes' values in `slots`: linear in the part, not in k.
+// A part is connected, so every value it reads and does not make is one of
+// k's declarations.
 Part make_part(const Graph& k, const std::vector<size_t>& nodes, const SlotsOfValues& slots) {
-  Part part{Graph("k"), {}};
-  std::map<int32_t, Value> map;
-  for (size_t i : nodes)
-    for (Value v : k.nodes()[i].operands)
-      if (k.value(v).kind != ValueKind::result && !map.count(v.id)) {
-        map[v.id] = part.graph.declare(ValueKind::input, numbered("i", part.slots.size()), k.type(v));
-        part.slots.push_back(slots.input[static_cast<size_t>(v.id)]);
-      }
-  for (size_t i : nodes) {
-    const Node& n = k.nodes()[i];
-    std::vector<Value> operands;
-    for (Value v : n.operands) operands.push_back(map.at(v.id));
-    std::vector<TensorType> types;
-    for (Value r : n.results) types.push_back(k.type(r));
-    const int32_t id = part.graph.add_node(n.def, operands, n.attrs, types, {});
-    for (size_t r = 0; r < n.results.size(); ++r)
-      map[n.results[r].id] = part.graph.nodes()[static_cast<size_t>(id)].results[r];
-  }
-  std::vector<size_t> outputs;  // positions in k's outputs, in order
+  std::vector<size_t> positions;  // in k's outputs, in order
   for (size_t i : nodes)
     for (Value r : k.nodes()[i].results)
-      outputs.insert(outputs.end(), slots.outputs[static_cast<size_t>(r.id)].begin(),
-                     slots.outputs[static_cast<size_t>(r.id)].end());
-  std::sort(outputs.begin(), outputs.end());
-  for (size_t j : outputs) {
-    part.graph.add_output(map.at(k.outputs()[j].id));
-    part.slots.push_back(k.declarations().size() + j);
-  }
+      positions.insert(positions.end(), slots.outputs[static_cast<size_t>(r.id)].begin(),
+                       slots.outputs[static_cast<size_t>(r.id)].end());
+  std::sort(positions.begin(), positions.end());
+  std::vector<Value> outputs;
+  for (size_t j : positions) outputs.push_back(k.outputs()[j]);
+  ExtractedBody body = extract_body(k, nodes, outputs, "k", "i", false);
+  Part part{std::move(body.graph), {}};
+  for (Value v : body.inputs) part.slots.push_back(slots.input[static_cast<size_t>(v.id)]);
+  for (size_t j : positions) part.slots.push_back(k.declarations().size() + j);
   return part;
 }
 
@@ -309,9 +340,11 @@ llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::strin
   std::map<std::string, size_t> by_text;
   for (const std::vector<size_t>& nodes : node_sets) {
     const Part part = make_part(k, nodes, slots);
-    const auto [it, added] = by_text.emplace(print_kir(canonical_copy(part.graph)), functions.size());
+    const auto [it, added] = by_text.emplace(print_kir(canonical_copy(*part.graph)), functions.size());
     if (added) {
-      llvm::Function* f = emit_kernel(cx, part.graph, symbol + ".part" + std::to_string(functions.size()));
+      // Each part is a loop (horizontal-fusion merges loops only).
+      llvm::Function* f =
+          emit_kernel(cx, *part.graph, FusionKind::loop, symbol + ".part" + std::to_string(functions.size()));
       f->setLinkage(llvm::Function::InternalLinkage);
       functions.push_back({f, part.slots.size(), {}});
     }
@@ -353,11 +386,11 @@ llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::strin
 
 }  // namespace
 
-llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, const std::string& symbol) {
+llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
   check_lowerable(k);
   if (k.outputs().empty()) throw Error("codegen: kernel @" + k.name() + " has no outputs");
-  if (const std::vector<std::vector<size_t>> parts = parts_of(k); parts.size() > 1) {
-    llvm::Function* f = emit_parts(cx, k, symbol, parts);
+  if (kind == FusionKind::horizontal) {
+    llvm::Function* f = emit_parts(cx, k, symbol, parts_of(k));
     if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
     f->setLinkage(llvm::Function::ExternalLinkage);
     return f;
@@ -373,7 +406,7 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, const std::stri
   cx.set_slots(std::move(slots), next);
   llvm::Function* f = cx.define_function(symbol, {}, [&](llvm::Function* fn) {
     fn->getArg(0)->setName("args");
-    emit_body(cx, k, symbol);
+    emit_body(cx, k, kind, symbol);
   });
   if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
   f->setLinkage(llvm::Function::ExternalLinkage);

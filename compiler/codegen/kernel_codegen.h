@@ -9,28 +9,33 @@
 //   Data is row-major and contiguous; f32 as float, i32 as int32_t, bool as one
 //   byte holding 0 or 1. A zero-size value's pointer may be null.
 //
-// The kernel's structure follows from its graph (the fusion pass only builds
-// these shapes, compiler/passes/fusion.h):
-//   * no kernel-emitter op (only elemental ones): one loop over the outputs'
-//     common shape, each output's generator composed from its producers' (loop fusion);
-//     but a lone concat copies its operands into place (concat_copies.h);
-//   * one kernel-emitter op (a reduction, normalization, loss, matmul, gather...)
-//     whose results are the outputs: that op's emitter, reading its operands
-//     through generators composed from the elemental producers (input fusion);
-//   * reductions over the last axis (sum, mean, max, keepdims) of f32 values of
-//     the outputs' shape, and elemental ops (row fusion): per row, each
-//     reduction folds its row into a scalar, then the outputs' row is computed
-//     with the scalars broadcast (softmax's backward y * (dy - sum(dy * y)), a
-//     layer norm's backward).
-//   * one kernel-emitter op that takes an epilogue (matmul) and one output of its
-//     result's type computed from it by pointwise ops: the op writes into the
-//     output's buffer and applies the output's generator there in place
-//     (emitter_registry.h, Epilogue).
+// The kernel's structure is its kind (engine/ir/fusion_kind.h), which the
+// fusion pass decides (compiler/passes/fusion.h); an emitter per kind, each
+// checking that the body fits it (a kiln::Error naming the kernel and kind if
+// not, never a guess at another structure):
+//   * loop: elemental ops only; one loop over the outputs' common shape, each
+//     output's generator composed from its producers'; a lone concat copies its
+//     operands into place instead (concat_copies.h);
+//   * input, attention: one kernel-emitter op (a reduction, normalization,
+//     loss, matmul, gather...) whose results are the outputs: that op's emitter,
+//     reading its operands through generators composed from the elemental
+//     producers;
+//   * row, attention_backward: reductions over the last axis (sum, mean, max,
+//     keepdims) of f32 values of the outputs' shape, and elemental ops: per row,
+//     each reduction folds its row into a scalar, then the outputs' row is
+//     computed with the scalars broadcast (softmax's backward y * (dy - sum(dy *
+//     y)), a layer norm's backward);
+//   * epilogue: one kernel-emitter op that takes an epilogue (matmul) and one
+//     output of its result's type computed from it by elementwise ops: the op
+//     writes into the output's buffer and applies the output's generator there
+//     in place (emitter_registry.h, Epilogue);
+//   * horizontal: parts (parts_of below), each a loop.
 // Intermediates of a fused kernel never reach memory.
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/lowering_context.h"
+#include "engine/ir/fusion_kind.h"
 #include "engine/ir/graph.h"
 
 namespace llvm {
@@ -39,16 +44,17 @@ class Function;
 
 namespace kiln::compiler {
 
-// Emits `kernel` into cx's module as an external function named `symbol`.
-// Throws kiln::Error for a graph of another shape or an op with no emitter.
-llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, const std::string& symbol);
+// Emits `kernel`, structured as `kind`, into cx's module as an external
+// function named `symbol`. Throws kiln::Error for a graph that does not fit its
+// kind or an op with no emitter.
+llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, FusionKind kind, const std::string& symbol);
 
 // The connected parts of a kernel graph: its nodes joined through the values they
 // compute (inputs they share do not join them), as node indices in order. A
-// kernel of several parts (horizontal fusion: an optimizer's updates of every
-// param) runs them one after the other, each part as one of the shapes above:
-// each distinct part is one function, called in a loop over a table of its
-// parts' arguments, so the code grows with the distinct parts only.
+// horizontal kernel (an optimizer's updates of every param) runs them one after
+// the other, each part a loop: each distinct part is one function, called in a
+// loop over a table of its parts' arguments, so the code grows with the
+// distinct parts only.
 std::vector<std::vector<size_t>> parts_of(const Graph& kernel);
 
 // Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of

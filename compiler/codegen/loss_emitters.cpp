@@ -204,7 +204,7 @@ struct CrossEntropy {
 }  // namespace
 
 void register_loss_emitters(EmitterRegistry& r) {
-  r.add_kernel("cross_entropy", [](const KernelEmitArgs& a) { CrossEntropy(a).emit(); });
+  r.add_kernel("cross_entropy", [](const KernelEmitArgs& a) { CrossEntropy(a).emit(); }, KernelReads::generators);
 }
 
 }  // namespace kiln::compiler

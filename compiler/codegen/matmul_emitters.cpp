@@ -78,6 +78,6 @@ void emit_matmul(const KernelEmitArgs& args) {
 
 }  // namespace
 
-void register_matmul_emitters(EmitterRegistry& r) { r.add_kernel("matmul", emit_matmul, /*takes_epilogue=*/true); }
+void register_matmul_emitters(EmitterRegistry& r) { r.add_kernel("matmul", emit_matmul, KernelReads::memory, /*takes_epilogue=*/true); }
 
 }  // namespace kiln::compiler

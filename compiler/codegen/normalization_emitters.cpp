@@ -298,9 +298,9 @@ void emit_layer_norm(const KernelEmitArgs& a) {
 }  // namespace
 
 void register_normalization_emitters(EmitterRegistry& r) {
-  r.add_kernel("softmax", softmax(false));
-  r.add_kernel("log_softmax", softmax(true));
-  r.add_kernel("layer_norm", emit_layer_norm);
+  r.add_kernel("softmax", softmax(false), KernelReads::generators);
+  r.add_kernel("log_softmax", softmax(true), KernelReads::generators);
+  r.add_kernel("layer_norm", emit_layer_norm, KernelReads::generators);
 }
 
 }  // namespace kiln::compiler

@@ -201,9 +201,9 @@ KernelFn reduction(Kind kind) {
 }  // namespace
 
 void register_reduction_emitters(EmitterRegistry& r) {
-  r.add_kernel("sum", reduction(Kind::sum));
-  r.add_kernel("mean", reduction(Kind::mean));
-  r.add_kernel("max", reduction(Kind::max));
+  r.add_kernel("sum", reduction(Kind::sum), KernelReads::generators);
+  r.add_kernel("mean", reduction(Kind::mean), KernelReads::generators);
+  r.add_kernel("max", reduction(Kind::max), KernelReads::generators);
 }
 
 }  // namespace kiln::compiler

@@ -105,8 +105,8 @@ llvm::Value* concat(const ElementalArgs& a, const ElementIndex& index) {
 }  // namespace
 
 void register_shape_emitters(EmitterRegistry& r) {
-  r.add_pointwise("identity", pass_through);
-  r.add_pointwise("stop_gradient", pass_through);
+  r.add_elemental("identity", pass_through);
+  r.add_elemental("stop_gradient", pass_through);
   r.add_elemental("broadcast", broadcast);
   r.add_elemental("reshape", reshape);
   r.add_elemental("transpose", transpose);

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/dump_dir.h"
 #include "compiler/emit_file.h"
 #include "compiler/jit/kernel_cache.h"
 #include "compiler/jit/optimize.h"
@@ -156,18 +157,24 @@ struct Job {
   std::string key, symbol, object;
 };
 
+// One kernel as a function `symbol` in `module`, verified.
+void lower_kernel(llvm::Module& module, const Kernel& kernel, const std::string& symbol, const Target& target,
+                  llvm::TargetMachine& tm) {
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm.createDataLayout());
+  LoweringContext cx(module, target);
+  emit_kernel(cx, *kernel.graph, kernel.kind, symbol);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(module, &os)) throw Error("jit: generated invalid LLVM IR: " + problems);
+}
+
 // Lowers, optimizes and compiles one kernel to an object file.
 std::string compile_object(const Job& job, const Target& target, llvm::TargetMachine& tm, CompileTimes& times) {
   auto start = Clock::now();
   llvm::LLVMContext context;
   llvm::Module module(job.symbol, context);
-  module.setTargetTriple(target.triple);
-  module.setDataLayout(tm.createDataLayout());
-  LoweringContext cx(module, target);
-  emit_kernel(cx, *job.kernel->graph, job.symbol);
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(module, &os)) throw Error("jit: generated invalid LLVM IR: " + problems);
+  lower_kernel(module, *job.kernel, job.symbol, target, tm);
   times.lower_ms += ms_since(start);
   start = Clock::now();
   optimize_module(module, tm, job.level);
@@ -253,6 +260,23 @@ void LoadedKernels::release() {
 
 size_t loaded_kernel_count() { return Linker::global().count(); }
 
+void dump_kernels(const std::vector<Kernel>& kernels, const Target& target, const std::string& dir) {
+  const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& kernel = kernels[i];
+    const OptLevel level = opt_level_for(kernel.kind);
+    const std::string symbol = symbol_of(cache_key(kernel, target, level));
+    const std::string stem = "kernels/" + numbered("k", i) + "-" + kernel.label;
+    llvm::LLVMContext context;
+    llvm::Module module(symbol, context);
+    lower_kernel(module, kernel, symbol, target, *tm);
+    write_dump(dir, stem + ".ll", codegen_module(module, *tm, EmitKind::llvm));
+    optimize_module(module, *tm, level);
+    write_dump(dir, stem + ".opt.ll", codegen_module(module, *tm, EmitKind::llvm));
+    write_dump(dir, stem + ".s", codegen_module(module, *tm, EmitKind::assembly));
+  }
+}
+
 LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& target,
                            const KernelJitOptions& options, CompileTimes& times) {
   Linker& linker = Linker::global();
@@ -266,7 +290,7 @@ LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& tar
   for (size_t i = 0; i < kernels.size(); ++i) {
     Job& job = jobs[i];
     job.kernel = &kernels[i];
-    job.level = opt_level_for(*kernels[i].graph);
+    job.level = opt_level_for(kernels[i].kind);
     job.key = cache_key(kernels[i], target, job.level);
     job.symbol = symbol_of(job.key);
     if ((out[i] = linker.hold(job.symbol))) {

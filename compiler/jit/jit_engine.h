@@ -73,4 +73,9 @@ LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& tar
 // How many kernels this process has loaded now (for tests).
 size_t loaded_kernel_count();
 
+// --dump-dir: each kernel's LLVM IR as lowered and as optimized, and its
+// assembly, as dir/kernels/kN-KIND.{ll,opt.ll,s} (dump_dir.h). Lowered again
+// for the purpose: a kernel from the cache has no IR. Throws kiln::Error.
+void dump_kernels(const std::vector<Kernel>& kernels, const Target& target, const std::string& dir);
+
 }  // namespace kiln::compiler

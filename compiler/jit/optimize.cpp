@@ -7,17 +7,10 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 
-#include "compiler/codegen/emitter_registry.h"
-#include "engine/ir/graph.h"
-
 namespace kiln::compiler {
 
-OptLevel opt_level_for(const Graph& kernel) {
-  for (const Node& n : kernel.nodes()) {
-    const OpEmitter* e = EmitterRegistry::global().find(n.op());
-    if (e && e->kernel) return OptLevel::O3;
-  }
-  return OptLevel::O2;
+OptLevel opt_level_for(FusionKind kind) {
+  return kind == FusionKind::loop || kind == FusionKind::horizontal ? OptLevel::O2 : OptLevel::O3;
 }
 
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, OptLevel level) {

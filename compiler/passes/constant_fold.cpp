@@ -7,8 +7,6 @@
 //     is evaluated (every element of the result is that element);
 //   - any other op when its result has at most kMaxFoldElements elements and each
 //     operand at most kMaxOperandElements: evaluated in full, kept only if a splat.
-#include <set>
-
 #include "compiler/passes/constants.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
@@ -20,27 +18,11 @@ namespace {
 
 constexpr int64_t kMaxOperandElements = 4096;
 
-// Ops whose every result element depends only on the operand elements at the same
-// (broadcast) index: with splat operands the result is the splat of one element.
-bool is_elementwise(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "neg",         "exp",        "log",         "sqrt",   "rsqrt",      "tanh",    "erf",
-      "relu",        "add",        "sub",         "mul",    "div",        "pow",     "maximum",
-      "minimum",     "equal",      "not_equal",   "less",   "less_equal", "greater", "greater_equal",
-      "logical_and", "logical_or", "logical_not", "select", "cast"};
-  return ops.count(op) != 0;
-}
-
-// Ops that only move elements around: a splat stays the same splat.
-bool moves_elements(const std::string& op) {
-  static const std::set<std::string> ops = {"reshape", "transpose", "broadcast", "slice", "identity", "stop_gradient"};
-  return ops.count(op) != 0;
-}
-
 // Never folded: side effects, collectives (every rank runs them), randomness
-// (dropout), and nodes already constant.
+// (dropout), and fills, which are what this pass folds into.
 bool foldable(const Node& n) {
-  return !n.def->side_effect && !n.def->collective && n.def->reference && n.results.size() == 1 && n.op() != "dropout" && n.op() != "fill";
+  const OpDef& d = *n.def;
+  return !d.side_effect && !d.collective && !d.random && d.reference && n.results.size() == 1 && n.op() != "fill";
 }
 
 // Runs the node's reference kernel on these operands into a result of `type`.
@@ -62,8 +44,9 @@ std::optional<double> fold(const Graph& g, const Node& n, const std::vector<Valu
     splats.push_back(splat_value(g, v));
     all_splats = all_splats && splats.back().has_value();
   }
-  if (all_splats && moves_elements(n.op())) return splats[0];
-  if (all_splats && is_elementwise(n.op())) {
+  // Elements moved: the same splat. Elementwise: the splat of one element.
+  if (all_splats && n.def->moves_elements) return splats[0];
+  if (all_splats && n.def->elementwise) {
     std::vector<Tensor> scalars;
     for (size_t i = 0; i < ops.size(); ++i) scalars.push_back(splat_tensor({g.type(ops[i]).dtype, {}}, *splats[i]));
     return common_value(evaluate(n, scalars, {type.dtype, {}}));

@@ -15,11 +15,7 @@ std::optional<double> splat_value(const Graph& g, Value v) {
                              [&](auto tag) { return static_cast<double>(ops::convert_element<decltype(tag)>(value)); });
 }
 
-bool is_constant(const Graph& g, Value v) {
-  if (g.value(v).kind != ValueKind::result) return false;
-  const std::string& op = g.producer(v).op();
-  return op == "fill" || op == "iota" || op == "causal_mask";
-}
+bool is_constant(const Graph& g, Value v) { return g.value(v).kind == ValueKind::result && g.producer(v).def->constant; }
 
 Tensor constant_tensor(const Graph& g, Value v) {
   const Node& n = g.producer(v);

@@ -13,7 +13,8 @@ namespace kiln::compiler {
 // truncated to i32, 0 or 1 for bool); none for a value not produced by `fill`.
 std::optional<double> splat_value(const Graph& g, Value v);
 
-// Produced by an op with no operands that computes a fixed tensor (fill, iota, causal_mask).
+// Produced by an op with the `constant` trait (OpDef: no operands, a fixed
+// tensor: fill, iota, causal_mask).
 bool is_constant(const Graph& g, Value v);
 
 // The tensor of a constant value, computed with its op's reference kernel.

@@ -10,22 +10,17 @@
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
 #include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
+#include "engine/ir/fusion_kind.h"
 #include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
 
 namespace {
 
-// Kernel ops that read their operands through generators, so elemental
-// producers fuse into them.
-const std::set<std::string> kGeneratorHeroes = {"sum",    "mean",        "max",        "softmax",
-                                                "layer_norm", "log_softmax", "cross_entropy"};
-// Cheap to recompute in every consumer.
-const std::set<std::string> kConstants = {"fill", "iota", "causal_mask"};
-const std::set<std::string> kIndexOps = {"reshape", "broadcast", "transpose", "slice", "identity", "stop_gradient"};
 // The most nodes one fusion owns. LLVM's time on one function grows faster than
 // its size (a chain of 1,000 elementwise ops fused into one loop took 3.3 s of
 // codegen, of 2,000 ops 17 s), so a long chain becomes a few kernels instead:
@@ -34,14 +29,6 @@ constexpr size_t kMaxFusedNodes = 64;
 
 const OpEmitter* emitter_of(const Node& n) { return EmitterRegistry::global().find(n.op()); }
 
-// Elemental ops whose code reports run-time errors (an i32 division by zero, a
-// gather index out of range). Fused, a producer is computed only where its
-// consumer reads it: not outside a slice, not in a row cross_entropy ignores. So
-// such an op stays a kernel of its own and, like the interpreter, checks every
-// element it makes.
-bool may_fail(const Graph& g, const Node& n) {
-  return n.op() == "gather" || (n.op() == "div" && g.type(n.results[0]).dtype == DType::i32);
-}
 // A concat of more operands than a fusion takes (codegen/concat_copies.h): a
 // kernel of its own that copies its operands from memory.
 bool is_wide_concat(const Node& n) { return n.op() == "concat" && n.operands.size() > kMaxFusedConcatOperands; }
@@ -53,77 +40,11 @@ bool is_elemental(const Node& n) {
   const OpEmitter* e = emitter_of(n);
   return e && e->elemental;
 }
-
-// Copies `g` node by node through `emit`, which returns the new results of a node
-// given its operands already mapped (or nothing to drop a node whose results
-// nobody uses). Declarations, outputs and assigns keep their names.
-class Rewriter {
- public:
-  explicit Rewriter(const Graph& g) : g_(g), out_(g.name()), b_(out_), map_(g.num_values()) {
-    for (Value v : g.declarations())
-      map_[static_cast<size_t>(v.id)] = out_.declare(g.value(v).kind, g.name_of(v), g.type(v), g.value(v).attrs);
-  }
-  Value mapped(Value v) const { return map_[static_cast<size_t>(v.id)]; }
-  void set(Value from, Value to) { map_[static_cast<size_t>(from.id)] = to; }
-  Builder& builder() { return b_; }
-  // Re-emits `n` with mapped operands, keeping its result names.
-  void copy(const Node& n) {
-    std::vector<Value> operands;
-    for (Value v : n.operands) operands.push_back(mapped(v));
-    std::vector<std::string> names;
-    for (Value r : n.results) names.push_back(g_.name_of(r));
-    const std::vector<Value> results =
-        n.body ? b_.emit_fusion(n.body, operands, n.attrs, names) : b_.emit(n.op(), operands, n.attrs, names);
-    for (size_t i = 0; i < results.size(); ++i) set(n.results[i], results[i]);
-  }
-  Graph finish() {
-    for (Value v : g_.outputs()) out_.add_output(mapped(v));
-    return std::move(out_);
-  }
-
- private:
-  const Graph& g_;
-  Graph out_;
-  Builder b_;
-  std::vector<Value> map_;
-};
-
-// The transpose `perm` swaps the last two axes and keeps the others.
-bool swaps_last_two(const std::vector<int64_t>& perm) {
-  const size_t r = perm.size();
-  if (r < 2) return false;
-  for (size_t i = 0; i + 2 < r; ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
-}
-
-// matmul(transpose(x), y) -> matmul(x, y) {transpose_a = !transpose_a}, likewise
-// for y.
-Graph fold_matmul_transposes(const Graph& g) {
-  Rewriter rw(g);
-  for (const Node& n : g.nodes()) {
-    if (n.op() != "matmul") {
-      rw.copy(n);
-      continue;
-    }
-    std::vector<Value> operands;
-    Attrs attrs = n.attrs;
-    const char* flags[] = {"transpose_a", "transpose_b"};
-    for (size_t i = 0; i < 2; ++i) {
-      const Value v = n.operands[i];
-      const ValueInfo& info = g.value(v);
-      if (info.kind == ValueKind::result && g.producer(v).op() == "transpose" &&
-          swaps_last_two(g.producer(v).attrs.get_ints("perm"))) {
-        operands.push_back(rw.mapped(g.producer(v).operands[0]));
-        attrs.set(flags[i], !n.attrs.get_bool(flags[i]));
-      } else {
-        operands.push_back(rw.mapped(v));
-      }
-    }
-    const Value r = rw.builder().emit1("matmul", operands, attrs, g.name_of(n.results[0]));
-    rw.set(n.results[0], r);
-  }
-  return rw.finish();
+// A kernel op whose emitter reads its operands through generators, so
+// elemental producers fuse into it.
+bool fuses_producers(const Node& n) {
+  const OpEmitter* e = emitter_of(n);
+  return e && e->kernel && e->fuses_producers;
 }
 
 struct Group {
@@ -226,7 +147,7 @@ class Fuser {
       bool reads = false;
       for (Value v : mn.operands) reads = reads || reached[static_cast<size_t>(v.id)];
       if (!reads) continue;
-      if (!emitter_of(mn)->pointwise || !(g_.type(mn.results[0]).shape == type.shape))
+      if (!mn.def->elementwise || !(g_.type(mn.results[0]).shape == type.shape))
         return label(m) + " reads its result at other indices than its own";
       reached[static_cast<size_t>(mn.results[0].id)] = true;
     }
@@ -242,7 +163,7 @@ class Fuser {
     owner_[static_cast<size_t>(root)] = gi;
     const Node& r = node(root);
     // Only elemental consumers and the heroes that read generators absorb producers.
-    if (!is_elemental(r) && !kGeneratorHeroes.count(r.op())) return;
+    if (!is_elemental(r) && !fuses_producers(r)) return;
     if (is_wide_concat(r)) {
       for (Value v : r.operands)
         if (g_.value(v).kind == ValueKind::result) decide(g_.value(v).node, root, wide_concat_reason(r));
@@ -274,6 +195,10 @@ class Fuser {
         decide(p, root, wide_concat_reason(pn));
         continue;
       }
+      // Fused, a producer is computed only where its consumer reads it (not
+      // outside a slice, not in a row cross_entropy ignores), so one that
+      // checks its operands stays a kernel of its own and, like the
+      // interpreter, checks every element it makes.
       if (may_fail(g_, pn)) {
         decide(p, root, "it can fail at run time, so it checks all its elements in a kernel of its own");
         continue;
@@ -323,21 +248,23 @@ class Fuser {
     owner_[static_cast<size_t>(p)] = gi;
   }
 
-  // A constant, or an index op reading a declaration: free to recompute.
+  // A constant, or an op moving the elements of a declaration: free to recompute.
   bool is_copyable(const Node& n) const {
-    if (kConstants.count(n.op())) return true;
-    return kIndexOps.count(n.op()) && g_.value(n.operands[0]).kind != ValueKind::result;
+    if (n.def->constant) return true;
+    return n.def->moves_elements && g_.value(n.operands[0]).kind != ValueKind::result;
   }
 
-  std::string kind_of(const Group& group) const {
+  // The kernel's structure, which codegen dispatches on: the decisions above
+  // build only these.
+  FusionKind kind_of(const Group& group) const {
     const Node& r = node(group.root);
-    if (const int hero = epilogue_hero(group); hero >= 0) return node(hero).op();
+    if (epilogue_hero(group) >= 0) return FusionKind::epilogue;
     if (is_elemental(r)) {
-      if (!hero_of(group)) return "loop";
-      return is_attention_backward(group) ? "attention_backward" : "row";
+      if (!hero_of(group)) return FusionKind::loop;
+      return is_attention_backward(group) ? FusionKind::attention_backward : FusionKind::row;
     }
-    if (r.op() == "softmax" && is_attention_softmax(r, group)) return "attention";
-    return r.op();
+    if (r.op() == "softmax" && is_attention_softmax(r, group)) return FusionKind::attention;
+    return FusionKind::input;  // a kernel op that reads its producers through generators
   }
 
   // softmax's backward through a scale, y * (dy - sum(dy * y)) * scale: a row
@@ -380,63 +307,38 @@ class Fuser {
   }
 
   Graph build() {
-    Rewriter rw(g_);
-    std::vector<const Node*> assigns;
+    GraphRewriter rw(g_);
+    std::vector<size_t> assigns;
     for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
       const Node& n = node(i);
       if (n.def->side_effect) {
-        assigns.push_back(&n);  // after every fusion: their values may come from a later one
+        assigns.push_back(static_cast<size_t>(i));  // after every fusion: their values may come from a later one
         continue;
       }
       const Group& group = groups_[static_cast<size_t>(owner_[static_cast<size_t>(i)])];
       if (group.root != i) continue;  // emitted with its root
       if (group.members.size() == 1 && group.copies.empty()) {
-        rw.copy(n);
+        rw.copy(static_cast<size_t>(i));
         continue;
       }
       emit_fusion(group, rw);
     }
-    for (const Node* a : assigns) rw.builder().emit(a->op(), {rw.mapped(a->operands[0]), rw.mapped(a->operands[1])});
+    for (size_t a : assigns) rw.copy(a);
     return rw.finish();
   }
 
-  void emit_fusion(const Group& group, Rewriter& rw) {
-    auto body = std::make_shared<Graph>("f_" + g_.name_of(node(group.root).results[0]));
-    Builder bb(*body);
-    std::map<int32_t, Value> inner;  // outer value id -> body value
+  void emit_fusion(const Group& group, GraphRewriter& rw) {
+    std::set<int> members = group.members;
+    members.insert(group.copies.begin(), group.copies.end());
+    const std::vector<size_t> nodes(members.begin(), members.end());
+    std::vector<Value> replaced = node(group.root).results;  // then the extra outputs' results
+    for (int i : group.extra_outputs)
+      for (Value r : node(i).results) replaced.push_back(r);
+    const ExtractedBody body =
+        extract_body(g_, nodes, replaced, "f_" + g_.name_of(node(group.root).results[0]), "p", true);
     std::vector<Value> operands;
-    const auto value_in_body = [&](Value v) {
-      auto it = inner.find(v.id);
-      if (it != inner.end()) return it->second;
-      const Value in = body->declare(ValueKind::input, numbered("p", operands.size()), g_.type(v));
-      operands.push_back(rw.mapped(v));
-      return inner[v.id] = in;
-    };
-    std::set<int> nodes = group.members;
-    nodes.insert(group.copies.begin(), group.copies.end());
-    for (int i : nodes) {
-      const Node& n = node(i);
-      std::vector<Value> args;
-      for (Value v : n.operands) args.push_back(value_in_body(v));
-      std::vector<std::string> names;
-      for (Value r : n.results) names.push_back(g_.name_of(r));
-      const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, names);
-      for (size_t k = 0; k < results.size(); ++k) inner[n.results[k].id] = results[k];
-    }
-    std::vector<Value> outer_results;
-    std::vector<std::string> names;
-    const auto add_output = [&](int i) {
-      for (Value r : node(i).results) {
-        body->add_output(inner.at(r.id));
-        outer_results.push_back(r);
-        names.push_back(g_.name_of(r));
-      }
-    };
-    add_output(group.root);
-    for (int i : group.extra_outputs) add_output(i);
-    const std::vector<Value> results =
-        rw.builder().emit_fusion(std::move(body), operands, {{"kind", kind_of(group)}}, names);
-    for (size_t k = 0; k < results.size(); ++k) rw.set(outer_results[k], results[k]);
+    for (Value v : body.inputs) operands.push_back(rw.map(v));
+    rw.emit_fusion(body.graph, operands, {{"kind", std::string(fusion_kind_name(kind_of(group)))}}, replaced);
   }
 
   const Graph& g_;
@@ -447,82 +349,11 @@ class Fuser {
   std::vector<Group> groups_;
 };
 
-// Loop fusions whose every result goes only to assigns (an optimizer's update
-// of each param and its moments) merged into one `horizontal` fusion at the end
-// of the step: one kernel, one pass over each param, its grad and its moments.
-Graph merge_updates(const Graph& g) {
-  std::vector<bool> to_assign_only(g.num_values(), true);
-  for (Value v : g.outputs()) to_assign_only[static_cast<size_t>(v.id)] = false;
-  for (const Node& n : g.nodes())
-    if (!n.def->side_effect)
-      for (Value v : n.operands) to_assign_only[static_cast<size_t>(v.id)] = false;
-  std::vector<const Node*> updates;
-  std::set<const Node*> is_update;
-  for (const Node& n : g.nodes()) {
-    if (!n.body || n.attrs.get_string("kind") != "loop") continue;
-    bool sink = true;
-    for (Value r : n.results) sink = sink && to_assign_only[static_cast<size_t>(r.id)];
-    if (sink) {
-      updates.push_back(&n);
-      is_update.insert(&n);
-    }
-  }
-  if (updates.size() < 2) return g;
-
-  Rewriter rw(g);
-  std::vector<const Node*> assigns;
-  for (const Node& n : g.nodes()) {
-    if (n.def->side_effect) assigns.push_back(&n);
-    else if (!is_update.count(&n)) rw.copy(n);
-  }
-  auto body = std::make_shared<Graph>("f_updates");
-  Builder bb(*body);
-  std::map<int32_t, Value> input_of;  // outer value id -> body input
-  std::vector<Value> operands, outer_results;
-  std::vector<std::string> names;
-  for (const Node* u : updates) {
-    const Graph& ub = *u->body;
-    std::map<int32_t, Value> local;
-    for (size_t i = 0; i < ub.declarations().size(); ++i) {
-      const Value outer = u->operands[i];
-      auto it = input_of.find(outer.id);
-      if (it == input_of.end()) {
-        it = input_of.emplace(outer.id, body->declare(ValueKind::input, numbered("p", operands.size()), g.type(outer)))
-                 .first;
-        operands.push_back(rw.mapped(outer));
-      }
-      local[ub.declarations()[i].id] = it->second;
-    }
-    for (const Node& n : ub.nodes()) {
-      std::vector<Value> args;
-      for (Value v : n.operands) args.push_back(local.at(v.id));
-      // A constant copied into many updates has one name in each: a repeat gets a
-      // fresh number (a suffix search for `h_16000` would cost each repeat them all).
-      std::vector<std::string> result_names;
-      for (Value r : n.results) result_names.push_back(body->find(ub.name_of(r)) ? std::string() : ub.name_of(r));
-      const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, result_names);
-      for (size_t k = 0; k < results.size(); ++k) local[n.results[k].id] = results[k];
-    }
-    for (Value o : ub.outputs()) body->add_output(local.at(o.id));
-    for (Value r : u->results) {
-      outer_results.push_back(r);
-      names.push_back(g.name_of(r));
-    }
-  }
-  const std::vector<Value> results = rw.builder().emit_fusion(std::move(body), operands, {{"kind", "horizontal"}}, names);
-  for (size_t k = 0; k < results.size(); ++k) rw.set(outer_results[k], results[k]);
-  for (const Node* a : assigns) rw.copy(*a);
-  return rw.finish();
-}
-
 }  // namespace
 
 Graph fuse(const Graph& g, std::ostream* decisions) {
   register_all_emitters();
-  // dce drops what folding and copying leave unread: a transpose folded into a
-  // matmul, a constant every consumer copied.
-  const Graph folded = dce(fold_matmul_transposes(g));
-  return merge_updates(dce(Fuser(folded, decisions).run()));
+  return Fuser(g, decisions).run();
 }
 
 }  // namespace kiln::compiler

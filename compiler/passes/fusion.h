@@ -1,11 +1,11 @@
 #pragma once
 // Operator fusion, XLA-style: groups of nodes become `fusion` nodes whose bodies
 // the JIT compiles into one kernel each (codegen/kernel_codegen.h), so the
-// values inside a group never reach memory.
+// values inside a group never reach memory. Each fusion's `kind`
+// (engine/ir/fusion_kind.h) says which of these it is; codegen has an emitter
+// per kind.
 //
-//   matmul      absorbs a transpose of the last two axes of an operand into its
-//               transpose flag (the GEMM's packing reads either layout); and a
-//               loop consumer of its shape becomes its epilogue, applied to each
+//   epilogue    a loop consumer of a matmul's shape becomes its epilogue, applied to each
 //               C block while it is in cache (`relu(x @ w + b)`, `h @ w2 + b2 +
 //               residual`, dropout included): the loop takes the matmul as its
 //               hero when the matmul's result is used only in the loop, every
@@ -22,25 +22,34 @@
 //               loop of its own (training stores the sum for the backward pass),
 //               that loop becomes the matmul's epilogue.
 //   loop        a consumer absorbs its elemental producers (elementwise,
-//               broadcast, reshape, transpose, slice, concat, gather, dropout,
-//               constants) into one loop; a concat of more than 8 operands
+//               broadcast, reshape, transpose, slice, concat, dropout,
+//               constants) into one loop, except those that check their
+//               operands at run time (OpDef::may_fail: a gather, an i32
+//               division), which stay kernels of their own; a concat of more than 8 operands
 //               neither absorbs nor is absorbed (codegen/concat_copies.h: it
 //               copies its operands); an extra output is allowed for a member
 //               of the loop's shape whose other users are only assigns and graph
 //               outputs (Adam's moments next to its param update);
-//   reduction   sum, mean, max, softmax, log_softmax, layer_norm and
+//   input       sum, mean, max, softmax, log_softmax, layer_norm and
 //               cross_entropy read their operands through the generators of
 //               their elemental producers; `softmax(x * scale + mask)` is the
 //               `attention` kind;
-//   copies      constants (fill, iota, causal_mask) and index ops of a
-//               declaration are cheap to recompute: each consumer group takes its
+//   row         a loop that also reduces its operands' rows over the last axis
+//               (a layer norm's backward); softmax's backward through a scale
+//               is the `attention_backward` kind;
+//   copies      constants (fill, iota, causal_mask) and ops moving the elements
+//               of a declaration are cheap to recompute: each consumer group takes its
 //               own copy, computed by the same code, so every copy gives the
 //               same bits.
 // A producer with users outside its consumer's group is computed once, in its
 // own kernel, and read from memory by all of them.
 //
 // Every decision not to fuse a producer into a consumer has a reason, written to
-// `decisions` (--print-fusion-decisions) if given.
+// `decisions` (--print-fusion-decisions) if given. What fusion knows of each op
+// comes from its OpDef's traits and its emitter (codegen/emitter_registry.h).
+// Transposes under a matmul are folded before (transpose-folding), the
+// optimizer's updates merged after (horizontal-fusion), and the constants every
+// consumer copied are left for dce (passes.h).
 #include <iosfwd>
 
 #include "engine/ir/graph.h"

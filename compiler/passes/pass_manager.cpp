@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
+#include "compiler/dump_dir.h"
 #include "compiler/passes/fusion.h"
 #include "compiler/passes/passes.h"
 #include "engine/ir/error.h"
@@ -23,6 +25,11 @@ void register_builtin_passes(PassRegistry& r) {
   r.add({"simplify", "algebraic simplification: x*1, x/1, neg(neg(x)), transpose/reshape/broadcast chains, ...",
          plain(simplify)},
         true);
+  // transpose-folding after simplify, which cancels transpose pairs first; the
+  // transposes it leaves unread go in dce.
+  r.add({"transpose-folding", "reads a matmul operand's last-two-axes transpose through its transpose flag",
+         plain(fold_transposes)},
+        true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
   r.add({"allreduce-buckets",
@@ -30,6 +37,11 @@ void register_builtin_passes(PassRegistry& r) {
          [](const Graph& g, std::ostream* remarks) { return allreduce_buckets(g, remarks); }},
         true);
   r.add({"fusion", "groups nodes into fusion nodes, one kernel each (loop, reduction, attention, ...)", fuse}, true);
+  r.add({"horizontal-fusion", "merges the loop fusions that only feed assigns (optimizer updates) into one kernel",
+         plain(horizontal_fusion)},
+        true);
+  // Again: the constants every consumer fusion took a copy of are left unread.
+  r.append_to_default_pipeline("dce");
 }
 
 PassRegistry& PassRegistry::global() {
@@ -54,6 +66,10 @@ void PassRegistry::add(Pass pass, bool in_default_pipeline) {
   if (find(pass.name)) throw Error("pass '" + pass.name + "' is already registered");
   if (in_default_pipeline) default_pipeline_.push_back(pass.name);
   passes_.push_back(std::make_unique<Pass>(std::move(pass)));
+}
+
+void PassRegistry::append_to_default_pipeline(std::string_view name) {
+  default_pipeline_.push_back(get(name).name);
 }
 
 const Pass* PassRegistry::find(std::string_view name) const {
@@ -85,18 +101,18 @@ std::vector<std::string> pass_invariant_problems(const Graph& before, const Grap
     const ValueInfo &a = before.value(d0[i]), &b = after.value(d1[i]);
     same_decls = a.name == b.name && a.kind == b.kind && a.type == b.type && a.attrs == b.attrs;
   }
-  if (!same_decls) problems.push_back("declarations changed");
+  if (!same_decls) problems.emplace_back("declarations changed");
   std::vector<std::string> out0, out1;
   for (Value v : before.outputs()) out0.push_back(before.name_of(v));
   for (Value v : after.outputs()) out1.push_back(after.name_of(v));
-  if (out0 != out1) problems.push_back("output names or order changed");
+  if (out0 != out1) problems.emplace_back("output names or order changed");
   const auto targets = [](const Graph& g) {
     std::vector<std::string> t;
     for (const Node& n : g.nodes())
       if (n.def->side_effect) t.push_back(g.name_of(n.operands[0]));
     return t;
   };
-  if (targets(before) != targets(after)) problems.push_back("assigns changed");
+  if (targets(before) != targets(after)) problems.emplace_back("assigns changed");
   return problems;
 }
 
@@ -110,6 +126,12 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 void dump_ir(std::ostream& os, const char* when, const std::string& pass, const Graph& g) {
   os << "; *** IR Dump " << when << ' ' << pass << " ***\n" << print_kir(g);
+}
+
+// "03-cse": a pass's place in the pipeline (from 1; the input is 00) and name.
+std::string numbered_pass(size_t i, const std::string& name) {
+  const std::string number = std::to_string(i);
+  return (number.size() < 2 ? "0" + number : number) + "-" + name;
 }
 
 struct Timing {
@@ -152,12 +174,21 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     if (!problems.empty()) throw Error("the input graph @" + g.name() + " fails verification: " + problems.front());
   }
   Graph current = g;
+  // The printed graph, kept while a pass's result is compared with its input.
+  const bool keep_text = options.print_changed || !options.dump_dir.empty();
+  std::string current_text = keep_text ? print_kir(current) : std::string();
+  if (options.print_changed) dump << "; *** IR Dump At Start ***\n" << current_text;
+  if (!options.dump_dir.empty()) write_dump(options.dump_dir, "00-input.kir", current_text);
+  const bool want_remarks = options.remarks || !options.dump_dir.empty();
   std::vector<Timing> timings;
-  for (const Pass* pass : pipeline) {
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    const Pass* pass = pipeline[i];
     if (contains(options.print_before, pass->name)) dump_ir(dump, "Before", pass->name, current);
+    std::ostringstream remarks;
     const auto start = std::chrono::steady_clock::now();
-    Graph next = pass->run(current, options.remarks);
+    Graph next = pass->run(current, want_remarks ? &remarks : nullptr);
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    if (options.remarks) *options.remarks << remarks.str();
     timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size()});
     if (options.verify_each) {
       std::vector<std::string> problems = verify_problems(next);
@@ -169,6 +200,21 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
       }
     }
     if (options.print_after_all || contains(options.print_after, pass->name)) dump_ir(dump, "After", pass->name, next);
+    if (keep_text) {
+      std::string next_text = print_kir(next);
+      if (options.print_changed) {
+        if (next_text == current_text)
+          dump << "; *** IR Dump After " << pass->name << " omitted because no change ***\n";
+        else
+          dump << "; *** IR Dump After " << pass->name << " ***\n" << next_text;
+      }
+      if (!options.dump_dir.empty()) {
+        const std::string file = numbered_pass(i + 1, pass->name);
+        write_dump(options.dump_dir, file + ".kir", next_text);
+        if (!remarks.str().empty()) write_dump(options.dump_dir, file + ".decisions.txt", remarks.str());
+      }
+      current_text = std::move(next_text);
+    }
     current = std::move(next);
   }
   if (options.time_passes) print_timings(dump, timings);

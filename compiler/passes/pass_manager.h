@@ -41,6 +41,9 @@ class PassRegistry {
   // Adds a pass, and with `in_default_pipeline` appends it to the default pipeline.
   // Throws kiln::Error if the name is taken or not kebab-case.
   void add(Pass pass, bool in_default_pipeline = false);
+  // Appends a registered pass to the default pipeline again (dce after fusion).
+  // Throws kiln::Error for an unknown name.
+  void append_to_default_pipeline(std::string_view name);
   const Pass* find(std::string_view name) const;
   // Throws kiln::Error "unknown pass 'NAME' (known: a, b, ...)".
   const Pass& get(std::string_view name) const;
@@ -52,8 +55,9 @@ class PassRegistry {
   std::vector<std::string> default_pipeline_;
 };
 
-// The built-in passes in default-pipeline order: constant-fold, simplify, cse, dce,
-// fusion.
+// The built-in passes in default-pipeline order: constant-fold, simplify,
+// transpose-folding, cse, dce, allreduce-buckets, fusion, horizontal-fusion,
+// and dce again.
 void register_builtin_passes(PassRegistry& r);
 
 // The pipeline that runs no pass (`--passes=none`): the graph goes to the
@@ -65,6 +69,9 @@ struct PassOptions {
   bool print_after_all = false;
   std::vector<std::string> print_after;   // pass names
   std::vector<std::string> print_before;  // pass names
+  // LLVM's -print-changed: the input, then the graph after each pass that
+  // changed it (a line says which passes changed nothing).
+  bool print_changed = false;
   bool time_passes = false;               // a table of pass, ms, nodes before -> after
 #ifndef NDEBUG
   bool verify_each = true;
@@ -73,6 +80,10 @@ struct PassOptions {
 #endif
   std::ostream* dump = nullptr;     // where dumps and timing go; null: std::cerr
   std::ostream* remarks = nullptr;  // the passes' remarks (--print-fusion-decisions); null: none
+  // One graph's dump directory (compiler/dump_dir.h): 00-input.kir, then
+  // NN-PASS.kir after each pass and NN-PASS.decisions.txt with its remarks.
+  // Empty: none.
+  std::string dump_dir;
 };
 
 // Runs the pipeline on `g`. Unknown names (in passes, print_after, print_before)

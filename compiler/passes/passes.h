@@ -23,6 +23,19 @@ Graph cse(const Graph& g);
 // Dead code elimination: drops nodes whose results reach no output and no assign.
 Graph dce(const Graph& g);
 
+// matmul(transpose(x), y) -> matmul(x, y) {transpose_a}, likewise for y: the
+// transpose flags read the operand in place (transpose_folding.cpp).
+Graph fold_transposes(const Graph& g);
+
+// Operator fusion: fusion.h.
+
+// Horizontal fusion (XLA's horizontal_loop_fusion.cc): the loop fusions whose
+// every result only goes to assigns (an optimizer's update of each param and its
+// moments) become one `horizontal` fusion at the end of the step: one kernel,
+// one pass over each param, its gradient and its moments
+// (horizontal_fusion.cpp).
+Graph horizontal_fusion(const Graph& g);
+
 // The allreduces of a data-parallel step in buckets of about `bucket_bytes`,
 // each placed right after its last operand is made (allreduce_buckets.cpp says
 // how and why); one remark line per bucket. DDP's default bucket is 25 MiB for

@@ -1,12 +1,44 @@
 #include "compiler/passes/rewriter.h"
 
 #include <set>
+#include <unordered_map>
 
+#include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
+
+ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, const std::vector<Value>& outputs,
+                           const std::string& name, const char* input_prefix, bool keep_names) {
+  ExtractedBody out{std::make_shared<Graph>(name), {}};
+  Graph& body = *out.graph;
+  std::unordered_map<int32_t, Value> inner;  // g's value id -> the body's value
+  const auto value_in_body = [&](Value v) {
+    if (const auto it = inner.find(v.id); it != inner.end()) return it->second;
+    const std::string input_name = body.fresh_name(numbered(input_prefix, out.inputs.size()));
+    const Value in = body.declare(ValueKind::input, input_name, g.type(v));
+    out.inputs.push_back(v);
+    return inner[v.id] = in;
+  };
+  for (size_t i : nodes) {
+    const Node& n = g.nodes()[i];
+    std::vector<Value> operands;
+    for (Value v : n.operands) operands.push_back(value_in_body(v));
+    std::vector<TensorType> types;
+    std::vector<std::string> names;
+    for (Value r : n.results) {
+      types.push_back(g.type(r));
+      names.push_back(keep_names ? body.fresh_name(g.name_of(r)) : std::string());
+    }
+    const int32_t id = body.add_node(n.def, operands, n.attrs, types, names, n.body);
+    const Node& made = body.nodes()[static_cast<size_t>(id)];
+    for (size_t k = 0; k < n.results.size(); ++k) inner[n.results[k].id] = made.results[k];
+  }
+  for (Value v : outputs) body.add_output(inner.at(v.id));
+  return out;
+}
 
 GraphRewriter::GraphRewriter(const Graph& source) : src_(source), dst_(source.name()), map_(source.num_values()) {
   for (Value v : src_.declarations()) {
@@ -63,6 +95,15 @@ Value GraphRewriter::emit(size_t index, const std::string& op, const std::vector
                           std::string_view hint) {
   Builder b(dst_);
   return b.emit1(op, operands, attrs, fresh_name(index, hint));
+}
+
+void GraphRewriter::emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands,
+                                const Attrs& attrs, const std::vector<Value>& replaced) {
+  std::vector<std::string> names;
+  for (Value v : replaced) names.push_back(src_.name_of(v));
+  Builder b(dst_);
+  const std::vector<Value> results = b.emit_fusion(std::move(body), operands, attrs, names);
+  for (size_t i = 0; i < results.size(); ++i) replace(replaced[i], results[i]);
 }
 
 Graph GraphRewriter::finish() {

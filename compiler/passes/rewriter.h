@@ -4,6 +4,7 @@
 // in order), then the pass visits the source nodes in order and either copies each
 // one (operands remapped) or maps its results to other values of the new graph.
 // finish() adds the outputs under their source names (pass_manager.h's invariants).
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,20 @@
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
+
+// A body cut out of `g` for a fusion node or a kernel: the nodes `nodes`
+// (indices into g's nodes, increasing), an input for each value they read that
+// none of them makes (in order of first use, named PREFIX0, PREFIX1, ...), and
+// `outputs` (values those nodes make; one may repeat) as its outputs. With
+// `keep_names` each result keeps its name in g (made unique in the body), else
+// it gets a fresh one. The
+// one place a subgraph is cloned: fusion's bodies, codegen's kernel parts.
+struct ExtractedBody {
+  std::shared_ptr<Graph> graph;
+  std::vector<Value> inputs;  // for each input of the body, the value of g it stands for
+};
+ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, const std::vector<Value>& outputs,
+                           const std::string& name, const char* input_prefix, bool keep_names);
 
 class GraphRewriter {
  public:
@@ -34,6 +49,10 @@ class GraphRewriter {
   // takes its name), else `hint_1`, `hint_2`, ...
   Value emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
              std::string_view hint);
+  // Adds a fusion node with `body` whose results stand for the source values
+  // `replaced` (one each, in order), under their names.
+  void emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands, const Attrs& attrs,
+                   const std::vector<Value>& replaced);
 
   // Adds the outputs in source order, each under its source name: the new value is
   // renamed when it is a result that carries no other output's name, else an

@@ -13,7 +13,7 @@
 namespace kiln::compiler {
 
 std::string describe(const Kernel& k) {
-  std::string d = k.kind;
+  std::string d = k.label;
   d += " ";
   d += std::to_string(k.graph->nodes().size());
   d += " ops";
@@ -75,11 +75,6 @@ Graph one_node_graph(const Graph& g, const Node& node) {
   return k;
 }
 
-bool is_pointwise(const Node& n) {
-  const OpEmitter* e = EmitterRegistry::global().find(n.op());
-  return e && e->pointwise;
-}
-
 // For each value the nodes `part` (indices into k's nodes, in order) read: the
 // one shape at which every node computing from it, directly or not, is
 // pointwise (so each of its elements is read only at its own index), or
@@ -90,7 +85,7 @@ std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k, const s
   for (auto it = part.rbegin(); it != part.rend(); ++it) {
     const Node& n = k.nodes()[*it];
     std::optional<Shape> shape;
-    if (is_pointwise(n)) shape = k.type(n.results[0]).shape;
+    if (n.def->elementwise) shape = k.type(n.results[0]).shape;
     for (Value r : n.results) {
       if (!shape) break;
       const auto read = shapes.find(r.id);
@@ -108,10 +103,6 @@ std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k, const s
 // number of parts.
 std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   std::vector<std::pair<size_t, size_t>> pairs;
-  for (const Node& n : k.nodes()) {
-    const OpEmitter* e = EmitterRegistry::global().find(n.op());
-    if (!e || e->kernel) return pairs;
-  }
   std::vector<int> part_of_value(k.num_values(), -1), readers(k.num_values(), -1);
   const std::vector<std::vector<size_t>> parts = parts_of(k);
   for (size_t p = 0; p < parts.size(); ++p)
@@ -146,21 +137,33 @@ std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   return pairs;
 }
 
+// The op of the one kernel op of an input or epilogue body, else "".
+std::string kernel_op_of(const Graph& body) {
+  for (const Node& n : body.nodes())
+    if (const OpEmitter* e = EmitterRegistry::global().find(n.op()); e && e->kernel) return n.op();
+  return "";
+}
+
 }  // namespace
 
 Kernel make_kernel(const Graph& g, const Node& node) {
+  register_all_emitters();
   Kernel k;
   if (node.body) {
     k.graph = std::make_shared<const Graph>(canonical_copy(*node.body));
-    k.kind = node.attrs.get_string("kind");
+    k.kind = fusion_kind_of(node);
+    const std::string op = k.kind == FusionKind::input || k.kind == FusionKind::epilogue ? kernel_op_of(*k.graph) : "";
+    k.label = op.empty() ? std::string(fusion_kind_name(k.kind)) : op;
   } else {
     k.graph = std::make_shared<const Graph>(one_node_graph(g, node));
-    k.kind = node.op();
+    const OpEmitter* e = EmitterRegistry::global().find(node.op());
+    k.kind = e && e->kernel ? FusionKind::input : FusionKind::loop;
+    k.label = node.op();
   }
-  k.text = print_kir(*k.graph);
+  // Two kernels of one body but different kinds compile differently.
+  k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph);
   k.hash = fnv1a_64(k.text);
-  register_all_emitters();
-  k.in_place = in_place_pairs(*k.graph);
+  if (k.kind == FusionKind::loop || k.kind == FusionKind::horizontal) k.in_place = in_place_pairs(*k.graph);
   return k;
 }
 

@@ -12,17 +12,24 @@
 #include <utility>
 #include <vector>
 
+#include "engine/ir/fusion_kind.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
 
 struct Kernel {
   std::shared_ptr<const Graph> graph;  // standalone: inputs, nodes, outputs
-  std::string kind;                    // the fusion's kind, or the op of a one-node kernel
-  std::string text;                    // canonical text
+  // How codegen structures it: the fusion's kind; a one-node kernel is a loop
+  // (an elemental op) or an input kernel (a kernel op, its results the outputs).
+  FusionKind kind = FusionKind::loop;
+  // What profiles, dumps and perf's map call it: the op of a one-node kernel
+  // or of an input or epilogue fusion's kernel op ("matmul", "layer_norm"), else
+  // the kind ("loop", "attention").
+  std::string label;
+  std::string text;                    // canonical text: the kind, then the graph
   uint64_t hash = 0;                   // FNV-1a of `text`
   // (input, output) pairs that may share memory, sorted: a loop kernel reading the
-  // input only at the index it writes the output, through pointwise ops (memory planning).
+  // input only at the index it writes the output, through elementwise ops (memory planning).
   std::vector<std::pair<size_t, size_t>> in_place;
 };
 
@@ -32,7 +39,7 @@ Kernel make_kernel(const Graph& g, const Node& node);
 // `g` with canonical names: graph @k, inputs %i0.., node results %t0.. in order.
 Graph canonical_copy(const Graph& g);
 
-// "attention 6 ops f32[32,4,32,32]": a kernel's kind, node count and first
+// "attention 6 ops f32[32,4,32,32]": a kernel's label, node count and first
 // result, how profiles and perf's map name it.
 std::string describe(const Kernel& k);
 

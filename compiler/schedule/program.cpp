@@ -196,7 +196,7 @@ std::vector<PlanStep> plan_steps(const Program& p) {
     const KernelCall& call = p.calls[c];
     const Kernel& k = p.kernels[call.kernel];
     PlanStep s;
-    s.name = k.kind;
+    s.name = k.label;
     s.reads.assign(call.args.begin(), call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs));
     s.writes.assign(call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs), call.args.end());
     for (const auto& [in, out] : k.in_place) s.in_place.emplace_back(s.reads[in], s.writes[out]);
@@ -252,7 +252,7 @@ std::string print_program(const Program& p) {
   for (size_t i = 0; i < p.calls.size(); ++i) {
     events_before(i);
     const KernelCall& c = p.calls[i];
-    out += "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].kind +
+    out += "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].label +
            args_text(p, c.args, c.num_inputs) + "\n";
   }
   events_before(p.calls.size());
@@ -268,7 +268,7 @@ std::string print_program(const Program& p) {
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     char hash[24];
     std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(p.kernels[k].hash));
-    out += numbered("  k", k) + " (" + p.kernels[k].kind + ", hash " + hash + "): " + p.kernels[k].text;
+    out += numbered("  k", k) + " (" + p.kernels[k].label + ", hash " + hash + "): " + p.kernels[k].text;
   }
   return out;
 }

@@ -55,4 +55,11 @@ Attrs complete_attrs(const OpDef& def, const Attrs& given) {
   return out;
 }
 
+bool may_fail(const Graph& g, const Node& node) {
+  if (!node.def->may_fail) return false;
+  std::vector<TensorType> operands;
+  for (Value v : node.operands) operands.push_back(g.type(v));
+  return node.def->may_fail(operands);
+}
+
 }  // namespace kiln

@@ -62,7 +62,37 @@ struct OpDef {
   // into a kernel; the program starts it and waits for it as calls of their own.
   bool collective = false;
   bool has_body = false;     // fusion: the node carries a body graph that defines its results
+
+  // Traits: what the passes may assume about the op. Constant folding, fusion,
+  // memory planning and codegen read them (no pass keeps a list of op names),
+  // and tests/jit/op_traits_test.cpp checks them against each op's emitter.
+  //
+  // Each result element comes from the operands' elements at its own
+  // (broadcast) index only: splat operands give a splat, a producer is computed
+  // where its consumer reads it, and the result may overwrite an operand of its
+  // shape in place.
+  bool elementwise = false;
+  // The result's elements are operand 0's, moved (reshape, transpose, broadcast,
+  // slice, identity): a splat stays the same splat.
+  bool moves_elements = false;
+  // No operands, and cheap anywhere (fill, iota, causal_mask): folded as a
+  // constant, and recomputed in each consumer rather than stored.
+  bool constant = false;
+  // Draws random numbers (dropout): never folded.
+  bool random = false;
+  // Reduces operand 0 over the dims of its "axes" attribute, kept as size 1
+  // with "keepdims" (sum, mean, max).
+  bool reduction = false;
+  // Whether the op's code checks its operands at run time, for these operand
+  // types (an i32 division by zero, a gather index out of range). Such an op
+  // is a kernel of its own that computes, so checks, every element, as the
+  // interpreter does; fused, it would compute only the elements read.
+  // Empty: never.
+  std::function<bool(const std::vector<TensorType>& operands)> may_fail{};
 };
+
+// Whether `node` checks its operands at run time (OpDef::may_fail).
+bool may_fail(const Graph& g, const Node& node);
 
 class OpRegistry {
  public:

@@ -4,6 +4,7 @@
 
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
+#include "engine/ir/fusion_kind.h"
 #include "engine/ir/init_scheme.h"
 
 namespace kiln {
@@ -59,6 +60,8 @@ std::vector<std::string> verify_problems(const Graph& g) {
       if (!(full == n.attrs)) problems.push_back(where + ": attributes are not complete (defaults missing)");
       if (n.def->has_body != (n.body != nullptr))
         throw Error(n.body ? "op '" + n.op() + "' takes no body" : "has no body");
+      if (n.def->has_body && !parse_fusion_kind(full.get_string("kind")))
+        throw Error("unknown fusion kind '" + full.get_string("kind") + "' (kinds: " + fusion_kind_names() + ")");
       if (n.body)
         for (const std::string& p : verify_problems(*n.body)) problems.push_back(where + ": body: " + p);
       const std::vector<TensorType> want = infer_result_types(*n.def, operand_types, full, n.body.get());

@@ -53,6 +53,37 @@ TEST_CASE("kiln run's compiler reports go to stderr and the switches change no o
   CHECK(read_file(dir.file("plain/y.npy")) == read_file(dir.file("reports/y.npy")));
 }
 
+TEST_CASE("kiln run --dump-dir writes every stage of the compile: passes, decisions, program, plan, kernels") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const KilnResult r = run_kiln({"run", example("attention.kir"), "--input", "x=" + example("inputs/attention/x.npy"),
+                                 "-o", dir.file("out"), "--dump-dir", dir.file("dump")});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const fs::path g = fs::path(dir.file("dump")) / "attention";
+  CHECK(read_file((g / "00-input.kir").string()).rfind("graph @attention {", 0) == 0);
+  CHECK(contains(read_file((g / "07-fusion.kir").string()), "= fusion("));
+  CHECK(contains(read_file((g / "07-fusion.decisions.txt").string()), "not fused: %scores (matmul)"));
+  const std::string program = read_file((g / "program.txt").string());
+  CHECK(program.rfind("program @attention: ", 0) == 0);
+  CHECK(contains(read_file((g / "memory-plan.txt").string()), "memory: naive"));
+  // Every kernel of the program: as lowered, as optimized, and its assembly.
+  size_t kernels = 0;
+  bool matmul = false;
+  for (const auto& e : fs::directory_iterator(g / "kernels"))
+    if (e.path().extension() == ".s") {
+      ++kernels;
+      matmul = matmul || contains(e.path().filename().string(), "-matmul.s");
+      const std::string stem = e.path().string().substr(0, e.path().string().size() - 2);
+      CHECK(contains(read_file(stem + ".ll"), " void @kiln_k"));  // "define dso_local void @kiln_k..."
+      CHECK(contains(read_file(stem + ".opt.ll"), " void @kiln_k"));
+      CHECK(contains(read_file(e.path().string()), "kiln_k"));
+    }
+  CHECK(kernels > 1);
+  CHECK(contains(program, std::to_string(kernels) + " distinct kernels"));
+  CHECK(matmul);  // named kN-KIND, as program.txt lists them
+}
+
 TEST_CASE("bad compiler flags exit 2 naming the flag, and write nothing") {
   TempDir dir;
   const KilnResult unknown_pass = run_kiln({"compile", example("attention.kir"), "--emit", "program", "-o",

@@ -107,6 +107,51 @@ TEST_CASE("kiln opt --print-after-all dumps after each pass to stderr") {
   CHECK(r.err.substr(r.err.rfind("graph @g")) == kOptimized);
 }
 
+TEST_CASE("kiln opt --print-changed prints the input, then only the passes that changed the graph") {
+  TempDir dir;
+  // Nothing to fold, simplify, merge or drop: only fusion changes it.
+  const std::string plain =
+      "graph @g {\n"
+      "  input %x : f32[2]\n"
+      "  %e = exp(%x) : f32[2]\n"
+      "  %y = tanh(%e) : f32[2]\n"
+      "  output %y\n"
+      "}\n";
+  const KilnResult r = run_kiln({"opt", write_graph(dir, plain), "--print-changed"});
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("; *** IR Dump At Start ***\ngraph @g {\n") == 0);
+  for (const char* pass : {"constant-fold", "simplify", "transpose-folding", "cse", "dce", "allreduce-buckets",
+                           "horizontal-fusion"})
+    CHECK(contains(r.err, std::string("; *** IR Dump After ") + pass + " omitted because no change ***\n"));
+  CHECK(contains(r.err, "; *** IR Dump After fusion ***\n" + r.out));  // the last change: the result
+}
+
+TEST_CASE("kiln opt --dump-dir writes the graph before and after each pass, numbered, and the fusion decisions") {
+  TempDir dir;
+  const KilnResult r = run_kiln({"opt", write_graph(dir, kGraph), "--dump-dir", dir.file("dump")});
+  REQUIRE(r.status == 0);
+  CHECK(r.out == kOptimized);
+  const fs::path g = fs::path(dir.file("dump")) / "g";
+  CHECK(read_file((g / "00-input.kir").string()) == print_kir(parse_kir(kGraph, "g.kir")));
+  CHECK(fs::exists(g / "01-constant-fold.kir"));
+  CHECK(fs::exists(g / "03-transpose-folding.kir"));
+  CHECK(fs::exists(g / "05-dce.kir"));
+  CHECK(fs::exists(g / "07-fusion.kir"));
+  CHECK(read_file((g / "09-dce.kir").string()) == kOptimized);
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(g)) files += entry.is_regular_file() ? 1 : 0;
+  CHECK(files >= 10);  // the input and nine passes, and the decisions of any pass that made one
+
+  // A second graph of the same name in one process would get g.2; a new process starts again at g.
+  const KilnResult again = run_kiln({"opt", write_graph(dir, kGraph), "--dump-dir", dir.file("dump")});
+  REQUIRE(again.status == 0);
+  CHECK(!fs::exists(fs::path(dir.file("dump")) / "g.2"));
+
+  const KilnResult file = run_kiln({"opt", write_graph(dir, kGraph), "--dump-dir", write_graph(dir, kGraph, "f")});
+  CHECK(file.status == 2);
+  CHECK(contains(file.err, "--dump-dir"));
+}
+
 TEST_CASE("kiln opt --print-before and --print-after name one pass each") {
   TempDir dir;
   const KilnResult r = run_kiln({"opt", write_graph(dir, kGraph), "--print-before=cse", "--print-after", "simplify"});
@@ -145,7 +190,8 @@ TEST_CASE("kiln opt rejects bad input with a message, a non-zero exit and no out
   const std::vector<Case> cases = {
       {{"opt", good, "--passes=simplify,fuse-all", "-o", out},
        2,
-       "unknown pass 'fuse-all' (known: constant-fold, simplify, cse, dce, allreduce-buckets, fusion)"},
+       "unknown pass 'fuse-all' (known: constant-fold, simplify, transpose-folding, cse, dce, allreduce-buckets, "
+       "fusion, horizontal-fusion)"},
       {{"opt", good, "--print-after=nope", "-o", out}, 2, "unknown pass 'nope'"},
       {{"opt", good, "--print-after=none", "-o", out}, 2, "unknown pass 'none'"},
       {{"opt", dir.file("missing.kir"), "-o", out}, 1, "cannot read"},

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
@@ -16,7 +17,7 @@ using F32 = Tensor::F32;
 namespace {
 
 Interpreter load_example(const std::string& name) {
-  return Interpreter(parse_kir_file(std::string(KILN_SOURCE_DIR) + "/examples/" + name + ".kir"));
+  return Interpreter(parse_kir_file((std::filesystem::path(KILN_SOURCE_DIR) / "examples" / (name + ".kir")).string()));
 }
 
 F32 reshaped(F32 a, const Shape& shape) {

@@ -8,7 +8,7 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
-#include "engine/onnx/import.h"
+#include "tools/onnx_import/import.h"
 #include "fuzz/fuzz_targets.h"
 
 namespace kiln::fuzz {

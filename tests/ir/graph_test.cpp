@@ -3,6 +3,8 @@
 #include "check_error.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
+#include "engine/ir/fusion_kind.h"
+#include "engine/ir/parser.h"
 #include "engine/ir/verifier.h"
 
 using namespace kiln;
@@ -113,4 +115,33 @@ TEST_CASE("an op whose result could not exist is refused") {
   const auto add = [&] { b.emit("add", {x, y}); };
   check_error(add, {"add(f32[7,1], f32[4611686018427387904]): shape [7,4611686018427387904] has too many elements"});
   CHECK(g.nodes().empty());
+}
+
+TEST_CASE("a fusion's kind is one of the kinds codegen has an emitter for, else the verifier names it and them") {
+  for (const std::string kind : {"loop", "input", "attention", "row", "attention_backward", "epilogue", "horizontal"}) {
+    CAPTURE(kind);
+    REQUIRE(parse_fusion_kind(kind).has_value());
+    CHECK(fusion_kind_name(*parse_fusion_kind(kind)) == kind);
+  }
+  CHECK_FALSE(parse_fusion_kind("matmul").has_value());  // an op, not a kind
+  const std::string text = R"(graph @g {
+  input %x : f32[2]
+  %y = fusion(%x) {kind="fastest"} : f32[2] graph @f {
+    input %p0 : f32[2]
+    %e = exp(%p0) : f32[2]
+    output %e
+  }
+  output %y
+})";
+  // The parser runs the verifier: the error has the fusion's place in the file.
+  std::string message;
+  try {
+    parse_kir(text, "g.kir");
+  } catch (const ParseError& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.rfind("g.kir:3:", 0) == 0);
+  CHECK(message.find("unknown fusion kind 'fastest' (kinds: loop, input, attention, row, attention_backward, "
+                     "epilogue, horizontal)") != std::string::npos);
 }

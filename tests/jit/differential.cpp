@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
@@ -14,6 +15,8 @@
 #include "engine/ir/printer.h"
 
 namespace kiln::test {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -159,7 +162,7 @@ std::map<std::string, Tensor> example_bindings(const Graph& g, const std::string
   for (Value v : g.declarations()) {
     const std::string& decl = g.name_of(v);
     if (g.value(v).kind == ValueKind::input)
-      bindings.emplace(decl, load_npy(std::string(KILN_SOURCE_DIR) + "/examples/inputs/" + name + "/" + decl + ".npy"));
+      bindings.emplace(decl, load_npy((fs::path(KILN_SOURCE_DIR) / "examples/inputs" / name / (decl + ".npy")).string()));
     else
       bindings.emplace(decl, init.binding(decl));
   }

@@ -94,7 +94,7 @@ int matmul_kernels(const Graph& g) {
   int n = 0;
   const compiler::CompiledGraph c = compiler::compile_graph(g);
   for (const Node& node : c.graph.nodes())
-    if (node.body && node.attrs.get_string("kind") == "matmul") ++n;
+    if (node.body && node.attrs.get_string("kind") == "epilogue") ++n;
   return n;
 }
 

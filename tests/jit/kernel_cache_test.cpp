@@ -1,6 +1,7 @@
 // The kernel cache's directory is a place others may write: what is planted in
 // it (a symlink, a FIFO, a directory) is never written through, never hangs a
-// read and never breaks a compile; it reads as a miss.
+// read and never breaks a compile; it reads as a miss. Turned off, the cache
+// neither reads nor writes it.
 #include "compiler/jit/kernel_cache.h"
 
 #include <doctest/doctest.h>
@@ -13,9 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "cli/temp_dir.h"
+#include "compiler/jit_executable.h"
+#include "engine/ir/parser.h"
 #include "read_file.h"
 #include "side_files.h"
 
@@ -94,4 +98,48 @@ TEST_CASE("kernel cache: temporaries of a killed writer are removed by the next 
   CHECK_FALSE(fs::exists(stale));
   CHECK(fs::exists(live));
   CHECK(cache.load("kernel", "key") == "object");
+}
+
+TEST_CASE("kernel cache off (--no-cache, cache=False): nothing is read from its directory and nothing written") {
+  TempDir dir;
+  // Shapes no other test uses, so no kernel of it is loaded in this process already.
+  const Graph g = parse_kir(
+      "graph @no_cache {\n"
+      "  input %x : f32[37,53]\n"
+      "  %e = exp(%x) : f32[37,53]\n"
+      "  %s = sum(%e) {axes=[1], keepdims=true} : f32[37,1]\n"
+      "  %y = div(%e, %s) : f32[37,53]\n"
+      "  output %y\n"
+      "}\n",
+      "no_cache.kir");
+  compiler::JitOptions on;
+  on.kernels.cache_dir = dir.file("cache");
+  compiler::JitOptions off = on;
+  off.kernels.cache = false;
+  // What the directory holds: every file's name, size and modification time.
+  const auto listing = [&] {
+    std::map<std::string, std::pair<uintmax_t, fs::file_time_type>> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir.file("cache")))
+      files[e.path().string()] = {e.is_regular_file() ? e.file_size() : 0, e.last_write_time()};
+    return files;
+  };
+  {
+    compiler::JitExecutable filled(g, on);
+    REQUIRE(filled.compile_times().compiled == filled.compile_times().kernels);
+  }
+  const auto before = listing();
+  REQUIRE(!before.empty());
+  {
+    compiler::JitExecutable uncached(g, off);
+    CHECK(uncached.compile_times().from_disk == 0);  // not read, though every entry is there
+    CHECK(uncached.compile_times().compiled == uncached.compile_times().kernels);
+  }
+  CHECK(listing() == before);  // not written
+  {
+    compiler::JitExecutable cached(g, on);  // the entries were there to read
+    CHECK(cached.compile_times().from_disk == cached.compile_times().kernels);
+  }
+  off.kernels.cache_dir = dir.file("never");
+  compiler::JitExecutable elsewhere(g, off);
+  CHECK_FALSE(fs::exists(dir.file("never")));
 }

@@ -66,7 +66,7 @@ TEST_CASE("the compiler fuses the tiny training step: attention, matmul epilogue
   for (const Node& n : c.graph.nodes()) {
     if (n.op() == "flash_attention") ++attention;
     if (n.op() == "flash_attention_backward") ++attention_backward;
-    if (n.body && n.attrs.get_string("kind") == "matmul") ++epilogues;
+    if (n.body && n.attrs.get_string("kind") == "epilogue") ++epilogues;
   }
   // One forward and one backward kernel per attention block (flash_attention, so
   // no scores in memory): encoder self, decoder self and cross, per layer.

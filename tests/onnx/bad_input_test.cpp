@@ -12,7 +12,7 @@
 #include "address_space_limit.h"
 #include "check_error.h"
 #include "cli/temp_dir.h"
-#include "engine/onnx/import.h"
+#include "tools/onnx_import/import.h"
 #include "onnx/model_builder.h"
 
 using namespace kiln;

@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "compiler/backend.h"
-#include "engine/onnx/fold.h"
-#include "engine/onnx/import.h"
+#include "tools/onnx_import/fold.h"
+#include "tools/onnx_import/import.h"
 #include "onnx/model_builder.h"
 
 using namespace kiln;

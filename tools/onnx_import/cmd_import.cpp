@@ -11,8 +11,8 @@
 #include "engine/ir/error.h"
 #include "engine/ir/printer.h"
 #include "engine/npy.h"
-#include "engine/onnx/import.h"
-#include "engine/onnx/import_report.h"
+#include "tools/onnx_import/import.h"
+#include "tools/onnx_import/import_report.h"
 #include "tools/flag_checks.h"
 
 namespace kiln::cli {

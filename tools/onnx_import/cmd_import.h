@@ -1,7 +1,7 @@
 #pragma once
 // `kiln import MODEL.onnx -o OUT.kir [--params DIR] [--dim NAME=N]... [--input-shape NAME=D0,D1,...]...`:
 // an ONNX model as a .kir graph plus its params (and any state) as DIR/NAME.npy,
-// the files `kiln run OUT.kir --load DIR` reads (engine/onnx/import.h).
+// the files `kiln run OUT.kir --load DIR` reads (tools/onnx_import/import.h).
 #include <string>
 #include <vector>
 

@@ -186,7 +186,8 @@ class PyExecutable {
 
 std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int64_t threads,
                                       const py::object& passes, bool check_numerics, uint64_t seed,
-                                      const std::string& target_cpu, bool cache, bool reuse) {
+                                      const std::string& target_cpu, bool cache, bool reuse,
+                                      const std::string& dump_dir) {
   // Checked against the pool's limit here, where any Python int arrives (opts.threads is an int).
   if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions opts;
@@ -194,6 +195,7 @@ std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& bac
   opts.target_cpu = target_cpu;
   opts.pipeline.passes.passes = pass_names(passes);
   opts.pipeline.reuse = reuse;
+  opts.pipeline.dump_dir = dump_dir;
   opts.kernels.cache = cache;
   opts.check_numerics = check_numerics;
   Graph g = graph;
@@ -218,6 +220,10 @@ seed            seed of the initial values of params and state left unbound at a
 target_cpu      jit: generate code for this CPU ('': the host)
 cache           jit: read and write the on-disk kernel cache
 reuse           jit: False gives every buffer its own memory (for debugging)
+dump_dir        jit: write every stage of the compile into a directory of its own under
+                this one, as `kiln run --dump-dir` ('': none): the graph after each pass,
+                the fusion decisions, the program, the memory plan, each kernel's LLVM IR
+                and assembly
 
 kiln.Error for an unknown backend, pass or CPU, or an op the JIT cannot lower.
 The graph is copied: changing it afterwards does not change the executable.
@@ -287,7 +293,8 @@ void define_executable(py::module_& m) {
       });
   m.def("compile", &compile, py::arg("graph"), py::arg("backend") = "jit", py::arg("threads") = 0,
         py::arg("passes") = py::none(), py::arg("check_numerics") = false, py::arg("seed") = 0,
-        py::arg("target_cpu") = "", py::arg("cache") = true, py::arg("reuse") = true, kCompileDoc);
+        py::arg("target_cpu") = "", py::arg("cache") = true, py::arg("reuse") = true, py::arg("dump_dir") = "",
+        kCompileDoc);
 }
 
 }  // namespace kiln::python

@@ -2,6 +2,7 @@
 // Each returns a new graph and leaves its argument unchanged.
 #include <pybind11/stl.h>
 
+#include "compiler/dump_dir.h"
 #include "compiler/passes/pass_manager.h"
 #include "engine/autodiff.h"
 #include "engine/ir/builder.h"
@@ -81,19 +82,22 @@ void define_transforms(py::module_& m) {
         "`graph` is left unchanged.");
   m.def(
       "optimize",
-      [](const Graph& graph, const py::object& passes, bool verify_each) {
+      [](const Graph& graph, const py::object& passes, bool verify_each, const std::string& dump_dir) {
         compiler::PassOptions opts;
         opts.passes = pass_names(passes);
         opts.verify_each = verify_each;
+        if (!dump_dir.empty()) opts.dump_dir = compiler::graph_dump_dir(dump_dir, graph.name());
         return std::make_shared<Graph>(compiler::run_passes(graph, opts));
       },
-      py::arg("graph"), py::arg("passes") = py::none(), py::arg("verify_each") = true,
+      py::arg("graph"), py::arg("passes") = py::none(), py::arg("verify_each") = true, py::arg("dump_dir") = "",
       "The graph after the graph passes, as `kiln opt` prints it.\n\n"
       "`passes`: names in order, as 'a,b' or a list (kiln.passes() lists them); None: the\n"
-      "default pipeline (constant-fold,simplify,cse,dce,fusion); 'none': no pass. With\n"
+      "default pipeline (kiln.passes(): constant-fold ... fusion ... dce); 'none': no pass. With\n"
       "verify_each, each pass's result is verified. kiln.Error names an unknown pass and\n"
       "the known ones. Declarations and output names are kept, so the result binds and\n"
-      "runs exactly as `graph`, which is left unchanged.");
+      "runs exactly as `graph`, which is left unchanged. `dump_dir`: the graph before and\n"
+      "after each pass, with the fusion decisions, into a directory of its own under it,\n"
+      "as `kiln opt --dump-dir`.");
   m.def(
       "passes",
       [] {

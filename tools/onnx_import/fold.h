@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/onnx/converters.h"
+#include "tools/onnx_import/converters.h"
 
 namespace kiln::onnx {
 

@@ -2,7 +2,12 @@
 // LayerNormalization, reductions, Cast.
 #include <onnx/onnx_pb.h>
 
-#include "engine/onnx/converters.h"
+#include "ops/constant.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+#include "ops/normalization.h"
+#include "ops/reduction.h"
+#include "tools/onnx_import/converters.h"
 
 namespace kiln::onnx {
 
@@ -11,22 +16,25 @@ namespace {
 using Node = ::onnx::NodeProto;
 using Results = std::vector<Operand>;
 
-Value scalar(ImportContext& c, double v) { return c.b().emit1("fill", {}, {{"shape", Shape{}}, {"value", v}}); }
+using Unary = Value (*)(Builder&, Value);
+using Binary = Value (*)(Builder&, Value, Value);
 
-ConvertFn unary(std::string op) {
-  return [op](ImportContext& c, const Node& n) { return Results{c.b().emit1(op, {c.value(n, 0)})}; };
+Value scalar(ImportContext& c, double v) { return ops::fill(c.b(), {}, v); }
+
+ConvertFn unary(Unary op) {
+  return [op](ImportContext& c, const Node& n) { return Results{op(c.b(), c.value(n, 0))}; };
 }
 
 // ONNX's binary ops broadcast as numpy does, as kiln's do.
-ConvertFn binary(std::string op) {
-  return [op](ImportContext& c, const Node& n) { return Results{c.b().emit1(op, {c.value(n, 0), c.value(n, 1)})}; };
+ConvertFn binary(Binary op) {
+  return [op](ImportContext& c, const Node& n) { return Results{op(c.b(), c.value(n, 0), c.value(n, 1))}; };
 }
 
 // Max and Min take one or more operands.
-ConvertFn variadic(std::string op) {
+ConvertFn variadic(Binary op) {
   return [op](ImportContext& c, const Node& n) {
     Value acc = c.value(n, 0);
-    for (int i = 1; i < n.input_size(); ++i) acc = c.b().emit1(op, {acc, c.value(n, i)});
+    for (int i = 1; i < n.input_size(); ++i) acc = op(c.b(), acc, c.value(n, i));
     return Results{acc};
   };
 }
@@ -38,18 +46,18 @@ Results pow(ImportContext& c, const Node& n) {
   if (c.is_constant(n, 1)) {
     const Constant& e = c.constant(n, 1);
     if (e.numel() == 1 && e.shape.size() <= c.type(n, 0).shape.size() && e.at(0) == 2.0)
-      return {c.b().emit1("mul", {x, x})};
+      return {ops::mul(c.b(), x, x)};
   }
   Value y = c.value(n, 1);
-  if (c.b().type(y).dtype != DType::f32) y = c.b().emit1("cast", {y}, {{"dtype", DType::f32}});
-  return {c.b().emit1("pow", {x, y})};
+  if (c.b().type(y).dtype != DType::f32) y = ops::cast(c.b(), y, DType::f32);
+  return {ops::pow(c.b(), x, y)};
 }
 
-Results reciprocal(ImportContext& c, const Node& n) { return {c.b().emit1("div", {scalar(c, 1.0), c.value(n, 0)})}; }
+Results reciprocal(ImportContext& c, const Node& n) { return {ops::div(c.b(), scalar(c, 1.0), c.value(n, 0))}; }
 
 Results sigmoid(ImportContext& c, const Node& n) {
-  const Value e = c.b().emit1("exp", {c.b().emit1("neg", {c.value(n, 0)})});
-  return {c.b().emit1("div", {scalar(c, 1.0), c.b().emit1("add", {scalar(c, 1.0), e})})};
+  const Value e = ops::exp(c.b(), ops::neg(c.b(), c.value(n, 0)));
+  return {ops::div(c.b(), scalar(c, 1.0), ops::add(c.b(), scalar(c, 1.0), e))};
 }
 
 // numpy's matmul: a 1-D operand is a row (lhs) or column (rhs), dropped from the result.
@@ -59,7 +67,7 @@ Results matmul(ImportContext& c, const Node& n) {
   if (sa.empty() || sb.empty()) fail(n, "MatMul of a scalar");
   if (sa.size() == 1) a = reshape(c, a, {1, sa[0]});
   if (sb.size() == 1) b = reshape(c, b, {sb[0], 1});
-  const Value y = c.b().emit1("matmul", {a, b});
+  const Value y = ops::matmul(c.b(), a, b);
   Shape out = c.b().type(y).shape;
   if (sb.size() == 1) out.pop_back();
   if (sa.size() == 1) out.erase(out.end() - (sb.size() == 1 ? 1 : 2));
@@ -70,28 +78,28 @@ Results matmul(ImportContext& c, const Node& n) {
 Results gemm(ImportContext& c, const Node& n) {
   const bool ta = c.attr_int(n, "transA", 0) != 0, tb = c.attr_int(n, "transB", 0) != 0;
   const double alpha = c.attr_float(n, "alpha", 1.0), beta = c.attr_float(n, "beta", 1.0);
-  Value y = c.b().emit1("matmul", {c.value(n, 0), c.value(n, 1)}, {{"transpose_a", ta}, {"transpose_b", tb}});
-  if (alpha != 1.0) y = c.b().emit1("mul", {y, scalar(c, alpha)});
+  Value y = ops::matmul(c.b(), c.value(n, 0), c.value(n, 1), ta, tb);
+  if (alpha != 1.0) y = ops::mul(c.b(), y, scalar(c, alpha));
   if (c.has_input(n, 2) && beta != 0.0) {
     Value bias = c.value(n, 2);
-    if (beta != 1.0) bias = c.b().emit1("mul", {bias, scalar(c, beta)});
-    y = c.b().emit1("add", {y, bias});
+    if (beta != 1.0) bias = ops::mul(c.b(), bias, scalar(c, beta));
+    y = ops::add(c.b(), y, bias);
   }
   return {y};
 }
 
 // Before opset 13, Softmax and LogSoftmax flatten x to 2-D at `axis` (default 1)
 // and normalize the rows; from 13 on, along `axis` (default -1).
-ConvertFn softmax(std::string op) {
+ConvertFn softmax(Value (*op)(Builder&, Value, int64_t)) {
   return [op](ImportContext& c, const Node& n) {
     const Value x = c.value(n, 0);
     const Shape shape = c.b().type(x).shape;
     const int64_t rank = static_cast<int64_t>(shape.size());
     const int64_t axis = normalize_axis(c.attr_int(n, "axis", c.opset() >= 13 ? -1 : 1), rank);
-    if (c.opset() >= 13 || axis == rank - 1) return Results{c.b().emit1(op, {x}, {{"axis", axis}})};
+    if (c.opset() >= 13 || axis == rank - 1) return Results{op(c.b(), x, axis)};
     const auto a = static_cast<size_t>(axis);
     const Value rows = reshape(c, x, {dims_product(shape, 0, a), dims_product(shape, a, shape.size())});
-    return Results{reshape(c, c.b().emit1(op, {rows}, {{"axis", int64_t{-1}}}), shape)};
+    return Results{reshape(c, op(c.b(), rows, -1), shape)};
   };
 }
 
@@ -115,14 +123,13 @@ Results layer_normalization(ImportContext& c, const Node& n) {
     return reshape(c, v, {inner});
   };
   const Value gamma = row_param(1);
-  const Value beta = c.has_input(n, 2) ? row_param(2)
-                                       : c.b().emit1("fill", {}, {{"shape", Shape{inner}}, {"value", 0.0}});
+  const Value beta = c.has_input(n, 2) ? row_param(2) : ops::fill(c.b(), {inner}, 0.0);
   const double eps = c.attr_float(n, "epsilon", 1e-5);
   // stash_type is the precision of the mean and variance: kiln's is f32 (1).
   if (const int64_t stash = c.attr_int(n, "stash_type", 1); stash != 1)
     fail(n, "stash_type " + std::to_string(stash) + " (the mean and variance in another precision than float)"
             " is not supported");
-  const Value y = c.b().emit("layer_norm", {reshape(c, x, rows), gamma, beta}, {{"eps", eps}})[0];
+  const Value y = ops::layer_norm(c.b(), reshape(c, x, rows), gamma, beta, eps);
   return {reshape(c, y, shape)};
 }
 
@@ -130,13 +137,13 @@ Results layer_normalization(ImportContext& c, const Node& n) {
 // none means all, unless noop_with_empty_axes makes it the identity.
 const std::vector<std::string> kReduceAttributes = {"axes", "keepdims", "noop_with_empty_axes"};
 
-ConvertFn reduce(std::string op) {
+ConvertFn reduce(Value (*op)(Builder&, Value, std::vector<int64_t>, bool)) {
   return [op](ImportContext& c, const Node& n) {
     const std::vector<int64_t> axes = c.ints_from_input_or_attr(n, 1, "axes", {});
     const Value x = c.value(n, 0);
     if (axes.empty() && c.attr_int(n, "noop_with_empty_axes", 0) != 0) return Results{x};
     const bool keepdims = c.attr_int(n, "keepdims", 1) != 0;
-    return Results{c.b().emit1(op, {x}, {{"axes", axes}, {"keepdims", keepdims}})};
+    return Results{op(c.b(), x, axes, keepdims)};
   };
 }
 
@@ -153,51 +160,51 @@ Results cast(ImportContext& c, const Node& n) {
   const DType to = cast_target(n, c.attr_int(n, "to", 0));
   const Value x = c.value(n, 0);
   if (c.b().type(x).dtype == to) return {x};
-  return {c.b().emit1("cast", {x}, {{"dtype", to}})};
+  return {ops::cast(c.b(), x, to)};
 }
 
 Results where(ImportContext& c, const Node& n) {
-  return {c.b().emit1("select", {c.value(n, 0), c.value(n, 1), c.value(n, 2)})};
+  return {ops::select(c.b(), c.value(n, 0), c.value(n, 1), c.value(n, 2))};
 }
 
 }  // namespace
 
 std::vector<OpConverter> math_converters() {
   return {
-      {"Relu", unary("relu")},
-      {"Tanh", unary("tanh")},
-      {"Sqrt", unary("sqrt")},
-      {"Exp", unary("exp")},
-      {"Log", unary("log")},
-      {"Neg", unary("neg")},
-      {"Erf", unary("erf")},
-      {"Not", unary("logical_not")},
+      {"Relu", unary(ops::relu)},
+      {"Tanh", unary(ops::tanh)},
+      {"Sqrt", unary(ops::sqrt)},
+      {"Exp", unary(ops::exp)},
+      {"Log", unary(ops::log)},
+      {"Neg", unary(ops::neg)},
+      {"Erf", unary(ops::erf)},
+      {"Not", unary(ops::logical_not)},
       {"Reciprocal", reciprocal},
       {"Sigmoid", sigmoid},
-      {"Add", binary("add")},
-      {"Sub", binary("sub")},
-      {"Mul", binary("mul")},
-      {"Div", binary("div")},
+      {"Add", binary(ops::add)},
+      {"Sub", binary(ops::sub)},
+      {"Mul", binary(ops::mul)},
+      {"Div", binary(ops::div)},
       {"Pow", pow},
-      {"Equal", binary("equal")},
-      {"Less", binary("less")},
-      {"LessOrEqual", binary("less_equal")},
-      {"Greater", binary("greater")},
-      {"GreaterOrEqual", binary("greater_equal")},
-      {"And", binary("logical_and")},
-      {"Or", binary("logical_or")},
-      {"Max", variadic("maximum")},
-      {"Min", variadic("minimum")},
+      {"Equal", binary(ops::equal)},
+      {"Less", binary(ops::less)},
+      {"LessOrEqual", binary(ops::less_equal)},
+      {"Greater", binary(ops::greater)},
+      {"GreaterOrEqual", binary(ops::greater_equal)},
+      {"And", binary(ops::logical_and)},
+      {"Or", binary(ops::logical_or)},
+      {"Max", variadic(ops::maximum)},
+      {"Min", variadic(ops::minimum)},
       {"Where", where},
       {"Cast", cast, {"to"}},
       {"MatMul", matmul},
       {"Gemm", gemm, {"transA", "transB", "alpha", "beta"}},
-      {"Softmax", softmax("softmax"), {"axis"}},
-      {"LogSoftmax", softmax("log_softmax"), {"axis"}},
+      {"Softmax", softmax(ops::softmax), {"axis"}},
+      {"LogSoftmax", softmax(ops::log_softmax), {"axis"}},
       {"LayerNormalization", layer_normalization, {"axis", "epsilon", "stash_type"}},
-      {"ReduceMean", reduce("mean"), kReduceAttributes},
-      {"ReduceSum", reduce("sum"), kReduceAttributes},
-      {"ReduceMax", reduce("max"), kReduceAttributes},
+      {"ReduceMean", reduce(ops::mean), kReduceAttributes},
+      {"ReduceSum", reduce(ops::sum), kReduceAttributes},
+      {"ReduceMax", reduce(ops::max), kReduceAttributes},
   };
 }
 

@@ -4,7 +4,7 @@
 // imported with their counts and how many nodes were folded at import.
 #include <string>
 
-#include "engine/onnx/import.h"
+#include "tools/onnx_import/import.h"
 
 namespace kiln::onnx {
 

@@ -1,6 +1,8 @@
-#include "engine/onnx/converters.h"
+#include "tools/onnx_import/converters.h"
 
-#include "engine/onnx/import.h"
+#include "ops/constant.h"
+#include "ops/shape_ops.h"
+#include "tools/onnx_import/import.h"
 
 namespace kiln::onnx {
 
@@ -20,12 +22,12 @@ const std::map<std::string, OpConverter>& table() {
 
 Value reshape(ImportContext& c, Value x, const Shape& shape) {
   if (c.b().type(x).shape == shape) return x;
-  return c.b().emit1("reshape", {x}, {{"shape", shape}});
+  return ops::reshape(c.b(), x, shape);
 }
 
 Value fill(Builder& b, const Shape& shape, const Constant& scalar, const std::string& what, const std::string& name) {
   scalar.to_tensor(what);  // checks that an integer fits in i32
-  return b.emit1("fill", {}, {{"shape", shape}, {"dtype", scalar.dtype}, {"value", scalar.at(0)}}, name);
+  return ops::fill(b, shape, scalar.at(0), scalar.dtype, name);
 }
 
 int64_t dims_product(const Shape& s, size_t begin, size_t end) {

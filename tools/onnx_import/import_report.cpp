@@ -1,4 +1,4 @@
-#include "engine/onnx/import_report.h"
+#include "tools/onnx_import/import_report.h"
 
 namespace kiln::onnx {
 

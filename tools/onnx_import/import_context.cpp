@@ -1,4 +1,4 @@
-#include "engine/onnx/import_context.h"
+#include "tools/onnx_import/import_context.h"
 
 #include <onnx/onnx_pb.h>
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/ir/builder.h"
-#include "engine/onnx/constant.h"
+#include "tools/onnx_import/constant.h"
 
 namespace onnx {
 class NodeProto;

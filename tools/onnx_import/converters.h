@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/onnx/import_context.h"
+#include "tools/onnx_import/import_context.h"
 
 namespace kiln::onnx {
 

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/onnx/converters.h"
+#include "ops/gather.h"
+#include "ops/identity.h"
+#include "ops/shape_ops.h"
+#include "tools/onnx_import/converters.h"
 
 namespace kiln::onnx {
 
@@ -26,7 +29,7 @@ int64_t axis_in(const Node& n, int64_t axis, int64_t rank) {
 Results identity(ImportContext& c, const Node& n) {
   const Operand& x = c.lookup(n.input(0));
   if (std::holds_alternative<Constant>(x)) return {x};
-  return {c.b().emit1("identity", {std::get<Value>(x)})};
+  return {ops::identity(c.b(), std::get<Value>(x))};
 }
 
 Results constant(ImportContext&, const Node& n) {
@@ -139,7 +142,7 @@ Results transpose(ImportContext& c, const Node& n) {
   std::vector<int64_t> reversed(static_cast<size_t>(rank));
   std::iota(reversed.rbegin(), reversed.rend(), int64_t{0});
   const std::vector<int64_t> perm = c.attr_ints(n, "perm", reversed);
-  return {c.b().emit1("transpose", {c.value(n, 0)}, {{"perm", perm}})};
+  return {ops::transpose(c.b(), c.value(n, 0), perm)};
 }
 
 Results concat(ImportContext& c, const Node& n) {
@@ -147,7 +150,7 @@ Results concat(ImportContext& c, const Node& n) {
   std::vector<Value> xs;
   for (int i = 0; i < n.input_size(); ++i) xs.push_back(c.value(n, i));
   if (xs.size() == 1) return {xs[0]};
-  return {c.b().emit1("concat", xs, {{"axis", c.attr_int(n, "axis", 0)}})};
+  return {ops::concat(c.b(), xs, c.attr_int(n, "axis", 0))};
 }
 
 // Bounds from inputs (opset 10 on) or attributes, normalized here as ONNX says
@@ -175,7 +178,7 @@ Results slice(ImportContext& c, const Node& n) {
     starts[i] = clamp(starts[i]);
     ends[i] = std::max(starts[i], clamp(ends[i]));
   }
-  return {c.b().emit1("slice", {c.value(n, 0)}, {{"axes", axes}, {"starts", starts}, {"ends", ends}})};
+  return {ops::slice(c.b(), c.value(n, 0), axes, starts, ends)};
 }
 
 // np.take(data, indices, axis); constant indices may be negative (from the end).
@@ -196,7 +199,7 @@ Results gather(ImportContext& c, const Node& n) {
   } else {
     indices = c.value(n, 1);
   }
-  return {c.b().emit1("gather", {c.value(n, 0), indices}, {{"axis", axis}})};
+  return {ops::gather(c.b(), c.value(n, 0), indices, axis)};
 }
 
 // Expand broadcasts both ways: the result has the broadcast of x's shape and `shape`.
@@ -205,7 +208,7 @@ Results expand(ImportContext& c, const Node& n) {
   const Shape out = broadcast_shapes(in, c.constant_ints(n, 1));
   const Value x = c.value(n, 0);
   if (out == in) return {x};
-  return {c.b().emit1("broadcast", {x}, {{"shape", out}})};
+  return {ops::broadcast(c.b(), x, out)};
 }
 
 }  // namespace

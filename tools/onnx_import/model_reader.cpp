@@ -1,4 +1,4 @@
-#include "engine/onnx/model_reader.h"
+#include "tools/onnx_import/model_reader.h"
 
 #include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -13,8 +13,8 @@
 
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"  // kMiB
-#include "engine/onnx/converters.h"
-#include "engine/onnx/import_context.h"
+#include "tools/onnx_import/converters.h"
+#include "tools/onnx_import/import_context.h"
 #include "engine/tensor/memory_check.h"
 
 namespace kiln::onnx {

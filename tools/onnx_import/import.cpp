@@ -1,4 +1,4 @@
-#include "engine/onnx/import.h"
+#include "tools/onnx_import/import.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -6,9 +6,9 @@
 #include <set>
 
 #include "engine/ir/verifier.h"
-#include "engine/onnx/converters.h"
-#include "engine/onnx/fold.h"
-#include "engine/onnx/model_reader.h"
+#include "tools/onnx_import/converters.h"
+#include "tools/onnx_import/fold.h"
+#include "tools/onnx_import/model_reader.h"
 
 namespace kiln::onnx {
 

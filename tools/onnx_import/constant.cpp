@@ -1,4 +1,4 @@
-#include "engine/onnx/constant.h"
+#include "tools/onnx_import/constant.h"
 
 #include <onnx/onnx_pb.h>
 

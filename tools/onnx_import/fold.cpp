@@ -1,4 +1,4 @@
-#include "engine/onnx/fold.h"
+#include "tools/onnx_import/fold.h"
 
 #include <onnx/onnx_pb.h>
 
