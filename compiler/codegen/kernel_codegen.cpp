@@ -139,14 +139,6 @@ void emit_row_kernel(LoweringContext& cx, const Graph& k, const std::string& sym
   throw Error("codegen: kernel @" + k.name() + " of kind " + std::string(fusion_kind_name(kind)) + ": " + why);
 }
 
-// The body's kernel ops (ops with a kernel emitter), in order.
-std::vector<const Node*> kernel_ops(const Graph& k) {
-  std::vector<const Node*> ops;
-  for (const Node& node : k.nodes())
-    if (EmitterRegistry::global().find(node.op())->kernel) ops.push_back(&node);
-  return ops;
-}
-
 // loop: one loop over the outputs' common shape, each output's generator
 // composed from its producers'; a lone concat copies its operands instead.
 void emit_loop(LoweringContext& cx, const Graph& k, const std::string& symbol) {
@@ -235,6 +227,13 @@ void emit_body(LoweringContext& cx, const Graph& k, FusionKind kind, const std::
 }
 
 }  // namespace
+
+std::vector<const Node*> kernel_ops(const Graph& k) {
+  std::vector<const Node*> ops;
+  for (const Node& node : k.nodes())
+    if (const OpEmitter* e = EmitterRegistry::global().find(node.op()); e && e->kernel) ops.push_back(&node);
+  return ops;
+}
 
 std::vector<std::vector<size_t>> parts_of(const Graph& k) {
   std::vector<size_t> parent(k.nodes().size());

@@ -57,6 +57,10 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, FusionKind
 // distinct parts only.
 std::vector<std::vector<size_t>> parts_of(const Graph& kernel);
 
+// The kernel graph's kernel ops (ops with a kernel emitter, not an elemental
+// one), in order: an input or epilogue kernel has one, a row kernel its reductions.
+std::vector<const Node*> kernel_ops(const Graph& kernel);
+
 // Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of
 // an f32 value of that shape over its last axis, keepdims.
 bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape);

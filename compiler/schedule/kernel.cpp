@@ -137,13 +137,6 @@ std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
   return pairs;
 }
 
-// The op of the one kernel op of an input or epilogue body, else "".
-std::string kernel_op_of(const Graph& body) {
-  for (const Node& n : body.nodes())
-    if (const OpEmitter* e = EmitterRegistry::global().find(n.op()); e && e->kernel) return n.op();
-  return "";
-}
-
 }  // namespace
 
 Kernel make_kernel(const Graph& g, const Node& node) {
@@ -152,8 +145,10 @@ Kernel make_kernel(const Graph& g, const Node& node) {
   if (node.body) {
     k.graph = std::make_shared<const Graph>(canonical_copy(*node.body));
     k.kind = fusion_kind_of(node);
-    const std::string op = k.kind == FusionKind::input || k.kind == FusionKind::epilogue ? kernel_op_of(*k.graph) : "";
-    k.label = op.empty() ? std::string(fusion_kind_name(k.kind)) : op;
+    // An input or epilogue kernel is named after its kernel op ("matmul"), as profiles always named it.
+    const std::vector<const Node*> ops = kernel_ops(*k.graph);
+    const bool by_op = (k.kind == FusionKind::input || k.kind == FusionKind::epilogue) && !ops.empty();
+    k.label = by_op ? ops.front()->op() : std::string(fusion_kind_name(k.kind));
   } else {
     k.graph = std::make_shared<const Graph>(one_node_graph(g, node));
     const OpEmitter* e = EmitterRegistry::global().find(node.op());
