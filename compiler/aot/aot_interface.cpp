@@ -27,11 +27,6 @@ bool is_keyword(std::string_view s) {
   return std::find(std::begin(kKeywords), std::end(kKeywords), s) != std::end(kKeywords);
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string describe(const AotField& f) {
   static constexpr std::string_view roles[] = {"input", "param", "state", "output", "assign to"};
   return std::string(roles[static_cast<size_t>(f.role)]) + " %" + f.graph_name;
@@ -59,6 +54,11 @@ std::string c_identifier(const std::string& name) {
   if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
   if (is_keyword(id)) id += '_';
   return id;
+}
+
+std::string c_macro_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 std::string default_aot_prefix(const Graph& g) { return c_identifier(g.name()); }
@@ -89,7 +89,7 @@ AotInterface aot_interface(const Graph& g, const Program& p, const std::string& 
 
   std::map<std::string, size_t> by_upper_name;
   for (size_t i = 0; i < api.fields.size(); ++i) {
-    const auto [it, fresh] = by_upper_name.emplace(upper(api.fields[i].name), i);
+    const auto [it, fresh] = by_upper_name.emplace(c_macro_case(api.fields[i].name), i);
     if (!fresh)
       throw Error("aot: " + describe(api.fields[it->second]) + " and " + describe(api.fields[i]) +
                   " would both be field '" + api.fields[i].name + "' of struct " + prefix +

@@ -80,6 +80,9 @@ bool is_c_identifier(const std::string& s);  // [A-Za-z_][A-Za-z0-9_]* and no ke
 // `name` made into a C identifier as described above ("w1.grad" -> "w1_grad").
 std::string c_identifier(const std::string& name);
 
+// `s` in upper case, as the header's macros spell names (c_header.h).
+std::string c_macro_case(std::string s);
+
 // The default prefix: the graph's name made into a C identifier.
 std::string default_aot_prefix(const Graph& g);
 

@@ -12,9 +12,8 @@
 #include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
-#include "compiler/passes/rewriter.h"
 #include "compiler/schedule/kernel.h"
-#include "engine/ir/printer.h"
+#include "engine/fnv1a.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
 
@@ -235,24 +234,6 @@ std::vector<const Node*> kernel_ops(const Graph& k) {
   return ops;
 }
 
-std::vector<std::vector<size_t>> parts_of(const Graph& k) {
-  std::vector<size_t> parent(k.nodes().size());
-  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
-  const auto find = [&](size_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  for (size_t i = 0; i < k.nodes().size(); ++i)
-    for (Value v : k.nodes()[i].operands)
-      if (k.value(v).kind == ValueKind::result) parent[find(i)] = find(static_cast<size_t>(k.value(v).node));
-  std::map<size_t, std::vector<size_t>> by_root;
-  for (size_t i = 0; i < k.nodes().size(); ++i) by_root[find(i)].push_back(i);
-  std::vector<std::vector<size_t>> parts;
-  for (auto& [root, nodes] : by_root) parts.push_back(std::move(nodes));
-  std::sort(parts.begin(), parts.end());
-  return parts;
-}
-
 bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape) {
   if (!n.def->reduction) return false;
   const TensorType& in = g.type(n.operands[0]);
@@ -282,72 +263,91 @@ void check_lowerable(const Graph& g) {
 
 namespace {
 
-// One part as a kernel graph of its own, with the slots of the whole kernel's
-// argument table that its inputs and outputs take.
-struct Part {
-  std::shared_ptr<Graph> graph;
-  std::vector<size_t> slots;  // per part input, then per part output
-};
-
-// Where k's values are in its argument table, by value id: each declaration's
-// slot, and each result's output positions (a value may be output twice).
-struct SlotsOfValues {
-  std::vector<size_t> input;
-  std::vector<std::vector<size_t>> outputs;
-};
-
-// Reads only its own nodes' values in `slots`: linear in the part, not in k.
-// A part is connected, so every value it reads and does not make is one of
-// k's declarations.
-Part make_part(const Graph& k, const std::vector<size_t>& nodes, const SlotsOfValues& slots) {
-  std::vector<size_t> positions;  // in k's outputs, in order
-  for (size_t i : nodes)
-    for (Value r : k.nodes()[i].results)
-      positions.insert(positions.end(), slots.outputs[static_cast<size_t>(r.id)].begin(),
-                       slots.outputs[static_cast<size_t>(r.id)].end());
-  std::sort(positions.begin(), positions.end());
-  std::vector<Value> outputs;
-  for (size_t j : positions) outputs.push_back(k.outputs()[j]);
-  ExtractedBody body = extract_body(k, nodes, outputs, "k", "i", false);
-  Part part{std::move(body.graph), {}};
-  for (Value v : body.inputs) part.slots.push_back(slots.input[static_cast<size_t>(v.id)]);
-  for (size_t j : positions) part.slots.push_back(k.declarations().size() + j);
-  return part;
-}
-
 // The parts that compile to one function, and each one's argument slots, one
 // part after another (every part of a function has the same number of slots).
 struct PartFunction {
   llvm::Function* function = nullptr;
+  const Graph* body = nullptr;
   size_t arity = 0;
   std::vector<uint64_t> slots;
 };
 
-// A kernel of several independent parts (horizontal fusion): each distinct part
-// is a function of its own, which the kernel calls in a loop over a constant
-// table of its parts' argument slots. So the kernel's code grows with the
-// distinct parts, not with the parts (an optimizer's update of 100,000 params
-// of three shapes is three loops). Parts share only inputs, and an output may
-// share memory only with an input its own part alone reads, so running them
-// grouped by function instead of in order computes the same.
-llvm::Function* emit_parts(LoweringContext& cx, const Graph& k, const std::string& symbol,
-                           const std::vector<std::vector<size_t>>& node_sets) {
-  SlotsOfValues slots{std::vector<size_t>(k.num_values()), std::vector<std::vector<size_t>>(k.num_values())};
-  for (size_t i = 0; i < k.declarations().size(); ++i) slots.input[static_cast<size_t>(k.declarations()[i].id)] = i;
-  for (size_t j = 0; j < k.outputs().size(); ++j) slots.outputs[static_cast<size_t>(k.outputs()[j].id)].push_back(j);
-  std::vector<PartFunction> functions;
-  std::map<std::string, size_t> by_text;
-  for (const std::vector<size_t>& nodes : node_sets) {
-    const Part part = make_part(k, nodes, slots);
-    const auto [it, added] = by_text.emplace(print_kir(canonical_copy(*part.graph)), functions.size());
-    if (added) {
-      // Each part is a loop (horizontal-fusion merges loops only).
-      llvm::Function* f =
-          emit_kernel(cx, *part.graph, FusionKind::loop, symbol + ".part" + std::to_string(functions.size()));
-      f->setLinkage(llvm::Function::InternalLinkage);
-      functions.push_back({f, part.slots.size(), {}});
+// The argument slots of each part of a horizontal kernel, by node: its
+// operands' input slots, then its results' output slots. Parts share only
+// inputs, and each result is one output.
+std::vector<std::vector<uint64_t>> part_slots(const Graph& k) {
+  std::vector<int64_t> slot(k.num_values(), -1);
+  for (size_t i = 0; i < k.declarations().size(); ++i) slot[static_cast<size_t>(k.declarations()[i].id)] = int64_t(i);
+  std::vector<int64_t> output_slot(k.num_values(), -1);
+  for (size_t j = 0; j < k.outputs().size(); ++j) {
+    int64_t& o = output_slot[static_cast<size_t>(k.outputs()[j].id)];
+    if (o != -1 || k.value(k.outputs()[j]).kind != ValueKind::result)
+      misfit(k, FusionKind::horizontal, "%" + k.name_of(k.outputs()[j]) + " is not one part's result output once");
+    o = static_cast<int64_t>(k.declarations().size() + j);
+  }
+  std::vector<std::vector<uint64_t>> slots;
+  for (const Node& part : k.nodes()) {
+    if (!part.body || fusion_kind_of(part) != FusionKind::loop)
+      misfit(k, FusionKind::horizontal, "'" + part.op() + "' is not a loop fusion");
+    std::vector<uint64_t>& s = slots.emplace_back();
+    for (Value v : part.operands) {
+      if (slot[static_cast<size_t>(v.id)] < 0)
+        misfit(k, FusionKind::horizontal, "a part reads %" + k.name_of(v) + ", another part's result");
+      s.push_back(static_cast<uint64_t>(slot[static_cast<size_t>(v.id)]));
     }
-    functions[it->second].slots.insert(functions[it->second].slots.end(), part.slots.begin(), part.slots.end());
+  }
+  for (size_t p = 0; p < slots.size(); ++p) {
+    const Node& part = k.nodes()[p];
+    std::vector<uint64_t>& s = slots[p];
+    for (Value r : part.results) {
+      if (output_slot[static_cast<size_t>(r.id)] < 0)
+        misfit(k, FusionKind::horizontal, "%" + k.name_of(r) + " is not one part's result output once");
+      s.push_back(static_cast<uint64_t>(output_slot[static_cast<size_t>(r.id)]));
+    }
+  }
+  return slots;
+}
+
+// A cheap key that alike bodies share (same_computation decides).
+uint64_t shape_key(const Graph& body) {
+  std::string key = std::to_string(body.num_values());
+  for (const Node& n : body.nodes()) key += n.op() + ' ';
+  for (Value v : body.outputs()) key += type_str(body.type(v));
+  return fnv1a_64(key);
+}
+
+// A horizontal kernel: its parts are loop fusions (horizontal-fusion's
+// output) and each distinct body is one function, which the kernel calls in a
+// loop over a constant table of its parts' argument slots. So the kernel's code
+// grows with the distinct bodies, not with the parts (an optimizer's update of
+// 100,000 params of three shapes is three loops). Parts share only inputs, and
+// an output may share memory only with an input its own part alone reads, so
+// running them grouped by function instead of in order computes the same.
+llvm::Function* emit_horizontal(LoweringContext& cx, const Graph& k, const std::string& symbol) {
+  const std::vector<std::vector<uint64_t>> slots = part_slots(k);
+  std::vector<PartFunction> functions;
+  std::map<const Graph*, size_t> by_body;
+  std::multimap<uint64_t, size_t> by_key;
+  for (size_t p = 0; p < k.nodes().size(); ++p) {
+    const Graph& body = *k.nodes()[p].body;
+    auto [at, added] = by_body.emplace(&body, functions.size());
+    if (added) {
+      const uint64_t key = shape_key(body);
+      for (auto [it, end] = by_key.equal_range(key); it != end; ++it)
+        if (same_computation(*functions[it->second].body, body)) {
+          at->second = it->second;
+          added = false;
+          break;
+        }
+    }
+    if (added) {
+      by_key.emplace(shape_key(body), functions.size());
+      llvm::Function* f = emit_kernel(cx, body, FusionKind::loop, symbol + ".part" + std::to_string(functions.size()));
+      f->setLinkage(llvm::Function::InternalLinkage);
+      functions.push_back({f, &body, slots[p].size(), {}});
+    }
+    std::vector<uint64_t>& table = functions[at->second].slots;
+    table.insert(table.end(), slots[p].begin(), slots[p].end());
   }
   size_t widest = 0;
   for (const PartFunction& pf : functions) widest = std::max(widest, pf.arity);
@@ -389,7 +389,7 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, FusionKind kind
   check_lowerable(k);
   if (k.outputs().empty()) throw Error("codegen: kernel @" + k.name() + " has no outputs");
   if (kind == FusionKind::horizontal) {
-    llvm::Function* f = emit_parts(cx, k, symbol, parts_of(k));
+    llvm::Function* f = emit_horizontal(cx, k, symbol);
     if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
     f->setLinkage(llvm::Function::ExternalLinkage);
     return f;

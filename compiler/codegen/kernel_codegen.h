@@ -29,7 +29,10 @@
 //     output of its result's type computed from it by elementwise ops: the op
 //     writes into the output's buffer and applies the output's generator there
 //     in place (emitter_registry.h, Epilogue);
-//   * horizontal: parts (parts_of below), each a loop.
+//   * horizontal: loop fusions sharing only inputs (its parts, run one after
+//     the other): each distinct part body is one function, called in a loop
+//     over a table of its parts' arguments, so the code grows with the
+//     distinct bodies only.
 // Intermediates of a fused kernel never reach memory.
 #include <string>
 #include <vector>
@@ -48,14 +51,6 @@ namespace kiln::compiler {
 // function named `symbol`. Throws kiln::Error for a graph that does not fit its
 // kind or an op with no emitter.
 llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, FusionKind kind, const std::string& symbol);
-
-// The connected parts of a kernel graph: its nodes joined through the values they
-// compute (inputs they share do not join them), as node indices in order. A
-// horizontal kernel (an optimizer's updates of every param) runs them one after
-// the other, each part a loop: each distinct part is one function, called in a
-// loop over a table of its parts' arguments, so the code grows with the
-// distinct parts only.
-std::vector<std::vector<size_t>> parts_of(const Graph& kernel);
 
 // The kernel graph's kernel ops (ops with a kernel emitter, not an elemental
 // one), in order: an input or epilogue kernel has one, a row kernel its reductions.

@@ -335,7 +335,7 @@ class Fuser {
     for (int i : group.extra_outputs)
       for (Value r : node(i).results) replaced.push_back(r);
     const ExtractedBody body =
-        extract_body(g_, nodes, replaced, "f_" + g_.name_of(node(group.root).results[0]), "p", true);
+        extract_body(g_, nodes, replaced, "f_" + g_.name_of(node(group.root).results[0]));
     std::vector<Value> operands;
     for (Value v : body.inputs) operands.push_back(rw.map(v));
     rw.emit_fusion(body.graph, operands, {{"kind", std::string(fusion_kind_name(kind_of(group)))}}, replaced);

@@ -2,9 +2,9 @@
 // every result only goes to assigns (an optimizer's update of each param and
 // its moments) become one `horizontal` fusion placed before the assigns at the
 // end of the step: one kernel, one pass over each param, its gradient and its
-// moments, instead of a kernel call per param. Its body is the loops' bodies
-// side by side, sharing the inputs they share; codegen compiles each distinct
-// part once (codegen/kernel_codegen.h).
+// moments, instead of a kernel call per param. Its body holds the loop fusions
+// themselves (its parts), reading the inputs they share once; codegen compiles
+// each distinct part once (codegen/kernel_codegen.h).
 #include <map>
 #include <set>
 
@@ -45,34 +45,23 @@ Graph horizontal_fusion(const Graph& g) {
     else if (!is_update.count(&n))
       rw.copy(i);
   }
+  // The body holds the loops themselves, their bodies shared, reading inputs they may share.
   auto body = std::make_shared<Graph>("f_updates");
   Builder bb(*body);
   std::map<int32_t, Value> input_of;  // outer value id -> body input
   std::vector<Value> operands, replaced;
   for (const Node* u : updates) {
-    const Graph& ub = *u->body;
-    std::map<int32_t, Value> local;
-    for (size_t i = 0; i < ub.declarations().size(); ++i) {
-      const Value outer = u->operands[i];
+    std::vector<Value> args;
+    for (Value outer : u->operands) {
       auto it = input_of.find(outer.id);
       if (it == input_of.end()) {
         it = input_of.emplace(outer.id, body->declare(ValueKind::input, numbered("p", operands.size()), g.type(outer)))
                  .first;
         operands.push_back(rw.map(outer));
       }
-      local[ub.declarations()[i].id] = it->second;
+      args.push_back(it->second);
     }
-    for (const Node& n : ub.nodes()) {
-      std::vector<Value> args;
-      for (Value v : n.operands) args.push_back(local.at(v.id));
-      // A constant copied into many updates has one name in each: a repeat gets a
-      // fresh number (a suffix search for `h_16000` would cost each repeat them all).
-      std::vector<std::string> result_names;
-      for (Value r : n.results) result_names.push_back(body->find(ub.name_of(r)) ? std::string() : ub.name_of(r));
-      const std::vector<Value> results = bb.emit(n.op(), args, n.attrs, result_names);
-      for (size_t k = 0; k < results.size(); ++k) local[n.results[k].id] = results[k];
-    }
-    for (Value o : ub.outputs()) body->add_output(local.at(o.id));
+    for (Value r : bb.emit_fusion(u->body, args, u->attrs)) body->add_output(r);
     replaced.insert(replaced.end(), u->results.begin(), u->results.end());
   }
   rw.emit_fusion(std::move(body), operands, {{"kind", std::string(fusion_kind_name(FusionKind::horizontal))}},

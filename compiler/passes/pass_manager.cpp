@@ -31,6 +31,11 @@ void register_builtin_passes(PassRegistry& r) {
          plain(fold_transposes)},
         true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
+  // flash-attention after cse, which merges the mask and scale constants; dce
+  // then drops the scores it leaves unread.
+  r.add({"flash-attention", "rewrites softmax(q k^T * scale + mask) v, written out, to flash_attention",
+         [](const Graph& g, std::ostream* remarks) { return rewrite_flash_attention(g, remarks); }},
+        true);
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
   r.add({"allreduce-buckets",
          "puts a data-parallel step's allreduces in buckets, each right after its last operand is made",

@@ -56,8 +56,8 @@ class PassRegistry {
 };
 
 // The built-in passes in default-pipeline order: constant-fold, simplify,
-// transpose-folding, cse, dce, allreduce-buckets, fusion, horizontal-fusion,
-// and dce again.
+// transpose-folding, cse, flash-attention, dce, allreduce-buckets, fusion,
+// horizontal-fusion, and dce again.
 void register_builtin_passes(PassRegistry& r);
 
 // The pipeline that runs no pass (`--passes=none`): the graph goes to the

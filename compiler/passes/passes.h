@@ -27,6 +27,11 @@ Graph dce(const Graph& g);
 // transpose flags read the operand in place (transpose_folding.cpp).
 Graph fold_transposes(const Graph& g);
 
+// softmax(q kᵀ * c + mask) v, written out, -> flash_attention(q, k, v, mask)
+// {scale=c} where the chain's values are read by nothing else; one remark line
+// per softmax-weighted matmul, rewritten or not and why (flash_attention.cpp).
+Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
+
 // Operator fusion: fusion.h.
 
 // Horizontal fusion (XLA's horizontal_loop_fusion.cc): the loop fusions whose

@@ -11,13 +11,13 @@
 namespace kiln::compiler {
 
 ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, const std::vector<Value>& outputs,
-                           const std::string& name, const char* input_prefix, bool keep_names) {
+                           const std::string& name) {
   ExtractedBody out{std::make_shared<Graph>(name), {}};
   Graph& body = *out.graph;
   std::unordered_map<int32_t, Value> inner;  // g's value id -> the body's value
   const auto value_in_body = [&](Value v) {
     if (const auto it = inner.find(v.id); it != inner.end()) return it->second;
-    const std::string input_name = body.fresh_name(numbered(input_prefix, out.inputs.size()));
+    const std::string input_name = body.fresh_name(numbered("p", out.inputs.size()));
     const Value in = body.declare(ValueKind::input, input_name, g.type(v));
     out.inputs.push_back(v);
     return inner[v.id] = in;
@@ -30,7 +30,7 @@ ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, con
     std::vector<std::string> names;
     for (Value r : n.results) {
       types.push_back(g.type(r));
-      names.push_back(keep_names ? body.fresh_name(g.name_of(r)) : std::string());
+      names.push_back(body.fresh_name(g.name_of(r)));
     }
     const int32_t id = body.add_node(n.def, operands, n.attrs, types, names, n.body);
     const Node& made = body.nodes()[static_cast<size_t>(id)];
@@ -95,6 +95,15 @@ Value GraphRewriter::emit(size_t index, const std::string& op, const std::vector
                           std::string_view hint) {
   Builder b(dst_);
   return b.emit1(op, operands, attrs, fresh_name(index, hint));
+}
+
+std::vector<Value> GraphRewriter::emit_results(size_t index, const std::string& op,
+                                               const std::vector<Value>& operands, const Attrs& attrs,
+                                               const std::vector<std::string>& hints) {
+  std::vector<std::string> names;
+  for (const std::string& hint : hints) names.push_back(fresh_name(index, hint));
+  Builder b(dst_);
+  return b.emit(op, operands, attrs, names);
 }
 
 void GraphRewriter::emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands,

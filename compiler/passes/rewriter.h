@@ -13,19 +13,17 @@
 
 namespace kiln::compiler {
 
-// A body cut out of `g` for a fusion node or a kernel: the nodes `nodes`
-// (indices into g's nodes, increasing), an input for each value they read that
-// none of them makes (in order of first use, named PREFIX0, PREFIX1, ...), and
-// `outputs` (values those nodes make; one may repeat) as its outputs. With
-// `keep_names` each result keeps its name in g (made unique in the body), else
-// it gets a fresh one. The
-// one place a subgraph is cloned: fusion's bodies, codegen's kernel parts.
+// A body cut out of `g` for a fusion node: the nodes `nodes` (indices into g's
+// nodes, increasing), an input for each value they read that none of them makes
+// (in order of first use, named p0, p1, ...), and `outputs` (values those nodes
+// make; one may repeat) as its outputs. Each result keeps its name in g (made
+// unique in the body). The one place a subgraph is cloned into a body.
 struct ExtractedBody {
   std::shared_ptr<Graph> graph;
   std::vector<Value> inputs;  // for each input of the body, the value of g it stands for
 };
 ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, const std::vector<Value>& outputs,
-                           const std::string& name, const char* input_prefix, bool keep_names);
+                           const std::string& name);
 
 class GraphRewriter {
  public:
@@ -49,6 +47,9 @@ class GraphRewriter {
   // takes its name), else `hint_1`, `hint_2`, ...
   Value emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
              std::string_view hint);
+  // Same, for an op of several results, named after `hints` (distinct), in order.
+  std::vector<Value> emit_results(size_t index, const std::string& op, const std::vector<Value>& operands,
+                                  const Attrs& attrs, const std::vector<std::string>& hints);
   // Adds a fusion node with `body` whose results stand for the source values
   // `replaced` (one each, in order), under their names.
   void emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands, const Attrs& attrs,

@@ -75,15 +75,14 @@ Graph one_node_graph(const Graph& g, const Node& node) {
   return k;
 }
 
-// For each value the nodes `part` (indices into k's nodes, in order) read: the
-// one shape at which every node computing from it, directly or not, is
-// pointwise (so each of its elements is read only at its own index), or
-// nullopt if there is none. One pass backwards over the part: a node of
-// 100,000 operands costs its operands once, not once per input.
-std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k, const std::vector<size_t>& part) {
+// For each value k's nodes read: the one shape at which every node computing
+// from it, directly or not, is pointwise (so each of its elements is read only
+// at its own index), or nullopt if there is none. One pass backwards over the
+// nodes: a node of 100,000 operands costs its operands once, not once per input.
+std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k) {
   std::map<int32_t, std::optional<Shape>> shapes;
-  for (auto it = part.rbegin(); it != part.rend(); ++it) {
-    const Node& n = k.nodes()[*it];
+  for (auto it = k.nodes().rbegin(); it != k.nodes().rend(); ++it) {
+    const Node& n = *it;
     std::optional<Shape> shape;
     if (n.def->elementwise) shape = k.type(n.results[0]).shape;
     for (Value r : n.results) {
@@ -97,40 +96,46 @@ std::map<int32_t, std::optional<Shape>> pointwise_shapes(const Graph& k, const s
   return shapes;
 }
 
-// Loop kernels only; in a kernel of several parts (run one after another), an
-// input pairs only with outputs of the one part that reads it. Each part's
-// inputs meet only its own nodes and outputs, so the work is linear in the
-// number of parts.
-std::vector<std::pair<size_t, size_t>> in_place_pairs(const Graph& k) {
+// A loop kernel's (input, output) pairs that may share memory: the input is read
+// pointwise at its own shape, the output has that shape and element size.
+std::vector<std::pair<size_t, size_t>> loop_in_place_pairs(const Graph& k) {
   std::vector<std::pair<size_t, size_t>> pairs;
-  std::vector<int> part_of_value(k.num_values(), -1), readers(k.num_values(), -1);
-  const std::vector<std::vector<size_t>> parts = parts_of(k);
-  for (size_t p = 0; p < parts.size(); ++p)
-    for (size_t i : parts[p]) {
-      const Node& n = k.nodes()[i];
-      for (Value r : n.results) part_of_value[static_cast<size_t>(r.id)] = static_cast<int>(p);
-      for (Value v : n.operands) {
-        int& reader = readers[static_cast<size_t>(v.id)];
-        reader = reader == -1 || reader == static_cast<int>(p) ? static_cast<int>(p) : -2;  // -2: several parts
-      }
-    }
-  std::vector<std::vector<size_t>> inputs_of(parts.size()), outputs_of(parts.size());
+  const std::map<int32_t, std::optional<Shape>> shapes = pointwise_shapes(k);
   const std::vector<Value>& inputs = k.declarations();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (const int part = readers[static_cast<size_t>(inputs[i].id)]; part >= 0)
-      inputs_of[static_cast<size_t>(part)].push_back(i);
-  for (size_t j = 0; j < k.outputs().size(); ++j)
-    if (const int part = part_of_value[static_cast<size_t>(k.outputs()[j].id)]; part >= 0)
-      outputs_of[static_cast<size_t>(part)].push_back(j);
-  for (size_t p = 0; p < parts.size(); ++p) {
-    const std::map<int32_t, std::optional<Shape>> shapes = pointwise_shapes(k, parts[p]);
-    for (size_t i : inputs_of[p]) {
-      const TensorType& in = k.type(inputs[i]);
-      if (in.numel() == 0 || shapes.at(inputs[i].id) != std::optional<Shape>(in.shape)) continue;
-      for (size_t j : outputs_of[p]) {
-        const TensorType& out = k.type(k.outputs()[j]);
-        if (out.shape == in.shape && dtype_size(out.dtype) == dtype_size(in.dtype)) pairs.emplace_back(i, j);
-      }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& in = k.type(inputs[i]);
+    const auto read = shapes.find(inputs[i].id);
+    if (in.numel() == 0 || read == shapes.end() || read->second != std::optional<Shape>(in.shape)) continue;
+    for (size_t j = 0; j < k.outputs().size(); ++j) {
+      const TensorType& out = k.type(k.outputs()[j]);
+      if (out.shape == in.shape && dtype_size(out.dtype) == dtype_size(in.dtype)) pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
+// A horizontal kernel's pairs: each part's own, for the inputs that part alone
+// reads, once (its parts run grouped by body, not in order). Each distinct
+// body is looked at once.
+std::vector<std::pair<size_t, size_t>> horizontal_in_place_pairs(const Graph& k) {
+  std::vector<int> readers(k.num_values(), 0);
+  constexpr size_t none = SIZE_MAX;
+  std::vector<size_t> input_at(k.num_values()), output_at(k.num_values(), none);
+  for (size_t i = 0; i < k.declarations().size(); ++i) input_at[static_cast<size_t>(k.declarations()[i].id)] = i;
+  for (size_t j = k.outputs().size(); j-- > 0;) output_at[static_cast<size_t>(k.outputs()[j].id)] = j;
+  for (const Node& part : k.nodes())
+    for (Value v : part.operands) ++readers[static_cast<size_t>(v.id)];
+  std::map<const Graph*, std::vector<std::pair<size_t, size_t>>> of_body;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (const Node& part : k.nodes()) {
+    if (!part.body) continue;  // codegen refuses the kernel
+    auto [at, added] = of_body.emplace(part.body.get(), std::vector<std::pair<size_t, size_t>>{});
+    if (added) at->second = loop_in_place_pairs(*part.body);
+    for (auto [i, j] : at->second) {
+      const Value in = part.operands[i];
+      const size_t out = output_at[static_cast<size_t>(part.results[j].id)];
+      if (readers[static_cast<size_t>(in.id)] == 1 && k.value(in).kind != ValueKind::result && out != none)
+        pairs.emplace_back(input_at[static_cast<size_t>(in.id)], out);
     }
   }
   std::sort(pairs.begin(), pairs.end());
@@ -158,7 +163,8 @@ Kernel make_kernel(const Graph& g, const Node& node) {
   // Two kernels of one body but different kinds compile differently.
   k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph);
   k.hash = fnv1a_64(k.text);
-  if (k.kind == FusionKind::loop || k.kind == FusionKind::horizontal) k.in_place = in_place_pairs(*k.graph);
+  if (k.kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
+  if (k.kind == FusionKind::horizontal) k.in_place = horizontal_in_place_pairs(*k.graph);
   return k;
 }
 

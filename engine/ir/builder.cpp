@@ -1,6 +1,7 @@
 #include "engine/ir/builder.h"
 
 #include "engine/ir/error.h"
+#include "engine/ir/fusion_kind.h"
 
 namespace kiln {
 
@@ -13,7 +14,8 @@ std::string op_signature(const std::string& op, const std::vector<TensorType>& o
   return s + ")";
 }
 
-std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types) {
+std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types,
+                                          bool holds_parts) {
   const std::vector<Value>& decls = body.declarations();
   if (decls.size() != operand_types.size())
     throw Error("body @" + body.name() + " declares " + std::to_string(decls.size()) + " input(s) for " +
@@ -27,9 +29,16 @@ std::vector<TensorType> body_result_types(const Graph& body, const std::vector<T
       throw Error("body input %" + info.name + " is " + type_str(info.type) + " but operand " + std::to_string(i) +
                   " is " + type_str(operand_types[i]));
   }
-  for (const Node& n : body.nodes())
-    if (n.def && (n.def->side_effect || n.def->has_body))
+  // A horizontal fusion's body is its parts, each a loop fusion (one level deep);
+  // every other body holds plain ops.
+  for (const Node& n : body.nodes()) {
+    if (!n.def) continue;
+    if (holds_parts && !(n.body && fusion_kind_of(n) == FusionKind::loop))
+      throw Error("body @" + body.name() + " holds a '" + n.op() +
+                  "' node (a horizontal fusion's body holds loop fusions only)");
+    if (!holds_parts && (n.def->side_effect || n.def->has_body))
       throw Error("body @" + body.name() + " holds a '" + n.op() + "' node (bodies hold plain ops only)");
+  }
   if (body.outputs().empty()) throw Error("body @" + body.name() + " has no outputs");
   std::vector<TensorType> types;
   for (Value v : body.outputs()) types.push_back(body.type(v));
@@ -50,7 +59,10 @@ std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<T
   try {
     if (def.has_body) {
       if (!body) throw Error("needs a body graph");
-      return body_result_types(*body, operand_types);
+      const Attr* kind = attrs.find("kind");
+      const bool horizontal = kind && std::holds_alternative<std::string>(*kind) &&
+                              std::get<std::string>(*kind) == fusion_kind_name(FusionKind::horizontal);
+      return body_result_types(*body, operand_types, horizontal);
     }
     std::vector<TensorType> types = def.infer(operand_types, attrs);
     // Broadcasting [7,1] with [2^62] makes a result no tensor can have.

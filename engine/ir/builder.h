@@ -56,8 +56,10 @@ std::vector<TensorType> infer_result_types(const OpDef& def, const std::vector<T
                                            const Attrs& completed_attrs, const Graph* body = nullptr);
 
 // A body's result types: its outputs' types, once its declarations are checked to
-// be inputs typed like the operands, in order, with no assigns and no nested bodies.
-std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types);
+// be inputs typed like the operands, in order, with no assigns; the body of a
+// horizontal fusion (`holds_parts`) holds loop fusions only, any other plain ops only.
+std::vector<TensorType> body_result_types(const Graph& body, const std::vector<TensorType>& operand_types,
+                                          bool holds_parts);
 
 // "op(f32[2,3], i32[4])": how errors name a node's operands.
 std::string op_signature(const std::string& op, const std::vector<TensorType>& operand_types);

@@ -21,7 +21,8 @@ enum class FusionKind {
   attention_backward,  // the row fusion of softmax's backward, y * (dy - sum(dy * y)) * scale
   epilogue,            // a kernel op taking an epilogue (matmul), then elemental ops on its result applied
                        // to each block of it in place (XLA's output fusion)
-  horizontal,          // independent loops run one after the other (an optimizer's updates)
+  horizontal,          // loop fusions that share only inputs, its body's parts, run one after the other
+                       // (an optimizer's updates)
 };
 
 std::string_view fusion_kind_name(FusionKind kind);

@@ -20,6 +20,26 @@ std::string_view value_kind_name(ValueKind k) {
 
 const std::string& Node::op() const { return def->name; }
 
+bool same_computation(const Graph& a, const Graph& b) {
+  if (&a == &b) return true;
+  if (a.num_values() != b.num_values() || a.nodes().size() != b.nodes().size() ||
+      a.declarations() != b.declarations() || a.outputs() != b.outputs())
+    return false;
+  // Values are numbered in the order they are made, so alike graphs number theirs alike.
+  for (Value v : a.declarations()) {
+    const ValueInfo &x = a.value(v), &y = b.value(v);
+    if (x.kind != y.kind || !(x.type == y.type) || !(x.attrs == y.attrs)) return false;
+  }
+  for (size_t i = 0; i < a.nodes().size(); ++i) {
+    const Node &x = a.nodes()[i], &y = b.nodes()[i];
+    if (x.def != y.def || x.operands != y.operands || x.results != y.results || !(x.attrs == y.attrs)) return false;
+    for (Value r : x.results)
+      if (!(a.type(r) == b.type(r))) return false;
+    if ((x.body == nullptr) != (y.body == nullptr) || (x.body && !same_computation(*x.body, *y.body))) return false;
+  }
+  return true;
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {

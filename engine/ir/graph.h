@@ -111,6 +111,13 @@ class Graph {
   mutable int64_t next_number_ = 0;
 };
 
+// Whether a and b compute the same thing the same way: the same declarations
+// (kinds, types, attributes), the same nodes in order (ops, attributes, operands,
+// result types, bodies alike), the same outputs; names aside. Linear in the
+// graphs: codegen compiles one function for the alike parts of a horizontal
+// fusion.
+bool same_computation(const Graph& a, const Graph& b);
+
 // Whether `s` is a valid value or graph name: [A-Za-z0-9_.]+
 bool is_identifier(std::string_view s);
 // Throws kiln::Error "invalid WHAT name 'S' (...)" unless is_identifier(s).

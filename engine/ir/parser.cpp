@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/ir/builder.h"
+#include "engine/ir/fusion_kind.h"
 #include "engine/ir/lexer.h"
 #include "engine/ir/op_def.h"
 #include "engine/ir/read_file.h"
@@ -21,9 +22,10 @@ struct ParsedAttr {
   Attr value;
 };
 
-// Recursive descent over a grammar whose only nesting is one level of graph (a
-// fusion node's body, which holds plain ops only) and an attribute's int list, so
-// every loop consumes a token and the recursion depth is bounded.
+// Recursive descent over a grammar whose only nesting is graphs at most two
+// deep (a fusion node's body, which holds plain ops, except a horizontal
+// fusion's, which holds loop fusions) and an attribute's int list, so every loop
+// consumes a token and the recursion depth is bounded.
 class Parser {
  public:
   Parser(std::string_view text, const std::string& file) : lex_(text, file) { bump(); }
@@ -31,7 +33,7 @@ class Parser {
   Graph parse() {
     if (tok_.kind == TokenKind::end) fail("expected 'graph @name {', got end of file (the file is empty)");
     if (!tok_.is_word("graph")) fail("expected 'graph' at the start of the file, got " + describe(tok_));
-    Graph g = parse_graph(false);
+    Graph g = parse_graph(false, false);
     if (tok_.kind != TokenKind::end) fail("expected end of file after the graph's closing '}', got " + describe(tok_));
     return g;
   }
@@ -42,14 +44,16 @@ class Parser {
   struct Scope {
     Graph g = Graph();
     bool body = false;
+    bool holds_parts = false;  // a horizontal fusion's body: loop fusions only
     SourceLoc loc;
     std::unordered_map<std::string, int> def_lines;
   };
 
   // `graph @name { statements }` at the current 'graph' token.
-  Graph parse_graph(bool body) {
+  Graph parse_graph(bool body, bool holds_parts) {
     Scope outer = std::exchange(scope_, Scope{});
     scope_.body = body;
+    scope_.holds_parts = holds_parts;
     scope_.loc = loc(tok_);
     bump();
     if (tok_.kind != TokenKind::graph_name)
@@ -170,10 +174,14 @@ class Parser {
     std::vector<std::pair<Token, TensorType>> annotation;
     if (tok_.is_punct(':')) annotation = parse_annotation();
     std::shared_ptr<const Graph> body;
+    if (scope_.holds_parts && !def->has_body)
+      fail_at(op, "a horizontal fusion's body holds loop fusions only, not '" + op.text + "'");
     if (def->has_body) {
-      if (scope_.body) fail_at(op, "a fusion body holds plain ops only, not '" + op.text + "'");
+      if (scope_.body && !scope_.holds_parts)
+        fail_at(op, "a fusion body holds plain ops only, not '" + op.text + "'");
       if (!tok_.is_word("graph")) fail("expected the body 'graph @name {' of op '" + op.text + "', got " + describe(tok_));
-      body = std::make_shared<const Graph>(parse_graph(true));
+      const bool horizontal = attrs.get_string("kind") == fusion_kind_name(FusionKind::horizontal);
+      body = std::make_shared<const Graph>(parse_graph(true, horizontal && !scope_.body));
     }
 
     std::vector<TensorType> types;

@@ -5,6 +5,7 @@
 #include "engine/ir/error.h"
 #include "engine/ir/fusion_kind.h"
 #include "engine/ir/parser.h"
+#include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
 
 using namespace kiln;
@@ -144,4 +145,72 @@ TEST_CASE("a fusion's kind is one of the kinds codegen has an emitter for, else 
   CHECK(message.rfind("g.kir:3:", 0) == 0);
   CHECK(message.find("unknown fusion kind 'fastest' (kinds: loop, input, attention, row, attention_backward, "
                      "epilogue, horizontal)") != std::string::npos);
+}
+
+TEST_CASE("a horizontal fusion's body holds loop fusions, one level deep, and prints and parses back exactly") {
+  const auto body_of = [](const std::string& parts) {
+    return "graph @g {\n"
+           "  input %x : f32[2]\n"
+           "  %y, %z = fusion(%x) {kind=\"horizontal\"} : f32[2], f32[2] graph @h {\n"
+           "    input %p0 : f32[2]\n" +
+           parts +
+           "    output %a\n"
+           "    output %b\n"
+           "  }\n"
+           "  output %y\n"
+           "  output %z\n"
+           "}\n";
+  };
+  const auto part = [](const std::string& name, const std::string& kind, const std::string& op) {
+    // loop is the default kind, which the printer leaves out.
+    const std::string attrs = kind == "loop" ? "" : " {kind=\"" + kind + "\"}";
+    return "    %" + name + " = fusion(%p0)" + attrs + " : f32[2] graph @" + name + " {\n" +
+           "      input %q0 : f32[2]\n" + "      %e = " + op + "(%q0) : f32[2]\n" + "      output %e\n" + "    }\n";
+  };
+  const std::string text = body_of(part("a", "loop", "exp") + part("b", "loop", "neg"));
+  CHECK(print_kir(parse_kir(text, "g.kir")) == text);
+  const auto error = [](const std::string& t) {
+    try {
+      parse_kir(t, "g.kir");
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // A plain op beside the parts: refused at the op.
+  std::string message = error(body_of(part("a", "loop", "exp") + "    %b = neg(%p0) : f32[2]\n"));
+  CHECK(message.rfind("g.kir:10:", 0) == 0);
+  CHECK(message.find("a horizontal fusion's body holds loop fusions only, not 'neg'") != std::string::npos);
+  // A part of another kind.
+  message = error(body_of(part("a", "loop", "exp") + part("b", "row", "neg")));
+  CHECK(message.find("(a horizontal fusion's body holds loop fusions only)") != std::string::npos);
+  // No deeper: a loop part holds plain ops.
+  const std::string deeper = body_of(part("a", "loop", "exp") +
+                                     "    %b = fusion(%p0) {kind=\"loop\"} : f32[2] graph @b {\n"
+                                     "      input %q0 : f32[2]\n"
+                                     "      %c = fusion(%q0) {kind=\"loop\"} : f32[2] graph @c {\n"
+                                     "        input %r0 : f32[2]\n"
+                                     "        %e = neg(%r0) : f32[2]\n"
+                                     "        output %e\n"
+                                     "      }\n"
+                                     "      output %c\n"
+                                     "    }\n");
+  message = error(deeper);
+  CAPTURE(message);
+  CHECK(message.find("a fusion body holds plain ops only, not 'fusion'") != std::string::npos);
+}
+
+TEST_CASE("same_computation compares structure, not names") {
+  const auto make = [](const std::string& name, const std::string& op, int64_t n) {
+    Graph g(name);
+    Builder b(g);
+    const Value x = b.input(name + "_x", {DType::f32, {n}});
+    g.add_output(b.emit1(op, {b.emit1("exp", {x})}));
+    return g;
+  };
+  const Graph a = make("a", "neg", 4);
+  CHECK(same_computation(a, a));
+  CHECK(same_computation(a, make("b", "neg", 4)));
+  CHECK_FALSE(same_computation(a, make("a", "tanh", 4)));
+  CHECK_FALSE(same_computation(a, make("a", "neg", 5)));
 }

@@ -1,0 +1,110 @@
+// flash-attention: softmax(q k^T * scale + mask) v written out becomes one
+// flash_attention that computes the same (on the interpreter, and compiled
+// against the interpreter's run of the graph as written); a chain whose values
+// something else reads stays, with a remark saying why.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <sstream>
+
+#include "compiler/passes/passes.h"
+#include "engine/ir/builder.h"
+#include "engine/ir/parser.h"
+#include "engine/ir/printer.h"
+#include "jit/differential.h"
+#include "passes/pass_test_util.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+// How a test writes its attention out.
+struct Written {
+  Shape q, k, v;
+  std::optional<Shape> mask;  // none: no mask
+  std::string scale = "mul";  // mul (scores * c), mul_left (c * scores), div (scores / c), none
+  bool mask_left = false;     // add(mask, scores)
+};
+
+Graph attention_graph(const Written& w) {
+  Graph g("attn");
+  Builder b(g);
+  const Value q = b.input("q", {DType::f32, w.q}), k = b.input("k", {DType::f32, w.k}),
+              v = b.input("v", {DType::f32, w.v});
+  Value x = b.emit1("matmul", {q, k}, {{"transpose_b", true}}, "scores");
+  if (w.scale != "none") {
+    const Value c = b.emit1("fill", {}, {{"shape", std::vector<int64_t>{}}, {"value", w.scale == "div" ? 2.5 : 0.4}});
+    x = w.scale == "div"        ? b.emit1("div", {x, c}, {}, "scaled")
+        : w.scale == "mul_left" ? b.emit1("mul", {c, x}, {}, "scaled")
+                                : b.emit1("mul", {x, c}, {}, "scaled");
+  }
+  if (w.mask) {
+    const Value mask = b.input("mask", {DType::f32, *w.mask});
+    x = b.emit1("add", w.mask_left ? std::vector<Value>{mask, x} : std::vector<Value>{x, mask}, {}, "masked");
+  }
+  const Value p = b.emit1("softmax", {x}, {}, "weights");
+  g.add_output(b.emit1("matmul", {p, v}, {}, "o"));
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("attention written out becomes one flash_attention and computes the same, compiled or not") {
+  const Written cases[] = {
+      {{2, 3, 5, 4}, {2, 3, 7, 4}, {2, 3, 7, 6}, Shape{5, 7}},                 // a [T,S] mask, T != S, d != dv
+      {{2, 4, 4}, {2, 4, 4}, {2, 4, 4}, Shape{2, 1, 4}, "mul_left", true},     // a padding mask, on the left
+      {{3, 6, 8}, {3, 9, 8}, {3, 9, 8}, std::nullopt, "div"},                  // no mask, scaled by division
+      {{1, 2, 3, 8, 4}, {1, 2, 3, 8, 4}, {1, 2, 3, 8, 5}, Shape{8, 8}, "none"},  // no scale, rank 5
+  };
+  Rng rng(7);
+  for (const Written& w : cases) {
+    const Graph g = attention_graph(w);
+    CAPTURE(print_kir(g));
+    std::ostringstream remarks;
+    const Graph out = compiler::rewrite_flash_attention(g, &remarks);
+    CHECK(count_op(out, "flash_attention") == 1);
+    CHECK(count_op(compiler::dce(out), "softmax") == 0);
+    CHECK(remarks.str().find("flash-attention: %o = flash_attention(%q, %k, %v, ") == 0);
+    const std::map<std::string, Tensor> bindings = random_bindings(g, rng, Values::moderate);
+    CHECK(compare_observed(run_interpreter(g, bindings), run_interpreter(out, bindings), 1e-5, 1e-6) == "");
+    // The default pipeline rewrites it too; the compiled kernel against the graph as written.
+    check_jit_matches_interpreter(g, bindings, {1e-5, 1e-4, 0});
+  }
+}
+
+TEST_CASE("an attention whose values something else reads stays as written, with the reason") {
+  const auto remark_of = [](const Graph& g) {
+    std::ostringstream remarks;
+    const Graph out = compiler::rewrite_flash_attention(g, &remarks);
+    CHECK(count_op(out, "flash_attention") == 0);
+    return remarks.str();
+  };
+  const Written plain{{2, 4, 4}, {2, 4, 4}, {2, 4, 4}, Shape{4, 4}};
+  // The weights are an output too (as a training graph's backward reads them).
+  Graph g = attention_graph(plain);
+  g.add_output(*g.find("weights"));
+  CHECK(remark_of(g) == "flash-attention: %o (softmax weights times %v) stays as written: %weights is read elsewhere "
+                        "too\n");
+  g = attention_graph(plain);
+  g.add_output(*g.find("scores"));
+  CHECK(remark_of(g).find("%scores is read elsewhere too") != std::string::npos);
+  // A mask that widens the scores: add broadcasts [4,4] with [3,1,1,1].
+  CHECK(remark_of(attention_graph({{2, 4, 4}, {2, 4, 4}, {3, 2, 4, 4}, Shape{3, 1, 1, 1}}))
+            .find("the mask or scale broadcasts the scores to another shape") != std::string::npos);
+  // q, k and v that differ in their batch dims (matmul broadcasts them; flash_attention does not).
+  CHECK(remark_of(attention_graph({{2, 4, 4}, {1, 4, 4}, {2, 4, 4}, Shape{4, 4}}))
+            .find("q, k and v differ in their batch dims") != std::string::npos);
+  // A softmax over another axis.
+  const Graph other_axis = parse_kir(R"(graph @g {
+  input %q : f32[4,4]
+  input %k : f32[4,4]
+  input %v : f32[4,4]
+  %s = matmul(%q, %k) {transpose_b=true} : f32[4,4]
+  %p = softmax(%s) {axis=0} : f32[4,4]
+  %o = matmul(%p, %v) : f32[4,4]
+  output %o
+})",
+                                     "g.kir");
+  CHECK(remark_of(other_axis).find("the softmax is not over the last axis") != std::string::npos);
+}
