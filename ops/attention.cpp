@@ -1,5 +1,10 @@
-// flash_attention(q, k, v, mask) {scale} -> o, lse and its gradient op
-// flash_attention_backward(q, k, v, mask, o, lse, do) {scale} -> dq, dk, dv.
+// flash_attention(q, k, v, mask) {scale, heads} -> o, lse and its gradient op
+// flash_attention_backward(q, k, v, mask, o, lse, do) {scale, heads} -> dq, dk, dv.
+//
+// With heads = H > 0, q, k, v, o (and dq, dk, dv, do) are in the projections'
+// layout [..., T, H*d], head h of row t at columns h*d .. h*d+d-1: the op reads
+// and writes the heads in place of a head split (reshape + transpose) before it
+// and a head merge after it. The scores, mask and lse are per head, [..., H, T, S].
 //
 // The backward recomputes each row's weights p = exp(s - lse) from q, k and the
 // forward's lse (as FlashAttention does), then with D = rowsum(do * o):
@@ -9,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
 
 #include "ops/families.h"
 #include "ops/op_helpers.h"
@@ -24,9 +30,49 @@ Shape with_last_two(Shape batch, int64_t rows, int64_t cols) {
   return batch;
 }
 
-// Checks q, k, v and the mask; returns [..., T, S], the scores' shape.
+const char* const kRoles[] = {"q (operand 0)", "k (operand 1)", "v (operand 2)", "mask (operand 3)"};
+
+// [..., T, H*d] -> [..., H, T, d]: a packed operand's shape per head.
+Shape per_head(const Shape& packed, int64_t heads) {
+  Shape s(packed.begin(), packed.end() - 2);
+  s.push_back(heads);
+  s.push_back(packed[packed.size() - 2]);
+  s.push_back(packed.back() / heads);
+  return s;
+}
+
+// [..., H, T, d] -> [..., T, H*d].
+Shape packed_shape(const Shape& per_head_shape) {
+  Shape s(per_head_shape.begin(), per_head_shape.end() - 3);
+  const size_t r = per_head_shape.size();
+  s.push_back(per_head_shape[r - 2]);
+  s.push_back(per_head_shape[r - 3] * per_head_shape[r - 1]);
+  return s;
+}
+
+int64_t heads_of(const Attrs& attrs) {
+  const int64_t heads = attrs.get_int("heads");
+  if (heads < 0) throw Error("heads must be 0 (q, k, v per head) or the number of heads, got " + std::to_string(heads));
+  return heads;
+}
+
+// q, k and v as the op computes on them: per head when they are packed.
+std::vector<TensorType> per_head_operands(const std::vector<TensorType>& in, int64_t heads) {
+  std::vector<TensorType> out(in.begin(), in.begin() + 4);
+  if (heads == 0) return out;
+  for (size_t i = 0; i < 3; ++i) {
+    check_min_rank(in[i], 2, kRoles[i]);
+    if (in[i].shape.back() % heads != 0)
+      throw Error(std::string(kRoles[i]) + " " + shape_str(in[i].shape) + " does not split into " +
+                  std::to_string(heads) + " heads");
+    out[i].shape = per_head(in[i].shape, heads);
+  }
+  return out;
+}
+
+// Checks q, k, v (per head) and the mask; returns [..., T, S], the scores' shape.
 Shape scores_shape(const std::vector<TensorType>& in) {
-  const char* roles[] = {"q (operand 0)", "k (operand 1)", "v (operand 2)", "mask (operand 3)"};
+  const char* const* roles = kRoles;
   for (size_t i = 0; i < 4; ++i) check_dtype(in[i], kFloat, roles[i]);
   for (size_t i = 0; i < 3; ++i) check_min_rank(in[i], 2, roles[i]);
   const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
@@ -47,11 +93,12 @@ Shape scores_shape(const std::vector<TensorType>& in) {
   return scores;
 }
 
-std::vector<TensorType> infer_forward(const std::vector<TensorType>& in, const Attrs&) {
-  const Shape scores = scores_shape(in);
-  const Shape& v = in[2].shape;
-  return {{DType::f32, with_last_two(leading(scores), scores[scores.size() - 2], v.back())},
-          {DType::f32, Shape(scores.begin(), scores.end() - 1)}};
+std::vector<TensorType> infer_forward(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const int64_t heads = heads_of(attrs);
+  const std::vector<TensorType> x = per_head_operands(in, heads);
+  const Shape scores = scores_shape(x);
+  const Shape o = with_last_two(leading(scores), scores[scores.size() - 2], x[2].shape.back());
+  return {{DType::f32, heads ? packed_shape(o) : o}, {DType::f32, Shape(scores.begin(), scores.end() - 1)}};
 }
 
 std::vector<TensorType> infer_backward(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -68,30 +115,67 @@ std::vector<TensorType> infer_backward(const std::vector<TensorType>& in, const 
 // the scores' shape.
 struct Problem {
   size_t batch = 0, t = 0, s = 0, d = 0, dv = 0;
+  int64_t heads = 0;
   double scale = 0;
   xt::xarray<double> q, k, v, mask;
 };
 
-xt::xarray<double> as_3d(const Tensor& x, size_t batch) {
+// x as [batch, rows, cols] per head, in double: a packed x [..., T, H*c] is
+// split into its heads first.
+xt::xarray<double> as_3d(const Tensor& x, size_t batch, int64_t heads) {
   xt::xarray<double> a = xt::cast<double>(x.f32());
+  if (heads) {
+    const Shape& sh = x.shape();
+    Shape split(sh.begin(), sh.end() - 1);
+    split.push_back(heads);
+    split.push_back(sh.back() / heads);
+    a.reshape(xt_shape(split));
+    const size_t r = split.size();
+    std::vector<size_t> perm(r);
+    for (size_t i = 0; i < r; ++i) perm[i] = i;
+    std::swap(perm[r - 3], perm[r - 2]);  // [..., T, H, c] -> [..., H, T, c]
+    a = xt::transpose(a, perm);
+  }
   const auto& sh = a.shape();
   a.reshape({batch, sh[sh.size() - 2], sh[sh.size() - 1]});
   return a;
 }
 
+// [batch, rows, cols] per head into `out`, packing the heads back when there are some.
+void store_3d(Tensor& out, xt::xarray<double> a, int64_t heads) {
+  if (heads) {
+    const Shape& sh = out.shape();
+    Shape per(sh.begin(), sh.end() - 2);
+    per.push_back(heads);
+    per.push_back(sh[sh.size() - 2]);
+    per.push_back(sh.back() / heads);
+    a.reshape(xt_shape(per));
+    const size_t r = per.size();
+    std::vector<size_t> perm(r);
+    for (size_t i = 0; i < r; ++i) perm[i] = i;
+    std::swap(perm[r - 3], perm[r - 2]);
+    a = xt::transpose(a, perm);
+  }
+  a.reshape(xt_shape(out.shape()));
+  store(out, xt::cast<float>(a));
+}
+
 Problem problem(const KernelArgs& k) {
   Problem p;
-  const Shape& q = k.in[0]->shape();
-  const Shape scores = scores_shape({k.in[0]->type(), k.in[1]->type(), k.in[2]->type(), k.in[3]->type()});
+  p.heads = heads_of(k.attrs);
+  const std::vector<TensorType> x =
+      per_head_operands({k.in[0]->type(), k.in[1]->type(), k.in[2]->type(), k.in[3]->type()}, p.heads);
+  const Shape& q = x[0].shape;
+  const Shape scores = scores_shape(x);
   p.batch = static_cast<size_t>(numel(leading(q)));
   p.t = static_cast<size_t>(q[q.size() - 2]);
   p.s = static_cast<size_t>(scores.back());
   p.d = static_cast<size_t>(q.back());
-  p.dv = static_cast<size_t>(k.in[2]->shape().back());
+  p.dv = static_cast<size_t>(x[2].shape.back());
   p.scale = k.attrs.get_float("scale");
-  p.q = as_3d(*k.in[0], p.batch);
-  p.k = as_3d(*k.in[1], p.batch);
-  p.v = as_3d(*k.in[2], p.batch);
+  p.q = as_3d(*k.in[0], p.batch, p.heads);
+  p.k = as_3d(*k.in[1], p.batch, p.heads);
+  p.v = as_3d(*k.in[2], p.batch, p.heads);
   p.mask = xt::broadcast(xt::cast<double>(k.in[3]->f32()), xt_shape(scores));
   p.mask.reshape({p.batch, p.t, p.s});
   return p;
@@ -131,15 +215,14 @@ void forward_kernel(const KernelArgs& k) {
       }
       lse(b, i) = max + std::log(sum);
     }
-  o.reshape(xt_shape(k.out[0]->shape()));
+  store_3d(*k.out[0], std::move(o), p.heads);
   lse.reshape(xt_shape(k.out[1]->shape()));
-  store(*k.out[0], xt::cast<float>(o));
   store(*k.out[1], xt::cast<float>(lse));
 }
 
 void backward_kernel(const KernelArgs& k) {
   const Problem p = problem(k);
-  const xt::xarray<double> o = as_3d(*k.in[4], p.batch), d_o = as_3d(*k.in[6], p.batch);
+  const xt::xarray<double> o = as_3d(*k.in[4], p.batch, p.heads), d_o = as_3d(*k.in[6], p.batch, p.heads);
   xt::xarray<double> lse = xt::cast<double>(k.in[5]->f32());
   lse.reshape({p.batch, p.t});
   xt::xarray<double> dq = xt::zeros<double>({p.batch, p.t, p.d}), dk = xt::zeros<double>({p.batch, p.s, p.d}),
@@ -164,10 +247,8 @@ void backward_kernel(const KernelArgs& k) {
         }
       }
     }
-  for (auto [index, grad] : {std::pair{0, &dq}, std::pair{1, &dk}, std::pair{2, &dv}}) {
-    grad->reshape(xt_shape(k.out[static_cast<size_t>(index)]->shape()));
-    store(*k.out[static_cast<size_t>(index)], xt::cast<float>(*grad));
-  }
+  for (auto [index, grad] : {std::pair{0, &dq}, std::pair{1, &dk}, std::pair{2, &dv}})
+    store_3d(*k.out[static_cast<size_t>(index)], std::move(*grad), p.heads);
 }
 
 std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
@@ -176,7 +257,7 @@ std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Val
   const std::vector<Value> d =
       b.emit("flash_attention_backward",
              {n.operands[0], n.operands[1], n.operands[2], n.operands[3], n.results[0], n.results[1], dy[0]},
-             {{"scale", n.attrs.get_float("scale")}});
+             {{"scale", n.attrs.get_float("scale")}, {"heads", n.attrs.get_int("heads")}});
   return {d[0], d[1], d[2], Value()};
 }
 
@@ -185,10 +266,10 @@ std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Val
 void register_attention(OpRegistry& r) {
   r.add(OpDef{.name = "flash_attention",
               .summary = "softmax(q k^T * scale + mask) v without the scores in memory; results o, lse (row "
-                         "log-sum-exp)",
+                         "log-sum-exp); {heads}: q, k, v, o packed [..., T, heads*d]",
               .min_operands = 4,
               .max_operands = 4,
-              .attrs = {required_attr("scale", AttrKind::real)},
+              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
               .infer = infer_forward,
               .reference = forward_kernel,
               .gradient = forward_grad});
@@ -196,13 +277,14 @@ void register_attention(OpRegistry& r) {
               .summary = "dq, dk, dv of flash_attention from q, k, v, mask, o, lse and do (weights recomputed)",
               .min_operands = 7,
               .max_operands = 7,
-              .attrs = {required_attr("scale", AttrKind::real)},
+              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
               .infer = infer_backward,
               .reference = backward_kernel});
 }
 
-std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale) {
-  const std::vector<Value> r = b.emit("flash_attention", {q, k, v, mask}, {{"scale", scale}});
+std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale,
+                                        int64_t heads) {
+  const std::vector<Value> r = b.emit("flash_attention", {q, k, v, mask}, {{"scale", scale}, {"heads", heads}});
   return {r[0], r[1]};
 }
 

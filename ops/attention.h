@@ -14,6 +14,11 @@ namespace kiln::ops {
 // to recompute the weights instead of keeping them. A row with every score
 // masked attends to nothing: its o is 0 (not nan) and its lse is -inf.
 // The mask gets no gradient; nor does lse (taking one is an error).
-std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale);
+// With heads = H > 0, q, k, v and o are packed as the projections make them,
+// [..., T, H*d] (head h at columns h*d ..), instead of [..., H, T, d]: no head
+// split or merge copies them; the mask broadcasts to and lse is [..., H, T, S]
+// and [..., H, T].
+std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale,
+                                        int64_t heads = 0);
 
 }  // namespace kiln::ops

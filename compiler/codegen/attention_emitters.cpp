@@ -8,6 +8,8 @@
 // unrolled). The row then lives in a stack buffer of S floats, in L1, and never
 // reaches memory the caller sees: that is the whole point of the op. The
 // backward recomputes each row's weights from the forward's log-sum-exp.
+// Operands packed by heads ({heads}: [..., T, H*d]) are read and written in
+// place: a head's rows are H*d floats apart instead of d.
 #include <cmath>
 #include <limits>
 
@@ -22,21 +24,28 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The problem's sizes; all compile-time constants.
 struct Dims {
-  Shape batch_shape, scores, mask;
+  Shape batch_shape, scores, mask;  // batch_shape: the leading dims, and the heads when packed
   int64_t batch = 0, t = 0, s = 0, d = 0, dv = 0;
+  int64_t heads = 0;                // packed: [..., T, heads*d]; 0: [..., T, d] per head
   int64_t key_vectors = 0, sp = 0;  // ceil(s / W) and that many W: a padded row
   float scale = 0;
+
+  // Floats between rows of a matrix of `cols` columns per head.
+  int64_t row_stride(int64_t cols) const { return heads ? heads * cols : cols; }
 };
 
 Dims dims_of(const KernelEmitArgs& args, int w) {
   const Shape& q = args.node.in(0).shape;
   Dims a;
+  a.heads = args.node.attrs().get_int("heads");
+  const int64_t h = a.heads ? a.heads : 1;
   a.batch_shape = Shape(q.begin(), q.end() - 2);
+  if (a.heads) a.batch_shape.push_back(a.heads);
   a.batch = numel(a.batch_shape);
   a.t = q[q.size() - 2];
-  a.d = q.back();
+  a.d = q.back() / h;
   a.s = args.node.in(1).shape[q.size() - 2];
-  a.dv = args.node.in(2).shape.back();
+  a.dv = args.node.in(2).shape.back() / h;
   a.scores = a.batch_shape;
   a.scores.push_back(a.t);
   a.scores.push_back(a.s);
@@ -99,13 +108,15 @@ llvm::Value* offset(LoweringContext& cx, llvm::Value* i, int64_t stride, int64_t
   return cx.b().CreateAdd(cx.b().CreateMul(i, cx.i64c(stride), "", true, true), cx.i64c(plus), "", true, true);
 }
 
-// dst[c * sp + j] = src[j * cols + c] for j < rows, c < cols: a [rows, cols]
-// matrix transposed into rows of sp floats (the padding columns are not written).
-void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int64_t rows, int64_t cols, int64_t sp) {
+// dst[c * sp + j] = src[j * stride + c] for j < rows, c < cols: a [rows, cols]
+// matrix (rows `stride` floats apart) transposed into rows of sp floats (the
+// padding columns are not written).
+void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int64_t rows, int64_t cols,
+                    int64_t stride, int64_t sp) {
   auto& b = cx.b();
   cx.for_range(0, rows, 1, [&](llvm::Value* j) {
     cx.for_range(0, cols, 1, [&](llvm::Value* c) {
-      llvm::Value* from = b.CreateInBoundsGEP(b.getFloatTy(), src, b.CreateAdd(offset(cx, j, cols), c));
+      llvm::Value* from = b.CreateInBoundsGEP(b.getFloatTy(), src, b.CreateAdd(offset(cx, j, stride), c));
       llvm::Value* to = b.CreateInBoundsGEP(b.getFloatTy(), dst, b.CreateAdd(offset(cx, c, sp), j));
       b.CreateStore(b.CreateLoad(b.getFloatTy(), from), to);
     });
@@ -114,6 +125,14 @@ void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int
 
 void zero(LoweringContext& cx, llvm::Value* ptr, int64_t floats) {
   cx.b().CreateMemSet(ptr, cx.b().getInt8(0), static_cast<uint64_t>(floats) * 4, llvm::Align(4));
+}
+
+// Zeroes `rows` rows of `cols` floats, `stride` floats apart.
+void zero_rows(LoweringContext& cx, llvm::Value* ptr, int64_t rows, int64_t cols, int64_t stride) {
+  if (stride == cols) return zero(cx, ptr, rows * cols);
+  cx.for_range(0, rows, 1, [&](llvm::Value* j) {
+    zero(cx, cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), ptr, offset(cx, j, stride)), cols);
+  });
 }
 
 // sum over c < depth of splat(row[c]) * rows_t[c * sp + vector j]: for every key
@@ -172,9 +191,21 @@ llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
 }
 
+// The first float of batch bh's [rows, cols] matrix at `base`: the matrices
+// follow each other, or, packed, head h of a batch starts at column h * cols.
+llvm::Value* matrix_ptr(LoweringContext& cx, const Dims& a, llvm::Value* base, llvm::Value* bh, int64_t rows,
+                        int64_t cols) {
+  if (!a.heads) return row_ptr(cx, base, bh, rows * cols);
+  auto& b = cx.b();
+  llvm::Value* heads = cx.i64c(a.heads);
+  llvm::Value* at = b.CreateAdd(offset(cx, b.CreateUDiv(bh, heads), rows * a.heads * cols),
+                                offset(cx, b.CreateURem(bh, heads), cols), "", true, true);
+  return b.CreateInBoundsGEP(b.getFloatTy(), base, at);
+}
+
 Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
-  return {unflatten(cx, bh, a.batch_shape), row_ptr(cx, args.operand_ptr(0), bh, a.t * a.d),
-          row_ptr(cx, args.operand_ptr(1), bh, a.s * a.d), row_ptr(cx, args.operand_ptr(2), bh, a.s * a.dv)};
+  return {unflatten(cx, bh, a.batch_shape), matrix_ptr(cx, a, args.operand_ptr(0), bh, a.t, a.d),
+          matrix_ptr(cx, a, args.operand_ptr(1), bh, a.s, a.d), matrix_ptr(cx, a, args.operand_ptr(2), bh, a.s, a.dv)};
 }
 
 void emit_forward(const KernelEmitArgs& args) {
@@ -191,11 +222,12 @@ void emit_forward(const KernelEmitArgs& args) {
     zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
-      llvm::Value* o = row_ptr(cx, args.result_ptr(0), bh, a.t * a.dv);
+      llvm::Value* o = matrix_ptr(cx, a, args.result_ptr(0), bh, a.t, a.dv);
       llvm::Value* lse = row_ptr(cx, args.result_ptr(1), bh, a.t);
-      transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
+      transpose_into(cx, k_t, x.k, a.s, a.d, a.row_stride(a.d), a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
-        const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, row_ptr(cx, x.q, i, a.d), k_t, i);
+        const std::vector<llvm::Value*> s =
+            score_row(cx, args, lanes, a, x.index, row_ptr(cx, x.q, i, a.row_stride(a.d)), k_t, i);
         llvm::Value* max_v = s[0];
         for (size_t j = 1; j < s.size(); ++j) max_v = b.CreateMaxNum(max_v, s[j]);
         llvm::Value* max = b.CreateFPMaxReduce(max_v);
@@ -219,13 +251,14 @@ void emit_forward(const KernelEmitArgs& args) {
               llvm::Value* wj = lanes.broadcast(weights, j);
               LoweringContext::Carried next;
               for (int64_t c = 0; c < value_vectors; ++c)
-                next.push_back(lanes.fma(wj, lanes.load(x.v, offset(cx, j, a.dv, c * w), lanes.in_vector(c, a.dv)),
-                                         sums[static_cast<size_t>(c)]));
+                next.push_back(lanes.fma(
+                    wj, lanes.load(x.v, offset(cx, j, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv)),
+                    sums[static_cast<size_t>(c)]));
               return next;
             });
         for (int64_t c = 0; c < value_vectors; ++c)
-          lanes.store(b.CreateFMul(acc[static_cast<size_t>(c)], cx.splat(inverse, w)), o, offset(cx, i, a.dv, c * w),
-                      lanes.in_vector(c, a.dv));
+          lanes.store(b.CreateFMul(acc[static_cast<size_t>(c)], cx.splat(inverse, w)), o,
+                      offset(cx, i, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv));
       });
     });
   });
@@ -248,19 +281,20 @@ void emit_backward(const KernelEmitArgs& args) {
     zero(cx, v_t, a.dv * a.sp);
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
-      llvm::Value* o = row_ptr(cx, args.operand_ptr(4), bh, a.t * a.dv);
+      const int64_t qk_stride = a.row_stride(a.d), v_stride = a.row_stride(a.dv);
+      llvm::Value* o = matrix_ptr(cx, a, args.operand_ptr(4), bh, a.t, a.dv);
       llvm::Value* lse = row_ptr(cx, args.operand_ptr(5), bh, a.t);
-      llvm::Value* d_o = row_ptr(cx, args.operand_ptr(6), bh, a.t * a.dv);
-      llvm::Value* dq = row_ptr(cx, args.result_ptr(0), bh, a.t * a.d);
-      llvm::Value* dk = row_ptr(cx, args.result_ptr(1), bh, a.s * a.d);
-      llvm::Value* dv = row_ptr(cx, args.result_ptr(2), bh, a.s * a.dv);
-      zero(cx, dk, a.s * a.d);
-      zero(cx, dv, a.s * a.dv);
-      transpose_into(cx, k_t, x.k, a.s, a.d, a.sp);
-      transpose_into(cx, v_t, x.v, a.s, a.dv, a.sp);
+      llvm::Value* d_o = matrix_ptr(cx, a, args.operand_ptr(6), bh, a.t, a.dv);
+      llvm::Value* dq = matrix_ptr(cx, a, args.result_ptr(0), bh, a.t, a.d);
+      llvm::Value* dk = matrix_ptr(cx, a, args.result_ptr(1), bh, a.s, a.d);
+      llvm::Value* dv = matrix_ptr(cx, a, args.result_ptr(2), bh, a.s, a.dv);
+      zero_rows(cx, dk, a.s, a.d, qk_stride);
+      zero_rows(cx, dv, a.s, a.dv, v_stride);
+      transpose_into(cx, k_t, x.k, a.s, a.d, qk_stride, a.sp);
+      transpose_into(cx, v_t, x.v, a.s, a.dv, v_stride, a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
-        llvm::Value* q_row = row_ptr(cx, x.q, i, a.d);
-        llvm::Value* do_row = row_ptr(cx, d_o, i, a.dv);
+        llvm::Value* q_row = row_ptr(cx, x.q, i, qk_stride);
+        llvm::Value* do_row = row_ptr(cx, d_o, i, v_stride);
         const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, q_row, k_t, i);
         llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
         // A row that attended to nothing (lse -inf) has weights 0 and passes no gradient.
@@ -270,7 +304,8 @@ void emit_backward(const KernelEmitArgs& args) {
         llvm::Value* dot_v = lanes.splat(0.0f);
         for (int64_t c = 0; c < value_vectors; ++c) {
           const int64_t n = lanes.in_vector(c, a.dv);
-          dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n), lanes.load(o, offset(cx, i, a.dv, c * w), n), dot_v);
+          dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n), lanes.load(o, offset(cx, i, v_stride, c * w), n),
+                            dot_v);
         }
         llvm::Value* row_dot = cx.splat(b.CreateFAddReduce(cx.f32c(0.0f), dot_v), w);
         // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
@@ -295,19 +330,19 @@ void emit_backward(const KernelEmitArgs& args) {
               LoweringContext::Carried next;
               for (int64_t c = 0; c < q_vectors; ++c) {
                 const int64_t n = lanes.in_vector(c, a.d);
-                llvm::Value* at_j = offset(cx, j, a.d, c * w);
+                llvm::Value* at_j = offset(cx, j, qk_stride, c * w);
                 next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n), sums[static_cast<size_t>(c)]));
                 lanes.store(lanes.fma(ds, q_v[static_cast<size_t>(c)], lanes.load(dk, at_j, n)), dk, at_j, n);
               }
               for (int64_t c = 0; c < value_vectors; ++c) {
                 const int64_t n = lanes.in_vector(c, a.dv);
-                llvm::Value* at_j = offset(cx, j, a.dv, c * w);
+                llvm::Value* at_j = offset(cx, j, v_stride, c * w);
                 lanes.store(lanes.fma(p, do_v[static_cast<size_t>(c)], lanes.load(dv, at_j, n)), dv, at_j, n);
               }
               return next;
             });
         for (int64_t c = 0; c < q_vectors; ++c)
-          lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, a.d, c * w), lanes.in_vector(c, a.d));
+          lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, qk_stride, c * w), lanes.in_vector(c, a.d));
       });
     });
   });

@@ -8,14 +8,20 @@
 //
 // becomes %o = flash_attention(%q, %k, %v, %mask) {scale=c}, which never writes
 // the [..., T, S] scores (as the builder's own attention does): an imported or
-// hand-written model gets the same kernel. The chain's values must be read by
+// hand-written model gets the same kernel. When q, k and v are each a head
+// split of a projection, transpose(reshape(x [.., T, H*d] -> [.., T, H, d])) to
+// [.., H, T, d], and %o's one reader is the head merge back, flash_attention
+// reads the projections and writes the merged result itself ({heads=H}), and
+// the four copy kernels go too. The chain's values must be read by
 // nothing else (a training graph's backward reads the weights %p, so there the
 // model builds flash_attention itself and autodiff takes its gradient rule);
 // the scores it leaves unread go in dce. One remark per softmax-weighted
 // matmul: rewritten, or why not. A row with nothing to attend to (all -inf)
 // gives zeros, as flash_attention defines it, where the softmax gave nan.
+#include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include "compiler/passes/constants.h"
 #include "compiler/passes/passes.h"
@@ -31,13 +37,32 @@ Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 struct Attention {
   Value q, k, v, mask;  // mask invalid: none
   double scale = 1.0;
+  // Packed heads: q, k and v are the projections, `merged` the head merge's
+  // reshape (node index) that the result stands for, `merge_transpose` its
+  // transpose (which goes).
+  int64_t heads = 0;
+  size_t merged = 0, merge_transpose = 0;
 };
+
+// The permutation that swaps axes r-3 and r-2 of a rank-r tensor, [.., T, H, c] <-> [.., H, T, c].
+bool swaps_rows_and_heads(const std::vector<int64_t>& perm) {
+  const size_t r = perm.size();
+  if (r < 3) return false;
+  for (size_t i = 0; i < r; ++i) {
+    const size_t want = i == r - 3 ? r - 2 : i == r - 2 ? r - 3 : i;
+    if (perm[i] != static_cast<int64_t>(want)) return false;
+  }
+  return true;
+}
 
 class Matcher {
  public:
-  explicit Matcher(const Graph& g) : g_(g), reads_(g.num_values(), 0) {
-    for (const Node& n : g.nodes())
-      for (Value v : n.operands) ++reads_[static_cast<size_t>(v.id)];
+  explicit Matcher(const Graph& g) : g_(g), reads_(g.num_values(), 0), reader_(g.num_values(), 0) {
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (Value v : g.nodes()[i].operands) {
+        ++reads_[static_cast<size_t>(v.id)];
+        reader_[static_cast<size_t>(v.id)] = i;
+      }
     for (Value v : g.outputs()) ++reads_[static_cast<size_t>(v.id)];
   }
 
@@ -90,10 +115,56 @@ class Matcher {
     if (leading(k) != leading(q) || leading(v) != leading(q))
       return fail(why, "q, k and v differ in their batch dims (flash_attention broadcasts none)");
     if (a.mask.valid() && g_.type(a.mask).dtype != DType::f32) return fail(why, "the mask is not f32");
+    fold_heads(o, a);
     return a;
   }
 
  private:
+  // x = transpose(reshape(p [.., T, H*c] -> [.., T, H, c]), rows and heads
+  // swapped): p and H, else H = 0.
+  std::pair<Value, int64_t> head_split(Value x) const {
+    if (!is_result(x) || producer(x).op() != "transpose" || !swaps_rows_and_heads(producer(x).attrs.get_ints("perm")))
+      return {Value(), 0};
+    const Value y = producer(x).operands[0];
+    if (!is_result(y) || producer(y).op() != "reshape") return {Value(), 0};
+    const Value p = producer(y).operands[0];
+    const Shape &split = g_.type(y).shape, &packed = g_.type(p).shape;
+    const size_t r = split.size();
+    Shape want(split.begin(), split.end() - 2);
+    want.push_back(split[r - 2] * split[r - 1]);
+    if (packed != want) return {Value(), 0};
+    return {p, split[r - 2]};
+  }
+
+  // Folds the head split of q, k and v and the merge of the result into {heads}
+  // when all four are there, alike.
+  void fold_heads(const Node& o, Attention& a) const {
+    const auto [q, hq] = head_split(a.q);
+    const auto [k, hk] = head_split(a.k);
+    const auto [v, hv] = head_split(a.v);
+    if (hq == 0 || hq != hk || hq != hv || !read_once(o.results[0])) return;
+    const size_t merge = reader_of(o.results[0]);
+    const Node& transpose = g_.nodes()[merge];
+    if (transpose.op() != "transpose" || !swaps_rows_and_heads(transpose.attrs.get_ints("perm")) ||
+        !read_once(transpose.results[0]))
+      return;
+    const size_t merged = reader_of(transpose.results[0]);
+    const Node& reshape = g_.nodes()[merged];
+    const Shape& split = g_.type(transpose.results[0]).shape;
+    Shape packed(split.begin(), split.end() - 2);
+    packed.push_back(split[split.size() - 2] * split.back());
+    if (reshape.op() != "reshape" || g_.type(reshape.results[0]).shape != packed) return;
+    a.q = q;
+    a.k = k;
+    a.v = v;
+    a.heads = hq;
+    a.merge_transpose = merge;
+    a.merged = merged;
+  }
+
+  // The index of a node reading v (the one, when v is read once).
+  size_t reader_of(Value v) const { return reader_[static_cast<size_t>(v.id)]; }
+
   static std::optional<Attention> fail(std::string& why, std::string reason) {
     why = std::move(reason);
     return {};
@@ -119,6 +190,7 @@ class Matcher {
 
   const Graph& g_;
   std::vector<int> reads_;
+  std::vector<size_t> reader_;  // by value id: a node reading it
 };
 
 }  // namespace
@@ -126,8 +198,15 @@ class Matcher {
 Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks) {
   const Matcher matcher(g);
   GraphRewriter rw(g);
+  std::map<size_t, Value> merged;  // a head merge's reshape -> the packed result it stands for
+  std::set<size_t> gone;           // the merges' transposes
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
+    if (gone.count(i)) continue;
+    if (const auto it = merged.find(i); it != merged.end()) {
+      rw.replace(n.results[0], it->second);
+      continue;
+    }
     std::string why;
     const std::optional<Attention> a = matcher.match(n, why);
     if (!a) {
@@ -142,12 +221,24 @@ Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks) {
                            : rw.emit(i, "fill", {}, {{"shape", std::vector<int64_t>{}}, {"value", 0.0}}, "no_mask");
     const std::string& name = g.name_of(n.results[0]);
     const std::vector<Value> o = rw.emit_results(i, "flash_attention", {rw.map(a->q), rw.map(a->k), rw.map(a->v), mask},
-                                                 {{"scale", a->scale}}, {name, name + "_lse"});
-    rw.replace(n.results[0], o[0]);
-    if (remarks)
+                                                 {{"scale", a->scale}, {"heads", a->heads}}, {name, name + "_lse"});
+    if (a->heads) {
+      merged[a->merged] = o[0];
+      gone.insert(a->merge_transpose);
+    } else {
+      rw.replace(n.results[0], o[0]);
+    }
+    if (remarks) {
       *remarks << "flash-attention: %" << name << " = flash_attention(%" << g.name_of(a->q) << ", %" << g.name_of(a->k)
                << ", %" << g.name_of(a->v) << ", " << (a->mask.valid() ? "%" + g.name_of(a->mask) : "no mask")
-               << ") {scale=" << a->scale << "}: the scores are never written\n";
+               << ") {scale=" << a->scale;
+      if (a->heads)
+        *remarks << ", heads=" << a->heads << "}: the scores are never written, and the heads are read and "
+                 << "written in the projections' layout (%" << g.name_of(g.nodes()[a->merged].results[0])
+                 << " is its result)\n";
+      else
+        *remarks << "}: the scores are never written\n";
+    }
   }
   return rw.finish();
 }

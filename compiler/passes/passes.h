@@ -28,8 +28,10 @@ Graph dce(const Graph& g);
 Graph fold_transposes(const Graph& g);
 
 // softmax(q kᵀ * c + mask) v, written out, -> flash_attention(q, k, v, mask)
-// {scale=c} where the chain's values are read by nothing else; one remark line
-// per softmax-weighted matmul, rewritten or not and why (flash_attention.cpp).
+// {scale=c} where the chain's values are read by nothing else, reading q, k, v
+// and writing the result in the projections' layout when they are split into
+// and merged from heads around it; one remark line per softmax-weighted matmul,
+// rewritten or not and why (flash_attention.cpp).
 Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
 
 // Operator fusion: fusion.h.

@@ -23,7 +23,7 @@ TEST_CASE("kiln compile --emit program writes the schedule: calls over buffers, 
   REQUIRE(r.status == 0);
   const std::string p = read_file(dir.file("p.txt"));
   CHECK(p.rfind("program @attention: ", 0) == 0);
-  CHECK(contains(p, "flash_attention(%qh, %kh, %vh, %mask) -> %ctx"));
+  CHECK(contains(p, "flash_attention(%q, %k, %v, %mask) -> %ctx"));
   CHECK(contains(p, "@ arena+"));
   CHECK(contains(p, "kernels:\n"));
 }
@@ -47,8 +47,8 @@ TEST_CASE("kiln run's compiler reports go to stderr and the switches change no o
   INFO(reports.err);
   REQUIRE(reports.status == 0);
   CHECK(contains(reports.err, "memory: naive"));
-  CHECK(contains(reports.err, "flash-attention: %ctx = flash_attention(%qh, %kh, %vh, %mask) {scale=0.5}"));
-  CHECK(contains(reports.err, "not fused: %q (matmul) into %qh (transpose)"));
+  CHECK(contains(reports.err, "flash-attention: %ctx = flash_attention(%q, %k, %v, %mask) {scale=0.5, heads=4}"));
+  CHECK(contains(reports.err, "not fused: %proj (matmul) into %y (layer_norm)"));
   CHECK(contains(reports.err, "; *** IR Dump After fusion ***"));
   CHECK(contains(reports.err, "kernels "));
   CHECK(read_file(dir.file("plain/y.npy")) == read_file(dir.file("reports/y.npy")));
@@ -65,7 +65,7 @@ TEST_CASE("kiln run --dump-dir writes every stage of the compile: passes, decisi
   CHECK(read_file((g / "00-input.kir").string()).rfind("graph @attention {", 0) == 0);
   CHECK(contains(read_file((g / "08-fusion.kir").string()), "= fusion("));
   CHECK(contains(read_file((g / "05-flash-attention.decisions.txt").string()), "%ctx = flash_attention("));
-  CHECK(contains(read_file((g / "08-fusion.decisions.txt").string()), "not fused: %q (matmul)"));
+  CHECK(contains(read_file((g / "08-fusion.decisions.txt").string()), "not fused: %proj (matmul)"));
   const std::string program = read_file((g / "program.txt").string());
   CHECK(program.rfind("program @attention: ", 0) == 0);
   CHECK(contains(read_file((g / "memory-plan.txt").string()), "memory: naive"));

@@ -22,6 +22,7 @@ struct Sizes {
   Shape batch;
   int64_t t = 0, s = 0, d = 0, dv = 0;
   bool mask_per_row = false;  // [.., T, S] mask, else a padding mask [.., 1, S]
+  int64_t heads = 0;          // q, k, v packed [.., T, heads*d] ({heads}), else per head
 };
 
 // Sequence lengths and head sizes off the vector widths, batch dims of rank 0
@@ -35,22 +36,26 @@ Sizes random_sizes(Rng& rng) {
   z.d = rng.pick(std::vector<int64_t>{1, 8, 19, 64});
   z.dv = rng.pick(std::vector<int64_t>{1, 5, 16, 33});
   z.mask_per_row = rng.coin();
+  if (rng.coin(0.4)) z.heads = rng.uniform(2, 3);
   return z;
 }
 
 // q, k, v within [-4, 4]; a mask dropping a third of the keys, and in masks of
 // several rows all of row 0 (a row with nothing to attend to).
 Sample attention_sample(Rng& rng, const Sizes& z) {
-  Shape mask_shape = z.batch.empty() ? Shape{} : Shape{z.batch[0]};
-  if (!z.batch.empty()) mask_shape.resize(z.batch.size(), 1);
+  Shape scores_batch = z.batch;  // the mask broadcasts over the heads too
+  if (z.heads) scores_batch.push_back(z.heads);
+  Shape mask_shape = scores_batch.empty() ? Shape{} : Shape{scores_batch[0]};
+  if (!scores_batch.empty()) mask_shape.resize(scores_batch.size(), 1);
   mask_shape = concat_shapes(mask_shape, {z.mask_per_row ? z.t : 1, z.s});
+  const int64_t h = z.heads ? z.heads : 1;
   Sample sample{random_operands(rng,
-                                {{DType::f32, concat_shapes(z.batch, {z.t, z.d})},
-                                 {DType::f32, concat_shapes(z.batch, {z.s, z.d})},
-                                 {DType::f32, concat_shapes(z.batch, {z.s, z.dv})},
+                                {{DType::f32, concat_shapes(z.batch, {z.t, h * z.d})},
+                                 {DType::f32, concat_shapes(z.batch, {z.s, h * z.d})},
+                                 {DType::f32, concat_shapes(z.batch, {z.s, h * z.dv})},
                                  {DType::f32, mask_shape}},
                                 Values::moderate),
-                {{"scale", 1.0 / std::sqrt(static_cast<double>(z.d))}}};
+                {{"scale", 1.0 / std::sqrt(static_cast<double>(z.d))}, {"heads", z.heads}}};
   Tensor::F32& mask = sample.operands[3].f32();
   for (float& m : mask) m = rng.coin(0.33) ? -std::numeric_limits<float>::infinity() : 0.0f;
   const size_t s = mask.shape().back(), rows = mask.shape()[mask.dimension() - 2];
@@ -65,6 +70,8 @@ std::vector<Sample> forward_samples(Rng& rng) {
   for (int i = 0; i < 8; ++i) out.push_back(attention_sample(rng, random_sizes(rng)));
   out.push_back(attention_sample(rng, {{2, 4}, 33, 33, 64, 64, true}));
   out.back().note = "large";
+  out.push_back(attention_sample(rng, {{2}, 17, 19, 16, 8, true, 4}));
+  out.back().note = "packed heads";
   return out;
 }
 
@@ -80,18 +87,21 @@ std::vector<Sample> backward_samples(Rng& rng) {
   return out;
 }
 
-// A batch with a padding mask and a plain [T, S] mask, finite (-1e9) so that
-// differences stay finite.
+// A batch with a padding mask, a plain [T, S] mask, and two heads packed; masks
+// finite (-1e9) so that differences stay finite.
 std::vector<Sample> grad_samples(Rng& rng) {
   struct Case {
     Shape q, k, v, mask;
+    int64_t heads = 0;
   };
   std::vector<Sample> out;
-  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {2, 5, 4}, {2, 5, 3}, {2, 1, 5}}, {{4, 2}, {4, 2}, {4, 3}, {4, 4}}}) {
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {2, 5, 4}, {2, 5, 3}, {2, 1, 5}},
+                                         {{4, 2}, {4, 2}, {4, 3}, {4, 4}},
+                                         {{2, 3, 4}, {2, 5, 4}, {2, 5, 6}, {2, 1, 1, 5}, 2}}) {
     Tensor mask = uniform(rng, c.mask);
     for (float& m : mask.f32()) m = m < -0.6f ? -1e9f : 0.0f;
     out.push_back({{uniform(rng, c.q, -2.0f, 2.0f), uniform(rng, c.k, -2.0f, 2.0f), uniform(rng, c.v), mask},
-                   {{"scale", 0.6}}});
+                   {{"scale", 0.6}, {"heads", c.heads}}});
   }
   return out;
 }
@@ -120,7 +130,10 @@ std::vector<OpInfo> attention_rows() {
                        {{{DType::f32, {3, 4}}, {DType::f32, {5, 4}}, {DType::f32, {5, 2}}, {DType::f32, {2, 5}}},
                         {{"scale", 1.0}}},
                        {{{DType::f32, {4}}, {DType::f32, {4}}, {DType::f32, {4}}, {DType::f32, {}}},
-                        {{"scale", 1.0}}}}},
+                        {{"scale", 1.0}}},
+                       // 5 columns do not split into 2 heads
+                       {{{DType::f32, {3, 5}}, {DType::f32, {4, 5}}, {DType::f32, {4, 4}}, {DType::f32, {3, 4}}},
+                        {{"scale", 1.0}, {"heads", 2}}}}},
           {.name = "flash_attention_backward",
            .dtypes = std::vector<std::vector<DType>>(7, kFloat),
            .samples = backward_samples,

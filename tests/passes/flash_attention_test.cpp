@@ -108,3 +108,60 @@ TEST_CASE("an attention whose values something else reads stays as written, with
                                      "g.kir");
   CHECK(remark_of(other_axis).find("the softmax is not over the last axis") != std::string::npos);
 }
+
+namespace {
+
+// x [B, T, H*c] -> [B, H, T, c], as a model splits its projections into heads.
+Value split_heads(Builder& b, Value x, int64_t heads) {
+  const Shape& s = b.type(x).shape;
+  const Value y = b.emit1("reshape", {x}, {{"shape", std::vector<int64_t>{s[0], s[1], heads, s[2] / heads}}});
+  return b.emit1("transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+}
+
+// Cross-attention of T = 5 queries over S = 7 keys in 3 heads of d = 4, dv = 2;
+// with `merge`, the heads merged back into [B, T, 3*2].
+Graph multi_head_graph(bool merge) {
+  Graph g("mha");
+  Builder b(g);
+  const Value q = b.input("q", {DType::f32, {2, 5, 12}}), k = b.input("k", {DType::f32, {2, 7, 12}}),
+              v = b.input("v", {DType::f32, {2, 7, 6}}), mask = b.input("mask", {DType::f32, {2, 1, 1, 7}});
+  const Value s = b.emit1("matmul", {split_heads(b, q, 3), split_heads(b, k, 3)}, {{"transpose_b", true}});
+  const Value c = b.emit1("fill", {}, {{"shape", std::vector<int64_t>{}}, {"value", 0.5}});
+  const Value p = b.emit1("softmax", {b.emit1("add", {b.emit1("mul", {s, c}), mask})});
+  Value o = b.emit1("matmul", {p, split_heads(b, v, 3)}, {}, "o");
+  if (merge) {
+    o = b.emit1("transpose", {o}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    o = b.emit1("reshape", {o}, {{"shape", std::vector<int64_t>{2, 5, 6}}}, "merged");
+  }
+  g.add_output(o);
+  return g;
+}
+
+const Node& only(const Graph& g, const std::string& op) {
+  for (const Node& n : g.nodes())
+    if (n.op() == op) return n;
+  FAIL("no " << op);
+  return g.nodes().front();
+}
+
+}  // namespace
+
+TEST_CASE("a head split before the attention and the merge after it fold into flash_attention's packed layout") {
+  Rng rng(11);
+  for (const bool merge : {true, false}) {
+    CAPTURE(merge);
+    const Graph g = multi_head_graph(merge);
+    std::ostringstream remarks;
+    const Graph out = compiler::dce(compiler::rewrite_flash_attention(g, &remarks));
+    CAPTURE(remarks.str());
+    // Folded only when all of it is there: without the merge the result stays per head.
+    const Node& flash = only(out, "flash_attention");
+    CHECK(flash.attrs.get_int("heads") == (merge ? 3 : 0));
+    CHECK(count_op(out, "transpose") == (merge ? 0 : 3));
+    CHECK(count_op(out, "reshape") == (merge ? 0 : 3));
+    if (merge) CHECK(out.name_of(flash.operands[0]) == "q");
+    const std::map<std::string, Tensor> bindings = random_bindings(g, rng, Values::moderate);
+    CHECK(compare_observed(run_interpreter(g, bindings), run_interpreter(out, bindings), 1e-5, 1e-6) == "");
+    check_jit_matches_interpreter(g, bindings, {1e-5, 1e-4, 0});
+  }
+}
