@@ -283,6 +283,7 @@ std::pair<Split, Split> split_tasks(const GemmBlocking& g, const GemmProblem& p,
 // in place; only a last panel of fewer than MR rows is packed (zero-padded), so
 // that no read leaves A.
 void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
+  if (use_gemm_rows(p)) return emit_gemm_rows(cx, name, p);
   auto& b = cx.b();
   const GemmBlocking g = gemm_blocking(cx.vector_width());
   const auto [m_split, n_split] = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));

@@ -26,8 +26,6 @@ constexpr std::size_t kSubwordSampleTexts = 100000;
 // The longest length chosen from the data: the positional encodings' default.
 constexpr int64_t kMaxAutoLen = 256;
 
-std::string path_in(const std::string& dir, const std::string& file) { return (fs::path(dir) / file).string(); }
-
 struct SplitSpec {
   const char* name;  // train, valid, test
   const char* flag;

@@ -7,17 +7,21 @@
 
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
+#include "models/json_field.h"
 #include "models/tasks/parallel_text.h"
 #include "models/tasks/subwords.h"
 #include "models/tasks/token_corpus.h"
 
 namespace kiln::models {
+
+std::string path_in(const std::string& dir, const std::string& file) {
+  return (std::filesystem::path(dir) / file).string();
+}
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string path_in(const std::string& dir, const std::string& file) { return (fs::path(dir) / file).string(); }
 
 Subwords load_subwords(const std::string& path) { return Subwords(read_file(path, 256 * kMiB, "a subword model"), path); }
 
@@ -149,10 +153,9 @@ class TextTask final : public Task {
 
 template <class T>
 T get(const json& j, const char* key, const std::string& origin) {
-  const auto it = j.find(key);
-  if (it == j.end()) throw Error(origin + ": missing key \"" + key + "\"");
+  const json& value = json_field(j, key, origin);
   try {
-    return it->get<T>();
+    return value.get<T>();
   } catch (const json::exception&) {
     throw Error(origin + ": \"" + key + "\" has the wrong type");
   }

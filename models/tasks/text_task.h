@@ -54,4 +54,7 @@ TextCorpusInfo text_corpus_info_from_json(const std::string& json, const std::st
 // missing or corrupt.
 std::unique_ptr<Task> open_text_task(const std::string& dir);
 
+// DIR/FILE: a file of a prepared corpus or checkpoint directory.
+std::string path_in(const std::string& dir, const std::string& file);
+
 }  // namespace kiln::models

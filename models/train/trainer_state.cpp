@@ -4,6 +4,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/json_nesting.h"
+#include "models/json_field.h"
 
 namespace kiln::models {
 namespace {
@@ -16,11 +17,7 @@ json points_to_json(const std::vector<EvalPoint>& points) {
   return a;
 }
 
-const json& field(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) throw Error(std::string("checkpoint trainer state: missing key \"") + key + "\"");
-  return *it;
-}
+const json& field(const json& j, const char* key) { return json_field(j, key, "checkpoint trainer state"); }
 
 template <class T>
 T typed_field(const json& j, const char* key) {

@@ -5,6 +5,7 @@
 #include "engine/ir/error.h"
 #include "engine/json_nesting.h"
 #include "engine/tensor/memory_check.h"
+#include "models/json_field.h"
 
 namespace kiln::models {
 
@@ -42,20 +43,18 @@ std::string config_to_json(const TransformerConfig& c) {
 
 namespace {
 
-const nlohmann::json& field(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) throw Error(std::string("Transformer config: missing key \"") + key + "\"");
-  return *it;
+const nlohmann::json& config_field(const nlohmann::json& j, const char* key) {
+  return json_field(j, key, "Transformer config");
 }
 
 int64_t int_field(const nlohmann::json& j, const char* key) {
-  const auto& v = field(j, key);
+  const auto& v = config_field(j, key);
   if (!v.is_number_integer()) throw Error(std::string("Transformer config: \"") + key + "\" must be an integer");
   return v.get<int64_t>();
 }
 
 double real_field(const nlohmann::json& j, const char* key) {
-  const auto& v = field(j, key);
+  const auto& v = config_field(j, key);
   if (!v.is_number()) throw Error(std::string("Transformer config: \"") + key + "\" must be a number");
   return v.get<double>();
 }
@@ -95,7 +94,7 @@ TransformerConfig config_from_json(const std::string& text) {
   }
   if (!j.is_object()) throw Error("Transformer config: expected a JSON object");
   TransformerConfig c;
-  const auto& name = field(j, "name");
+  const auto& name = config_field(j, "name");
   if (!name.is_string()) throw Error("Transformer config: \"name\" must be a string");
   c.name = name.get<std::string>();
   c.vocab = int_field(j, "vocab");

@@ -7,13 +7,11 @@
 
 #include "cli/run_kiln.h"
 #include "cli/temp_dir.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace {
 
 std::string example(const std::string& rel) { return source_path("examples/" + rel); }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("kiln compile --emit program writes the schedule: calls over buffers, then the distinct kernels") {

@@ -12,7 +12,7 @@
 
 #include "cli/run_kiln.h"
 #include "engine/atomic_file.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "engine/npy.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;

@@ -12,6 +12,7 @@
 #include "engine/npy.h"
 #include "engine/safetensors.h"
 #include "models/train/trainer_state.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 
@@ -21,8 +22,6 @@ const std::string kUlimit = "ulimit -v 4000000; ";
 
 // kiln under a 4 GB address-space limit.
 KilnResult run_limited(const std::vector<std::string>& args) { return run_kiln(args, kUlimit); }
-
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // A refusal naming `what` and the address-space limit, with exit 1 and nothing else gone wrong.
 void check_refused_at_limit(const KilnResult& r, const std::string& what) {

@@ -7,7 +7,7 @@
 #include "cli/run_kiln.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;
@@ -51,8 +51,6 @@ std::string write_graph(const TempDir& dir, const std::string& text, const std::
   std::ofstream(path) << text;
   return path;
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

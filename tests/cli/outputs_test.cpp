@@ -15,7 +15,7 @@
 #include <regex>
 
 #include "cli/run_kiln.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace fs = std::filesystem;
 
@@ -44,8 +44,6 @@ std::string run_copy(const TempDir& dir) {
 }
 
 void put(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs `kiln profile` of a small graph with KILN_PERF_MAP=1 as the process the
 // shell becomes (exec keeps its pid), after `before`, which may use $$: the pid

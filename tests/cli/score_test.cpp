@@ -9,15 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_kiln.h"
+#include "text_and_files.h"
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The hypotheses and the two reference files of sacreBLEU's README example, in `dir`.
 struct ReadmeFiles {

@@ -8,16 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_kiln.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 // Numbers spelled in two languages: every pair a real translation.
 void write_corpus(const TempDir& dir, const std::string& name, int count, int offset) {

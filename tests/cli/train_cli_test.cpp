@@ -16,16 +16,11 @@
 #include "models/optimizer.h"
 #include "models/train/recipe.h"
 #include "models/train/trainer_state.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 // A model small enough to train a few steps on the interpreter in moments.
 std::vector<std::string> small_model(const std::string& d_model = "32") {

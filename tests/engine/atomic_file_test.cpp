@@ -11,7 +11,7 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "engine/atomic_file.h"
-#include "read_file.h"
+#include "text_and_files.h"
 #include "file_size_limit.h"
 #include "side_files.h"
 

@@ -9,16 +9,12 @@
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
 #include "engine/npy.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 using doctest::Contains;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 // A .npy file written by hand, independently of the code under test.
 std::string npy(const std::string& dict, const std::string& data, char major = 1) {

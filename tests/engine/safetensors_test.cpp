@@ -14,13 +14,11 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // A safetensors file written by hand: the header JSON space-padded to a multiple of
 // 8 bytes (as Python's safetensors pads it), its length as a little-endian u64, data.

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "fuzz/fuzz_targets.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace kiln::fuzz {
 

@@ -11,7 +11,7 @@
 #include "engine/ir/printer.h"
 #include "fuzz/fuzz_targets.h"
 #include "ir/random_graph.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 

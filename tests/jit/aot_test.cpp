@@ -12,13 +12,9 @@
 #include "cli/run_kiln.h"
 #include "engine/interpreter.h"
 #include "engine/ir/parser.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace {
-
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs a shell command; its exit status and stdout (stderr joins stdout).
 KilnResult run_merged(const std::string& cmd) {

@@ -8,11 +8,9 @@
 #include "cli/run_kiln.h"
 #include "compiler/jit/target.h"
 #include "engine/npy.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<std::string> mlp_run(const std::string& out_dir, std::vector<std::string> extra) {
   std::vector<std::string> args = {"run", source_path("examples/mlp.kir"),

@@ -7,6 +7,7 @@
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "ops/elementwise.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 using namespace kiln::compiler;
@@ -19,8 +20,6 @@ Graph add_graph() {
   b.output(ops::add(b, b.input("x", {DType::f32, {4, 1000}}), b.input("y", {DType::f32, {4, 1000}})));
   return g;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 bool is_x86_host() { return detect_target().triple.rfind("x86_64", 0) == 0; }
 

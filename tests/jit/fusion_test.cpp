@@ -22,7 +22,7 @@
 #include "engine/ir/op_def.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 using namespace kiln::test;

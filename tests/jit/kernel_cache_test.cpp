@@ -20,7 +20,7 @@
 #include "cli/temp_dir.h"
 #include "compiler/jit_executable.h"
 #include "engine/ir/parser.h"
-#include "read_file.h"
+#include "text_and_files.h"
 #include "side_files.h"
 
 using namespace kiln;

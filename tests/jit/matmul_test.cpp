@@ -166,6 +166,20 @@ TEST_CASE("jit matmul on AVX2 and SSE targets with their own register tiles") {
   }
 }
 
+TEST_CASE("jit matmul of a few rows against a B stored n x k (gemm_rows) on every target") {
+  // Rows up to kGemmRowsMaxM and one past it (the packed GEMM), k around the
+  // vector widths, columns around the tiles and work units; batch dims broadcast.
+  Rng rng(39);
+  const std::vector<std::array<int64_t, 3>> mkn = {{1, 1, 1},    {3, 7, 5},     {4, 8, 17},  {16, 128, 1000},
+                                                   {31, 33, 97}, {32, 130, 64}, {33, 16, 40}, {2, 300, 3}};
+  for (const char* cpu : {"", "haswell", "nehalem"}) {
+    INFO("target cpu " << (*cpu ? cpu : "host"));
+    for (const auto& [m, k, n] : mkn) check_random(rng, make_case(m, k, n, false, true), jit_for_cpu(cpu));
+    check_random(rng, make_case(5, 9, 23, false, true, {3}, {1}), jit_for_cpu(cpu));
+    check_random(rng, make_case(5, 9, 23, false, true, {1}, {2}), jit_for_cpu(cpu));
+  }
+}
+
 TEST_CASE("jit matmul on shapes around the cache blocks") {
   const compiler::GemmBlocking g = host_blocking();
   Rng rng(32);
@@ -225,7 +239,8 @@ TEST_CASE("jit matmul results are bit-identical with 1 2 and 4 threads") {
   const compiler::GemmBlocking g = host_blocking();
   Rng rng(37);
   for (const Case& c : {make_case(2 * g.mc + 5, g.kc + 9, 2 * g.nc + 3, false, false),
-                        make_case(g.mc + 1, 300, 70, true, true, {3}, {1}), make_case(100, 64, 100, false, true)}) {
+                        make_case(g.mc + 1, 300, 70, true, true, {3}, {1}), make_case(100, 64, 100, false, true),
+                        make_case(16, 130, 1000, false, true)}) {  // gemm_rows
     INFO(describe(c));
     const Tensor a = random_tensor(rng, {DType::f32, c.a}), b = random_tensor(rng, {DType::f32, c.b});
     std::vector<Tensor> results;

@@ -17,7 +17,7 @@
 #include "models/optimizer.h"
 #include "models/transformer/transformer.h"
 #include "transformer_test_inputs.h"
-#include "read_file.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 using namespace kiln::models;

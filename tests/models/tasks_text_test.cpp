@@ -12,17 +12,13 @@
 #include "models/tasks/text_corpus_prep.h"
 #include "models/tasks/text_task.h"
 #include "models/tasks/token_corpus.h"
+#include "text_and_files.h"
 
 using namespace kiln;
 using namespace kiln::models;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 // A small made-up corpus: numbers spelled in two languages, so every pair is a real
 // translation and subwords have something to learn.

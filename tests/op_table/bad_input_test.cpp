@@ -12,13 +12,13 @@
 #include "engine/ir/op_def.h"
 #include "op_graph.h"
 #include "op_table.h"
+#include "rows.h"
 
 using namespace kiln;
 using namespace kiln::test;
 
 namespace {
 
-const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
 
 void emit_signature(const std::string& op, const Signature& sig) {
   Graph g("bad_input");

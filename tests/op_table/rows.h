@@ -6,6 +6,11 @@
 
 namespace kiln::test {
 
+// What the rows share: results bit for bit, and the dtype lists of their operands.
+inline constexpr Tolerance kExact{0, 0};
+inline const std::vector<DType> kFloat = {DType::f32};
+inline const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
+
 std::vector<OpInfo> elementwise_rows();
 std::vector<OpInfo> reduction_rows();
 std::vector<OpInfo> normalization_rows();

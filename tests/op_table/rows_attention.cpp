@@ -106,7 +106,6 @@ std::vector<Sample> grad_samples(Rng& rng) {
   return out;
 }
 
-const std::vector<DType> kFloat = {DType::f32};
 
 }  // namespace
 

@@ -8,7 +8,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 
 std::vector<Sample> allreduce_samples(Rng& rng) {
   std::vector<Sample> out;

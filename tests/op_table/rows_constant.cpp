@@ -9,7 +9,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 const char* kNoOperands = "no operands: nothing to differentiate";
 
 // Every dtype with values it holds: exact ones, f32's that round to nothing

@@ -8,7 +8,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 
 Tensor key(int32_t k) { return Tensor(Tensor::I32(k)); }
 

@@ -17,15 +17,12 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 constexpr Tolerance kFastMath{1e-44, 3.6e-7};
 constexpr Tolerance kErf{1e-44, 6e-7};
 constexpr int kShapesPerDtype = 8;
 
-const std::vector<DType> kFloat = {DType::f32};
 const std::vector<DType> kNumeric = {DType::f32, DType::i32};
 const std::vector<DType> kBool = {DType::boolean};
-const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
 
 // n operand shapes: one random, the others broadcasting against it, the full
 // shape at a random position; every third call all equal.

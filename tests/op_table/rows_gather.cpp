@@ -9,7 +9,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 using I = Tensor::I32;
 
 // A random shape of rank [min_rank, max_rank] with no zero dims.

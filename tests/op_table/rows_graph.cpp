@@ -13,10 +13,8 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 // The input-fusion bodies sum values within [-4, 4]: rows_reduction.cpp's bound.
 constexpr Tolerance kSum{1e-4, 1e-5};
-const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
 
 // state x0 := wrap(input x1): the run's result is x0's final value.
 Graph state_update_graph(const Sample& s, const Wrap& wrap) {

@@ -11,7 +11,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 
 Attrs flags(bool ta, bool tb) { return {{"transpose_a", ta}, {"transpose_b", tb}}; }
 

@@ -10,7 +10,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
 constexpr Tolerance kSum{1e-4, 1e-5};
 
 using Axes = std::vector<int64_t>;

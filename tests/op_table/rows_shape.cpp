@@ -9,8 +9,6 @@
 namespace kiln::test {
 namespace {
 
-constexpr Tolerance kExact{0, 0};
-const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
 using Ints = std::vector<int64_t>;
 
 // A tensor of dtype t whose f32 values include the edges of f32.

@@ -1,0 +1,137 @@
+// The GEMM of a few rows against a B stored n x k (gemm.h, emit_gemm's choice):
+// C[m, n] = sum_k A[m, k] B[n, k], each element the dot product of a row of A
+// and a row of B, both read in place along k. A decoder's step multiplies a
+// batch of a few sentences' states by the tied embeddings (m = 16 rows, B the
+// 8000 x 128 vocabulary): the packed GEMM packed all of B at every step, read
+// and written, for a product that uses each element of B m times, and spent more
+// in packing than in multiplying. Here each row of B comes from memory once.
+//
+// Work unit: `unit` columns of C (whole tiles of NT), all m rows; a tile of MT
+// rows by NT columns, MT x NT = W, keeps W vector accumulators over k (W k's at
+// a time, the tail masked), then sums all their lanes at once, pairwise in
+// log2(W) stages of shuffles and adds, into one vector whose lane i*NT + j is
+// element (i, j). Rows and columns past the edge read the last row or column
+// instead (in bounds; their sums are not stored). Summation order, per element:
+// W lane chains over k, then a fixed pairwise tree over the lanes, whatever the
+// threads.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <vector>
+
+#include "compiler/codegen/gemm.h"
+
+namespace kiln::compiler {
+namespace {
+
+llvm::Value* min_i64(LoweringContext& cx, llvm::Value* a, llvm::Value* b) {
+  return cx.b().CreateSelect(cx.b().CreateICmpSLT(a, b), a, b);
+}
+
+llvm::Value* mul_add(LoweringContext& cx, llvm::Value* a, int64_t b, llvm::Value* c) {
+  return cx.b().CreateAdd(cx.b().CreateMul(a, cx.i64c(b), "", true, true), c, "", true, true);
+}
+
+// W vectors of W lanes -> one vector whose lane i is the sum of vector i's
+// lanes: each stage adds the even and odd lanes of pairs of vectors (x, y), the
+// sums of x's lanes in the first half, y's in the second, halving the count.
+llvm::Value* sum_lanes(LoweringContext& cx, std::vector<llvm::Value*> v, int w) {
+  auto& b = cx.b();
+  std::vector<int> even, odd;
+  for (int l = 0; l < w; ++l) {
+    even.push_back(2 * l);
+    odd.push_back(2 * l + 1);
+  }
+  while (v.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i < v.size(); i += 2)
+      next.push_back(b.CreateFAdd(b.CreateShuffleVector(v[i], v[i + 1], even),
+                                  b.CreateShuffleVector(v[i], v[i + 1], odd)));
+    v = std::move(next);
+  }
+  return v[0];
+}
+
+}  // namespace
+
+bool use_gemm_rows(const GemmProblem& p) { return !p.ta && p.tb && p.m <= kGemmRowsMaxM; }
+
+void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  // W accumulators, MT rows of A and NT rows of B in registers: 14 of AVX2's
+  // 16 (2 x 4), 24 of AVX-512's 32 (4 x 4), 8 of SSE's 16 (2 x 2).
+  const int mt = w >= 16 ? 4 : 2, nt = w / mt;
+  const int64_t unit = nt * ((2 * w + nt - 1) / nt);  // columns per work unit: whole tiles, at least 2W
+  const int64_t units = (p.n + unit - 1) / unit, k_main = p.k / w * w;
+  auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(w));
+  cx.parallel_for(name + ".rows", p.batches * units, LoweringContext::grain_for(p.m * unit * p.k),
+                  [&](llvm::Value* begin, llvm::Value* end) {
+    cx.for_range(begin, end, 1, [&](llvm::Value* u) {
+      llvm::Value* bi = b.CreateUDiv(u, cx.i64c(units));
+      llvm::Value* n_begin = b.CreateMul(b.CreateURem(u, cx.i64c(units)), cx.i64c(unit), "n_begin", true, true);
+      llvm::Value* n_end = min_i64(cx, b.CreateAdd(n_begin, cx.i64c(unit)), cx.i64c(p.n));
+      llvm::Value* a = p.a_matrix(bi);
+      llvm::Value* bm = p.b_matrix(bi);
+      llvm::Value* c = p.c_matrix(bi);
+      cx.for_range(n_begin, n_end, nt, [&](llvm::Value* n0) {
+        cx.for_range(0, p.m, mt, [&](llvm::Value* m0) {
+          std::vector<llvm::Value*> a_rows, b_rows;  // clamped to the last row / column
+          for (int i = 0; i < mt; ++i)
+            a_rows.push_back(b.CreateInBoundsGEP(
+                b.getFloatTy(), a, b.CreateMul(min_i64(cx, b.CreateAdd(m0, cx.i64c(i)), cx.i64c(p.m - 1)),
+                                               cx.i64c(p.k))));
+          for (int j = 0; j < nt; ++j)
+            b_rows.push_back(b.CreateInBoundsGEP(
+                b.getFloatTy(), bm, b.CreateMul(min_i64(cx, b.CreateAdd(n0, cx.i64c(j)), cx.i64c(p.n - 1)),
+                                                cx.i64c(p.k))));
+          // One step of W k's at k0, `lanes` of them valid.
+          const auto step = [&](llvm::Value* k0, int lanes, const LoweringContext::Carried& sums) {
+            const auto load = [&](llvm::Value* row) {
+              llvm::Value* at = b.CreateInBoundsGEP(b.getFloatTy(), row, k0);
+              if (lanes == w) return static_cast<llvm::Value*>(b.CreateAlignedLoad(vec, at, llvm::Align(4)));
+              std::vector<llvm::Constant*> bits;
+              for (int l = 0; l < w; ++l) bits.push_back(b.getInt1(l < lanes));
+              return static_cast<llvm::Value*>(b.CreateMaskedLoad(vec, at, llvm::Align(4),
+                                                                  llvm::ConstantVector::get(bits),
+                                                                  llvm::Constant::getNullValue(vec)));
+            };
+            std::vector<llvm::Value*> av, bv;
+            for (llvm::Value* r : a_rows) av.push_back(load(r));
+            for (llvm::Value* r : b_rows) bv.push_back(load(r));
+            LoweringContext::Carried next;
+            for (int i = 0; i < mt; ++i)
+              for (int j = 0; j < nt; ++j)
+                next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec},
+                                                 {av[static_cast<size_t>(i)], bv[static_cast<size_t>(j)],
+                                                  sums[static_cast<size_t>(i * nt + j)]}));
+            return next;
+          };
+          LoweringContext::Carried acc(static_cast<size_t>(mt * nt), llvm::Constant::getNullValue(vec));
+          acc = cx.for_range(0, k_main, w, acc, [&](llvm::Value* k0, const LoweringContext::Carried& sums) {
+            return step(k0, w, sums);
+          });
+          if (k_main < p.k) acc = step(cx.i64c(k_main), static_cast<int>(p.k - k_main), acc);
+          // Row i's NT sums, lanes i*NT .., as one masked store of the columns below the edge.
+          llvm::Value* sums = sum_lanes(cx, acc, w);
+          llvm::Value* cols = b.CreateSub(min_i64(cx, b.CreateAdd(n0, cx.i64c(nt)), cx.i64c(p.n)), n0);
+          std::vector<llvm::Constant*> columns;
+          for (int j = 0; j < nt; ++j) columns.push_back(b.getInt64(static_cast<uint64_t>(j)));
+          llvm::Value* in_columns = b.CreateICmpSLT(llvm::ConstantVector::get(columns), cx.splat(cols, nt));
+          for (int i = 0; i < mt; ++i) {
+            llvm::Value* row = b.CreateAdd(m0, cx.i64c(i));
+            std::vector<int> lanes;
+            for (int j = 0; j < nt; ++j) lanes.push_back(i * nt + j);
+            llvm::Value* mask = b.CreateAnd(in_columns, cx.splat(b.CreateICmpSLT(row, cx.i64c(p.m)), nt));
+            // Not inbounds: a row past the edge is not stored, but its address may leave C.
+            llvm::Value* at = b.CreateGEP(b.getFloatTy(), c, mul_add(cx, row, p.n, n0));
+            b.CreateMaskedStore(b.CreateShuffleVector(sums, lanes), at, llvm::Align(4), mask);
+          }
+        });
+      });
+      if (p.epilogue) p.epilogue(bi, cx.i64c(0), cx.i64c(p.m), n_begin, b.CreateSub(n_end, n_begin));
+    });
+  });
+}
+
+}  // namespace kiln::compiler
