@@ -150,14 +150,49 @@ std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes&
   });
 }
 
-// Row i of one batch's scores, q_i . k_j * scale + mask_ij, as key vectors; lanes
-// past the keys are -inf. `batch_index` is the batch's multi-index.
+// The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
+// batch's matrix, or a batch's whole matrix (its `cols` the matrix's size).
+llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols) {
+  return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
+}
+
+// row . k_j for every key j, as key vectors, with K's rows read in place (`stride`
+// floats apart): per W keys, W dot products over depth, their lanes summed at
+// once. Costs no transpose of K, which a few query rows (a decoder step's one)
+// would not repay. Keys past s read the last key (their lanes are masked later).
+std::vector<llvm::Value*> row_times_rows(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row,
+                                         llvm::Value* k, int64_t stride) {
+  const int w = cx.vector_width();
+  std::vector<llvm::Value*> out;
+  for (int64_t j = 0; j < a.key_vectors; ++j) {
+    std::vector<llvm::Value*> keys;
+    for (int l = 0; l < w; ++l) keys.push_back(row_ptr(cx, k, cx.i64c(std::min(j * w + l, a.s - 1)), stride));
+    // W k's at a time, then the rest (lanes past d load as 0).
+    const auto step = [&](llvm::Value* c, int64_t n, const LoweringContext::Carried& acc) {
+      llvm::Value* x = lanes.load(row, c, n);
+      LoweringContext::Carried next;
+      for (int l = 0; l < w; ++l)
+        next.push_back(lanes.fma(x, lanes.load(keys[static_cast<size_t>(l)], c, n), acc[static_cast<size_t>(l)]));
+      return next;
+    };
+    const int64_t d_main = a.d / w * w;
+    LoweringContext::Carried dots(static_cast<size_t>(w), lanes.splat(0.0f));
+    dots = cx.for_range(0, d_main, w, dots,
+                        [&](llvm::Value* c, const LoweringContext::Carried& acc) { return step(c, w, acc); });
+    if (d_main < a.d) dots = step(cx.i64c(d_main), a.d - d_main, dots);
+    out.push_back(cx.sum_lanes(dots));
+  }
+  return out;
+}
+
+// Row i of one batch's scores, q_i . k_j * scale + mask_ij, as key vectors, from
+// the raw products `s`; lanes past the keys are -inf. `batch_index` is the
+// batch's multi-index.
 std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& args, const Lanes& lanes,
-                                    const Dims& a, const std::vector<llvm::Value*>& batch_index, llvm::Value* q_row,
-                                    llvm::Value* k_t, llvm::Value* i) {
+                                    const Dims& a, const std::vector<llvm::Value*>& batch_index,
+                                    std::vector<llvm::Value*> s, llvm::Value* i) {
   auto& b = cx.b();
   const int w = cx.vector_width();
-  std::vector<llvm::Value*> s = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
   for (int64_t j = 0; j < a.key_vectors; ++j) {
     const int64_t n = lanes.in_vector(j, a.s);
     std::vector<llvm::Value*> dims = batch_index;
@@ -185,12 +220,6 @@ struct Batch {
   llvm::Value *q, *k, *v;
 };
 
-// The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
-// batch's matrix, or a batch's whole matrix (its `cols` the matrix's size).
-llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols) {
-  return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
-}
-
 // The first float of batch bh's [rows, cols] matrix at `base`: the matrices
 // follow each other, or, packed, head h of a batch starts at column h * cols.
 llvm::Value* matrix_ptr(LoweringContext& cx, const Dims& a, llvm::Value* base, llvm::Value* bh, int64_t rows,
@@ -217,17 +246,24 @@ void emit_forward(const KernelEmitArgs& args) {
   const int64_t value_vectors = (a.dv + w - 1) / w;
   const int64_t grain = LoweringContext::grain_for(a.t * a.s * (a.d + a.dv) / w);
   cx.parallel_for(cx.unique_name("flash_attention"), a.batch, grain, [&](llvm::Value* begin, llvm::Value* end) {
-    llvm::Value* k_t = cx.stack_buffer(a.d * a.sp, "k_t");
+    // K transposed once per batch pays off over many query rows; a few (a
+    // decoder step's one) take their dot products with K's rows in place.
+    const bool transpose_k = a.t >= w;
+    llvm::Value* k_t = transpose_k ? cx.stack_buffer(a.d * a.sp, "k_t") : nullptr;
     llvm::Value* weights = cx.stack_buffer(a.sp, "weights");
-    zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
+    if (transpose_k) zero(cx, k_t, a.d * a.sp);  // the padding columns stay 0
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
       llvm::Value* o = matrix_ptr(cx, a, args.result_ptr(0), bh, a.t, a.dv);
       llvm::Value* lse = row_ptr(cx, args.result_ptr(1), bh, a.t);
-      transpose_into(cx, k_t, x.k, a.s, a.d, a.row_stride(a.d), a.sp);
+      if (transpose_k) transpose_into(cx, k_t, x.k, a.s, a.d, a.row_stride(a.d), a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
+        llvm::Value* q_row = row_ptr(cx, x.q, i, a.row_stride(a.d));
         const std::vector<llvm::Value*> s =
-            score_row(cx, args, lanes, a, x.index, row_ptr(cx, x.q, i, a.row_stride(a.d)), k_t, i);
+            score_row(cx, args, lanes, a, x.index,
+                      transpose_k ? row_times_transposed(cx, lanes, a, q_row, k_t, a.d)
+                                  : row_times_rows(cx, lanes, a, q_row, x.k, a.row_stride(a.d)),
+                      i);
         llvm::Value* max_v = s[0];
         for (size_t j = 1; j < s.size(); ++j) max_v = b.CreateMaxNum(max_v, s[j]);
         llvm::Value* max = b.CreateFPMaxReduce(max_v);
@@ -295,7 +331,8 @@ void emit_backward(const KernelEmitArgs& args) {
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
         llvm::Value* q_row = row_ptr(cx, x.q, i, qk_stride);
         llvm::Value* do_row = row_ptr(cx, d_o, i, v_stride);
-        const std::vector<llvm::Value*> s = score_row(cx, args, lanes, a, x.index, q_row, k_t, i);
+        const std::vector<llvm::Value*> s =
+            score_row(cx, args, lanes, a, x.index, row_times_transposed(cx, lanes, a, q_row, k_t, a.d), i);
         llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
         // A row that attended to nothing (lse -inf) has weights 0 and passes no gradient.
         llvm::Value* empty = b.CreateFCmpOEQ(row_lse, cx.f32c(-kInf));

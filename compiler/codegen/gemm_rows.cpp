@@ -32,26 +32,6 @@ llvm::Value* mul_add(LoweringContext& cx, llvm::Value* a, int64_t b, llvm::Value
   return cx.b().CreateAdd(cx.b().CreateMul(a, cx.i64c(b), "", true, true), c, "", true, true);
 }
 
-// W vectors of W lanes -> one vector whose lane i is the sum of vector i's
-// lanes: each stage adds the even and odd lanes of pairs of vectors (x, y), the
-// sums of x's lanes in the first half, y's in the second, halving the count.
-llvm::Value* sum_lanes(LoweringContext& cx, std::vector<llvm::Value*> v, int w) {
-  auto& b = cx.b();
-  std::vector<int> even, odd;
-  for (int l = 0; l < w; ++l) {
-    even.push_back(2 * l);
-    odd.push_back(2 * l + 1);
-  }
-  while (v.size() > 1) {
-    std::vector<llvm::Value*> next;
-    for (size_t i = 0; i < v.size(); i += 2)
-      next.push_back(b.CreateFAdd(b.CreateShuffleVector(v[i], v[i + 1], even),
-                                  b.CreateShuffleVector(v[i], v[i + 1], odd)));
-    v = std::move(next);
-  }
-  return v[0];
-}
-
 }  // namespace
 
 bool use_gemm_rows(const GemmProblem& p) { return !p.ta && p.tb && p.m <= kGemmRowsMaxM; }
@@ -113,7 +93,7 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
           });
           if (k_main < p.k) acc = step(cx.i64c(k_main), static_cast<int>(p.k - k_main), acc);
           // Row i's NT sums, lanes i*NT .., as one masked store of the columns below the edge.
-          llvm::Value* sums = sum_lanes(cx, acc, w);
+          llvm::Value* sums = cx.sum_lanes(acc);
           llvm::Value* cols = b.CreateSub(min_i64(cx, b.CreateAdd(n0, cx.i64c(nt)), cx.i64c(p.n)), n0);
           std::vector<llvm::Constant*> columns;
           for (int j = 0; j < nt; ++j) columns.push_back(b.getInt64(static_cast<uint64_t>(j)));

@@ -72,6 +72,22 @@ llvm::Value* LoweringContext::splat(llvm::Value* scalar, int width) {
   return builder_.CreateVectorSplat(static_cast<unsigned>(width), scalar);
 }
 
+llvm::Value* LoweringContext::sum_lanes(std::vector<llvm::Value*> v) {
+  std::vector<int> even, odd;
+  for (int l = 0; l < static_cast<int>(v.size()); ++l) {
+    even.push_back(2 * l);
+    odd.push_back(2 * l + 1);
+  }
+  while (v.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i < v.size(); i += 2)
+      next.push_back(builder_.CreateFAdd(builder_.CreateShuffleVector(v[i], v[i + 1], even),
+                                         builder_.CreateShuffleVector(v[i], v[i + 1], odd)));
+    v = std::move(next);
+  }
+  return v[0];
+}
+
 // ---- memory ----
 
 llvm::Value* LoweringContext::load(DType t, llvm::Value* base, llvm::Value* offset, int width) {

@@ -22,6 +22,7 @@
 #include <llvm/IR/Module.h>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "compiler/jit/target.h"
 #include "engine/ir/graph.h"
@@ -55,6 +56,10 @@ class LoweringContext {
   // `v` converted to dtype t (as convert_element does), splat to `width` lanes.
   llvm::Value* constant(DType t, double v, int width = 1);
   llvm::Value* splat(llvm::Value* scalar, int width);  // `scalar` itself when width == 1
+  // N vectors of N lanes (N a power of two) -> one whose lane i is the sum of
+  // vector i's lanes, pairwise in log2(N) stages (each adds the even and odd
+  // lanes of pairs of vectors): N dot products finished at once.
+  llvm::Value* sum_lanes(std::vector<llvm::Value*> vectors);
 
   // ---- memory: `width` consecutive elements of a buffer of dtype t at element `offset` ----
   llvm::Value* load(DType t, llvm::Value* base, llvm::Value* offset, int width);

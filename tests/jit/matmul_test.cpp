@@ -166,17 +166,20 @@ TEST_CASE("jit matmul on AVX2 and SSE targets with their own register tiles") {
   }
 }
 
-TEST_CASE("jit matmul of a few rows against a B stored n x k (gemm_rows) on every target") {
+TEST_CASE("jit matmul of a few rows, B stored n x k read in place (gemm_rows), on every target") {
   // Rows up to kGemmRowsMaxM and one past it (the packed GEMM), k around the
-  // vector widths, columns around the tiles and work units; batch dims broadcast.
+  // vector widths and past a K block, columns around the tiles and work units;
+  // batch dims broadcast; every flag (only A as is and B transposed take gemm_rows).
   Rng rng(39);
-  const std::vector<std::array<int64_t, 3>> mkn = {{1, 1, 1},    {3, 7, 5},     {4, 8, 17},  {16, 128, 1000},
-                                                   {31, 33, 97}, {32, 130, 64}, {33, 16, 40}, {2, 300, 3}};
+  const std::vector<std::array<int64_t, 3>> mkn = {{1, 1, 1},    {3, 7, 5},     {4, 8, 17},   {16, 128, 1000},
+                                                   {31, 33, 97}, {32, 300, 64}, {33, 16, 40}, {2, 300, 3}};
   for (const char* cpu : {"", "haswell", "nehalem"}) {
     INFO("target cpu " << (*cpu ? cpu : "host"));
-    for (const auto& [m, k, n] : mkn) check_random(rng, make_case(m, k, n, false, true), jit_for_cpu(cpu));
-    check_random(rng, make_case(5, 9, 23, false, true, {3}, {1}), jit_for_cpu(cpu));
-    check_random(rng, make_case(5, 9, 23, false, true, {1}, {2}), jit_for_cpu(cpu));
+    for (const auto& [ta, tb] : kFlags) {
+      for (const auto& [m, k, n] : mkn) check_random(rng, make_case(m, k, n, ta, tb), jit_for_cpu(cpu));
+      check_random(rng, make_case(5, 9, 23, ta, tb, {3}, {1}), jit_for_cpu(cpu));
+      check_random(rng, make_case(5, 9, 23, ta, tb, {1}, {2}), jit_for_cpu(cpu));
+    }
   }
 }
 
