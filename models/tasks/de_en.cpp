@@ -17,15 +17,9 @@
 namespace kiln::models {
 namespace {
 
-// Subwords are learned from an evenly spaced sample of the train pairs, at most this
-// many texts (both sides): on the full dictionary (every 8th pair) that costs about
-// 17 s of CPU time on 2 threads, against about 37 s on 1 thread for twice the sample.
-constexpr std::size_t kSubwordSampleTexts = 100000;
-
 // Both sides of an evenly spaced sample of the pairs.
 std::vector<std::string> subword_sample(const std::vector<TextPair>& pairs) {
-  const std::size_t stride =
-      std::max<std::size_t>(1, (2 * pairs.size() + kSubwordSampleTexts - 1) / kSubwordSampleTexts);
+  const std::size_t stride = subword_sample_stride(pairs.size(), 2);
   std::vector<std::string> texts;
   for (std::size_t i = 0; i < pairs.size(); i += stride) {
     texts.push_back(pairs[i].de);

@@ -20,9 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Subwords are learned from an evenly spaced sample of the train split, at most
-// this many texts per model: more costs time and changes the pieces little.
-constexpr std::size_t kSubwordSampleTexts = 100000;
 // The longest length chosen from the data: the positional encodings' default.
 constexpr int64_t kMaxAutoLen = 256;
 
@@ -58,8 +55,7 @@ std::string fingerprint(const TextTaskOptions& o, const std::vector<SplitSpec>& 
 
 // Both sides' texts of an evenly spaced sample of the pairs, at most kSubwordSampleTexts.
 std::vector<std::string> sample(const std::vector<std::string>& a, const std::vector<std::string>* b) {
-  const std::size_t per_pair = b ? 2 : 1;
-  const std::size_t stride = std::max<std::size_t>(1, (per_pair * a.size() + kSubwordSampleTexts - 1) / kSubwordSampleTexts);
+  const std::size_t stride = subword_sample_stride(a.size(), b ? 2 : 1);
   std::vector<std::string> texts;
   for (std::size_t i = 0; i < a.size(); i += stride) {
     texts.push_back(a[i]);
