@@ -17,6 +17,10 @@ Value scatter_add(Builder& b, Value updates, Value indices, int64_t size, int64_
   return b.emit1("scatter_add", {updates, indices}, {{"axis", axis}, {"size", size}});
 }
 
+Value update_slice(Builder& b, Value x, Value update, Value start, int64_t axis) {
+  return b.emit1("update_slice", {x, update, start}, {{"axis", axis}});
+}
+
 namespace {
 
 // A table seen as [outer, dim, inner] around `axis`, and gather's result (scatter_add's
@@ -142,6 +146,61 @@ std::vector<Value> scatter_add_gradient(Builder& b, const Node& node, const std:
   return {gather(b, dy[0], node.operands[1], node.attrs.get_int("axis")), Value{}};
 }
 
+// ---- update_slice ----
+
+std::vector<TensorType> update_slice_infer(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const TensorType &x = in[0], &update = in[1], &start = in[2];
+  check_min_rank(x, 1, "x");
+  if (update.dtype != x.dtype)
+    throw Error("update must be " + std::string(dtype_name(x.dtype)) + " as x is, got " + type_str(update));
+  if (start.dtype != DType::i32 || start.numel() != 1)
+    throw Error("start must be one i32 (shape [] or [1]), got " + type_str(start));
+  const auto axis = static_cast<size_t>(normalize_axis(attrs.get_int("axis"), x.rank()));
+  bool fits = update.rank() == x.rank();
+  for (size_t i = 0; fits && i < x.shape.size(); ++i)
+    fits = i == axis ? update.shape[i] <= x.shape[i] : update.shape[i] == x.shape[i];
+  if (!fits)
+    throw Error("update " + shape_str(update.shape) + " must have x's dims " + shape_str(x.shape) +
+                " but along axis " + std::to_string(axis) + ", and at most its length there");
+  return {x};
+}
+
+// The clamped start: the block [start, start + n) lies within [0, dim).
+size_t clamped_start(int32_t start, size_t dim, size_t n) {
+  return static_cast<size_t>(std::clamp<int64_t>(start, 0, static_cast<int64_t>(dim - n)));
+}
+
+void update_slice_reference(const KernelArgs& args) {
+  const auto axis = static_cast<size_t>(normalize_axis(args.attrs.get_int("axis"), args.in[0]->type().rank()));
+  const TableLayout l = table_layout(args.in[0]->shape(), axis);
+  const auto n = static_cast<size_t>(args.in[1]->shape()[axis]);
+  const size_t start = clamped_start(args.in[2]->i32().data()[0], l.dim, n);
+  dispatch_dtype(args.in[0]->dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* x = args.in[0]->as<T>().data();
+    const T* update = args.in[1]->as<T>().data();
+    T* out = args.out[0]->as<T>().data();
+    std::copy_n(x, l.outer * l.dim * l.inner, out);
+    for (size_t o = 0; o < l.outer; ++o)
+      std::copy_n(update + o * n * l.inner, n * l.inner, out + (o * l.dim + start) * l.inner);
+  });
+}
+
+// dx: dy with the block zeroed; d update: dy's block, gathered at the clamped start.
+std::vector<Value> update_slice_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
+  const TensorType& x = b.type(node.operands[0]);
+  const TensorType& update = b.type(node.operands[1]);
+  const int64_t axis = normalize_axis(node.attrs.get_int("axis"), x.rank());
+  const int64_t n = update.shape[static_cast<size_t>(axis)], dim = x.shape[static_cast<size_t>(axis)];
+  const Value zeros = b.emit1("fill", {}, {{"shape", update.shape}, {"value", 0.0}, {"dtype", update.dtype}});
+  const Value start = b.emit1("reshape", {node.operands[2]}, {{"shape", Shape{1}}});
+  const Value first = b.emit1(
+      "minimum", {b.emit1("maximum", {start, b.emit1("fill", {}, {{"shape", Shape{1}}, {"dtype", DType::i32}})}),
+                  b.emit1("fill", {}, {{"shape", Shape{1}}, {"value", static_cast<double>(dim - n)}, {"dtype", DType::i32}})});
+  const Value rows = b.emit1("add", {b.emit1("iota", {}, {{"shape", Shape{n}}, {"dtype", DType::i32}}), first});
+  return {update_slice(b, dy[0], zeros, node.operands[2], axis), gather(b, dy[0], rows, axis), Value{}};
+}
+
 }  // namespace
 
 void register_gather(OpRegistry& r) {
@@ -164,6 +223,17 @@ void register_gather(OpRegistry& r) {
               .infer = scatter_add_infer,
               .reference = scatter_add_reference,
               .gradient = scatter_add_gradient});
+
+  r.add(OpDef{.name = "update_slice",
+              .summary = "x with update written along {axis} from start (i32 scalar, clamped to fit): "
+                         "XLA's dynamic_update_slice, a decoder's cache write",
+              .min_operands = 3,
+              .max_operands = 3,
+              .attrs = {optional_attr("axis", int64_t{0})},
+              .infer = update_slice_infer,
+              .reference = update_slice_reference,
+              .gradient = update_slice_gradient,
+              .overwrites_operand0 = true});
 }
 
 }  // namespace kiln::ops

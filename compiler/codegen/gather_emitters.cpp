@@ -14,6 +14,12 @@
 // (outer, mid) pairs and blocks of `last` instead, each a disjoint part of the
 // result, vectorized along `last`.
 //
+// update_slice(x, update, start) {axis} is a kernel: the result seen as [outer,
+// dim, inner] is x, copied unless the result took x's memory (the memory plan's
+// choice for a decoder's cache, OpDef::overwrites_operand0: the pointers are
+// compared at run time), then each of the outer blocks of update (n x inner
+// contiguous elements) is copied in at the clamped start.
+//
 // An index outside [0, dim) is a run-time error (KILN_ERROR_INDEX_OUT_OF_RANGE in
 // the status word), as the reference throws; the lookup then uses row 0 instead,
 // so nothing is read or written out of bounds. One difference remains for gather:
@@ -166,9 +172,44 @@ struct ScatterAdd {
 
 }  // namespace
 
+void emit_update_slice(const KernelEmitArgs& a) {
+  LoweringContext& cx = a.cx;
+  auto& b = cx.b();
+  const TensorType& x = a.node.in(0);
+  const auto axis = static_cast<size_t>(normalize_axis(a.node.attrs().get_int("axis"), x.rank()));
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < x.shape.size(); ++i)
+    if (i != axis) (i < axis ? outer : inner) *= x.shape[i];
+  const int64_t dim = x.shape[axis], n = a.node.in(1).shape[axis];
+  const auto bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  llvm::Value* out = a.result_ptr();
+  llvm::Value* in = a.operand_ptr(0);
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* copy = llvm::BasicBlock::Create(cx.context(), "update_slice.copy", f);
+  auto* write = llvm::BasicBlock::Create(cx.context(), "update_slice.write", f);
+  b.CreateCondBr(b.CreateICmpNE(out, in), copy, write);
+  b.SetInsertPoint(copy);
+  b.CreateMemCpy(out, llvm::MaybeAlign(1), in, llvm::MaybeAlign(1), static_cast<uint64_t>(x.numel() * bytes));
+  b.CreateBr(write);
+  b.SetInsertPoint(write);
+  if (outer * n * inner == 0) return;
+  llvm::Value* start = b.CreateSExt(b.CreateLoad(b.getInt32Ty(), a.operand_ptr(2)), cx.i64());
+  start = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, start, cx.i64c(0));
+  start = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start, cx.i64c(dim - n));
+  llvm::Value* update = a.operand_ptr(1);
+  cx.for_range(0, outer, 1, [&](llvm::Value* o) {
+    llvm::Value* to = b.CreateMul(b.CreateAdd(b.CreateMul(o, cx.i64c(dim)), start), cx.i64c(inner * bytes));
+    llvm::Value* from = b.CreateMul(o, cx.i64c(n * inner * bytes));
+    b.CreateMemMove(b.CreateInBoundsGEP(b.getInt8Ty(), out, to), llvm::MaybeAlign(1),
+                   b.CreateInBoundsGEP(b.getInt8Ty(), update, from), llvm::MaybeAlign(1),
+                   cx.i64c(n * inner * bytes));
+  });
+}
+
 void register_gather_emitters(EmitterRegistry& r) {
   r.add_elemental("gather", gather);
   r.add_kernel("scatter_add", [](const KernelEmitArgs& a) { ScatterAdd(a).emit(); }, KernelReads::memory);
+  r.add_kernel("update_slice", emit_update_slice, KernelReads::memory);
 }
 
 }  // namespace kiln::compiler

@@ -165,6 +165,12 @@ Kernel make_kernel(const Graph& g, const Node& node) {
   k.hash = fnv1a_64(k.text);
   if (k.kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
   if (k.kind == FusionKind::horizontal) k.in_place = horizontal_in_place_pairs(*k.graph);
+  // A lone op that overwrites its operand 0 (update_slice) may write into it.
+  const Graph& kg = *k.graph;
+  if (kg.nodes().size() == 1 && kg.nodes()[0].def->overwrites_operand0 && !kg.declarations().empty() &&
+      kg.nodes()[0].operands[0] == kg.declarations()[0] && kg.outputs().size() == 1 &&
+      kg.outputs()[0] == kg.nodes()[0].results[0])
+    k.in_place = {{0, 0}};
   return k;
 }
 

@@ -83,6 +83,9 @@ struct OpDef {
   // Reduces operand 0 over the dims of its "axes" attribute, kept as size 1
   // with "keepdims" (sum, mean, max).
   bool reduction = false;
+  // The result is operand 0 with some elements replaced (update_slice): it may
+  // take operand 0's memory, and the kernel then writes only those elements.
+  bool overwrites_operand0 = false;
   // Whether the op's code checks its operands at run time, for these operand
   // types (an i32 division by zero, a gather index out of range). Such an op
   // is a kernel of its own that computes, so checks, every element, as the

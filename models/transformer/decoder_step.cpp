@@ -5,6 +5,7 @@
 #include "ops/assign.h"
 #include "ops/constant.h"
 #include "ops/elementwise.h"
+#include "ops/gather.h"
 #include "ops/normalization.h"
 #include "ops/shape_ops.h"
 
@@ -22,11 +23,11 @@ std::string layer_prefix(int64_t layer) {
 std::string cross_name(int64_t layer, const char* what) { return layer_prefix(layer) + ".cross_attn." + what; }
 std::string cache_name(int64_t layer, const char* what) { return layer_prefix(layer) + ".self_attn." + what; }
 
-// The cache with `update` written where at_pos (both broadcast to the cache's
-// shape), assigned to it when the step ends; returns the new value, which this
-// step reads.
-Value write_cache(Builder& b, Value cache, Value at_pos, Value update) {
-  const Value next = ops::select(b, at_pos, update, cache);
+// The cache with `update` written at position `pos` along `axis`, assigned to it
+// when the step ends; returns the new value, which this step reads. Compiled,
+// the write takes the cache's memory and copies in only this position's rows.
+Value write_cache(Builder& b, Value cache, Value pos, Value update, int64_t axis) {
+  const Value next = ops::update_slice(b, cache, update, pos, axis);
   ops::assign(b, cache, next);
   return next;
 }
@@ -77,13 +78,10 @@ Graph build_decoder_step_graph(const TransformerConfig& cfg, int64_t batch, int6
   const ModelParams params(b, cfg);
   Layers l(b, cfg, params, std::nullopt);
 
-  // This position's one-hot along the cache axis.
-  const Value at_pos = ops::equal(b, ops::iota(b, {cache_len}), pos);
   const Value token_cache = b.state(kTokenCache, {DType::i32, {batch, cache_len}});
-  const Value tokens = write_cache(b, token_cache, ops::reshape(b, at_pos, {1, cache_len}), token);
+  const Value tokens = write_cache(b, token_cache, pos, token, 1);
   const Value self_mask = position_padding_mask(b, tokens, pos, cfg.pad_id);
   const Value src_mask = padding_mask(b, src, cfg.pad_id);
-  const Value at_pos_heads = ops::reshape(b, at_pos, {1, 1, cache_len, 1});
   const TensorType cache_type{DType::f32, {batch, heads, cache_len, head_dim}};
 
   Value x = l.embed_at(token, pos);  // rows f32[B, D]
@@ -94,8 +92,8 @@ Graph build_decoder_step_graph(const TransformerConfig& cfg, int64_t batch, int6
     const auto self_attention = [&](Value rows) {
       const std::string prefix = p + ".self_attn";
       const Value q = project_heads(l, rows, batch, prefix, "q");
-      const Value k = write_cache(b, key_cache, at_pos_heads, project_heads(l, rows, batch, prefix, "k"));
-      const Value v = write_cache(b, value_cache, at_pos_heads, project_heads(l, rows, batch, prefix, "v"));
+      const Value k = write_cache(b, key_cache, pos, project_heads(l, rows, batch, prefix, "k"), 2);
+      const Value v = write_cache(b, value_cache, pos, project_heads(l, rows, batch, prefix, "v"), 2);
       return attend(l, q, k, v, self_mask, prefix);
     };
     const auto cross_attention = [&](Value rows) {

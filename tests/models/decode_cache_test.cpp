@@ -220,7 +220,7 @@ TEST_CASE("one compiled step graph serves every position of a batch") {
         std::vector<std::string>{"transformer_encoder [B=4 S=8]", "transformer_decoder_step [B=4 S=8 T=32]"});
 }
 
-TEST_CASE("the step graph writes its caches in place") {
+TEST_CASE("the step graph writes its caches in place, one position each (update_slice)") {
   const compiler::CompiledGraph c = compiler::compile_graph(build_decoder_step_graph(test_config(), 4, 8, 16));
   const compiler::Program& p = c.program;
   REQUIRE(p.assigns.size() == step_cache_names(test_config()).size());
@@ -228,6 +228,9 @@ TEST_CASE("the step graph writes its caches in place") {
     INFO("cache %", p.buffers[static_cast<size_t>(target)].name);
     CHECK(p.buffers[static_cast<size_t>(value)].alias == target);
   }
+  size_t writes = 0;
+  for (const compiler::KernelCall& call : p.calls) writes += p.kernels[call.kernel].label == "update_slice";
+  CHECK(writes == p.assigns.size());
 }
 
 TEST_CASE("the decoder refuses steps it cannot take") {

@@ -1,8 +1,10 @@
-// Rows of gather and scatter_add (ops/gather.cpp). Forward comparisons are
-// exact: gather copies elements; scatter_add adds each result element's updates
+// Rows of gather, scatter_add and update_slice (ops/gather.cpp). Forward
+// comparisons are exact: gather and update_slice copy elements; scatter_add adds each result element's updates
 // in index order starting from 0, as the reference does, so even f32 sums (of
 // special values too) round identically. Out-of-range indices are run-time
 // errors, checked in tests/jit/gather_test.cpp.
+#include <tuple>
+
 #include "rows.h"
 #include "samples.h"
 
@@ -75,6 +77,32 @@ std::vector<Sample> scatter_add_samples(Rng& rng) {
   return out;
 }
 
+// x of rank 1 to 3, a block of 1 to all of the axis's length, every axis from
+// either end, starts before, inside and past the range (clamped); the decoder's
+// cache write, large.
+std::vector<Sample> update_slice_samples(Rng& rng) {
+  std::vector<Sample> out;
+  for (DType dtype : {DType::f32, DType::i32, DType::boolean})
+    for (int i = 0; i < 8; ++i) {
+      const Shape x = shape_of_rank(rng, 1, 3);
+      const auto rank = static_cast<int64_t>(x.size());
+      const int64_t axis = rng.uniform(-rank, rank - 1);
+      const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+      Shape update = x;
+      update[a] = rng.uniform(1, x[a]);
+      const auto start = static_cast<int32_t>(rng.uniform(-3, x[a] + 3));
+      Sample s{{random_tensor(rng, {dtype, x}), random_tensor(rng, {dtype, update}), Tensor(I(start))},
+               {{"axis", axis}}};
+      maybe_special(rng, s.operands[0]);
+      out.push_back(std::move(s));
+    }
+  out.push_back({{random_tensor(rng, {DType::f32, {16, 4, 128, 64}}), random_tensor(rng, {DType::f32, {16, 4, 1, 64}}),
+                  Tensor(I{37})},
+                 {{"axis", int64_t{2}}},
+                 "large"});
+  return out;
+}
+
 struct IndexCase {
   Shape values;
   I indices;
@@ -123,7 +151,30 @@ std::vector<OpInfo> gather_rows() {
            .invalid = {{{{DType::f32, {3, 2}}, {DType::i32, {2}}}, axis_size(0, 4)},
                        {{{DType::f32, {3}}, {DType::i32, {3, 1}}}, axis_size(0, 4)},
                        {{{DType::f32, {3, 2}}, {DType::i32, {3}}}, axis_size(0, -1)},
-                       {{{DType::f32, {3, 2}}, {DType::i32, {3}}}, axis_size(2, 4)}}}};
+                       {{{DType::f32, {3, 2}}, {DType::i32, {3}}}, axis_size(2, 4)}}},
+          {.name = "update_slice",
+           .dtypes = {{DType::f32, DType::i32, DType::boolean}, {DType::f32, DType::i32, DType::boolean}, {DType::i32}},
+           .samples = update_slice_samples,
+           .tolerance = kExact,
+           .no_fusion = "a kernel of its own: it reads its operands from memory and may write into x's",
+           .grad_samples =
+               [](Rng& rng) {
+                 std::vector<Sample> out;
+                 for (const auto& [x, update, start, a] :
+                      std::vector<std::tuple<Shape, Shape, int32_t, int64_t>>{{{5}, {2}, 1, 0},
+                                                                              {{3, 4}, {3, 2}, 9, 1},
+                                                                              {{2, 5, 3}, {2, 1, 3}, -1, 1},
+                                                                              {{4, 2}, {4, 2}, 2, 0}})
+                   out.push_back({{uniform(rng, x), uniform(rng, update), Tensor(I(start))}, axis(a)});
+                 return out;
+               },
+           .invalid = {{{{DType::f32, {3, 2}}, {DType::f32, {4, 2}}, {DType::i32, {}}}, axis(0)},
+                       {{{DType::f32, {3, 2}}, {DType::f32, {1, 3}}, {DType::i32, {}}}, axis(0)},
+                       {{{DType::f32, {3, 2}}, {DType::f32, {1, 2}}, {DType::i32, {2}}}, axis(0)},
+                       {{{DType::f32, {3, 2}}, {DType::f32, {1, 2}}, {DType::f32, {}}}, axis(0)},
+                       {{{DType::f32, {3, 2}}, {DType::i32, {1, 2}}, {DType::i32, {}}}, axis(0)},
+                       {{{DType::f32, {3, 2}}, {DType::f32, {1, 2}}, {DType::i32, {}}}, axis(2)},
+                       {{{DType::f32, {}}, {DType::f32, {}}, {DType::i32, {}}}, axis(0)}}}};
 }
 
 }  // namespace kiln::test
