@@ -11,6 +11,7 @@
 // Operands packed by heads ({heads}: [..., T, H*d]) are read and written in
 // place: a head's rows are H*d floats apart instead of d.
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "compiler/codegen/elemental.h"
@@ -156,43 +157,43 @@ llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
 }
 
-// row . k_j for every key j, as key vectors, with K's rows read in place (`stride`
-// floats apart): per W keys, W dot products over depth, their lanes summed at
-// once. Costs no transpose of K, which a few query rows (a decoder step's one)
-// would not repay. Keys past s read the last key (their lanes are masked later).
-std::vector<llvm::Value*> row_times_rows(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row,
-                                         llvm::Value* k, int64_t stride) {
+// row . k for the keys of key vector j, with K's rows read in place (`stride`
+// floats apart): W dot products over depth, their lanes summed at once. Costs
+// no transpose of K, which a few query rows (a decoder step's one) would not
+// repay. Keys past s read the last key (their lanes are masked later).
+llvm::Value* row_times_rows(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row, llvm::Value* k,
+                            int64_t stride, int64_t j) {
   const int w = cx.vector_width();
-  std::vector<llvm::Value*> out;
-  for (int64_t j = 0; j < a.key_vectors; ++j) {
-    std::vector<llvm::Value*> keys;
-    for (int l = 0; l < w; ++l) keys.push_back(row_ptr(cx, k, cx.i64c(std::min(j * w + l, a.s - 1)), stride));
-    // W k's at a time, then the rest (lanes past d load as 0).
-    const auto step = [&](llvm::Value* c, int64_t n, const LoweringContext::Carried& acc) {
-      llvm::Value* x = lanes.load(row, c, n);
-      LoweringContext::Carried next;
-      for (int l = 0; l < w; ++l)
-        next.push_back(lanes.fma(x, lanes.load(keys[static_cast<size_t>(l)], c, n), acc[static_cast<size_t>(l)]));
-      return next;
-    };
-    const int64_t d_main = a.d / w * w;
-    LoweringContext::Carried dots(static_cast<size_t>(w), lanes.splat(0.0f));
-    dots = cx.for_range(0, d_main, w, dots,
-                        [&](llvm::Value* c, const LoweringContext::Carried& acc) { return step(c, w, acc); });
-    if (d_main < a.d) dots = step(cx.i64c(d_main), a.d - d_main, dots);
-    out.push_back(cx.sum_lanes(dots));
-  }
-  return out;
+  std::vector<llvm::Value*> keys;
+  for (int l = 0; l < w; ++l) keys.push_back(row_ptr(cx, k, cx.i64c(std::min(j * w + l, a.s - 1)), stride));
+  // W k's at a time, then the rest (lanes past d load as 0).
+  const auto step = [&](llvm::Value* c, int64_t n, const LoweringContext::Carried& acc) {
+    llvm::Value* x = lanes.load(row, c, n);
+    LoweringContext::Carried next;
+    for (int l = 0; l < w; ++l)
+      next.push_back(lanes.fma(x, lanes.load(keys[static_cast<size_t>(l)], c, n), acc[static_cast<size_t>(l)]));
+    return next;
+  };
+  const int64_t d_main = a.d / w * w;
+  LoweringContext::Carried dots(static_cast<size_t>(w), lanes.splat(0.0f));
+  dots = cx.for_range(0, d_main, w, dots,
+                      [&](llvm::Value* c, const LoweringContext::Carried& acc) { return step(c, w, acc); });
+  if (d_main < a.d) dots = step(cx.i64c(d_main), a.d - d_main, dots);
+  return cx.sum_lanes(dots);
 }
 
 // Row i of one batch's scores, q_i . k_j * scale + mask_ij, as key vectors, from
-// the raw products `s`; lanes past the keys are -inf. `batch_index` is the
-// batch's multi-index.
+// the raw products of each key vector, `raw(j)`; lanes past the keys are -inf.
+// `batch_index` is the batch's multi-index. With `skip_dropped`, a key vector
+// the mask drops entirely is -inf without its products (a decoder step's
+// positions not yet decoded: half its cache on average).
 std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& args, const Lanes& lanes,
                                     const Dims& a, const std::vector<llvm::Value*>& batch_index,
-                                    std::vector<llvm::Value*> s, llvm::Value* i) {
+                                    const std::function<llvm::Value*(int64_t)>& raw, bool skip_dropped,
+                                    llvm::Value* i) {
   auto& b = cx.b();
   const int w = cx.vector_width();
+  std::vector<llvm::Value*> s;
   for (int64_t j = 0; j < a.key_vectors; ++j) {
     const int64_t n = lanes.in_vector(j, a.s);
     std::vector<llvm::Value*> dims = batch_index;
@@ -208,8 +209,29 @@ std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& a
       for (int l = 0; l < w; ++l) pick.push_back(l < n ? l : static_cast<int>(n));
       m = b.CreateShuffleVector(m, cx.f32c(-kInf, static_cast<int>(n)), pick);
     }
-    llvm::Value* score = lanes.fma(s[static_cast<size_t>(j)], lanes.splat(a.scale), m);
-    s[static_cast<size_t>(j)] = n == w ? score : b.CreateSelect(lanes.mask(n), score, lanes.splat(-kInf));
+    const auto score_of = [&] {
+      llvm::Value* score = lanes.fma(raw(j), lanes.splat(a.scale), m);
+      return n == w ? score : b.CreateSelect(lanes.mask(n), score, lanes.splat(-kInf));
+    };
+    if (!skip_dropped) {
+      s.push_back(score_of());
+      continue;
+    }
+    llvm::Value* dropped = b.CreateAndReduce(b.CreateFCmpOEQ(m, lanes.splat(-kInf)));
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::BasicBlock* from = b.GetInsertBlock();
+    auto* keys = llvm::BasicBlock::Create(cx.context(), "keys", f);
+    auto* done = llvm::BasicBlock::Create(cx.context(), "keys.done", f);
+    b.CreateCondBr(dropped, done, keys);
+    b.SetInsertPoint(keys);
+    llvm::Value* score = score_of();
+    llvm::BasicBlock* keys_end = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    llvm::PHINode* phi = b.CreatePHI(lanes.vec(), 2, "scores");
+    phi->addIncoming(lanes.splat(-kInf), from);
+    phi->addIncoming(score, keys_end);
+    s.push_back(phi);
   }
   return s;
 }
@@ -259,11 +281,15 @@ void emit_forward(const KernelEmitArgs& args) {
       if (transpose_k) transpose_into(cx, k_t, x.k, a.s, a.d, a.row_stride(a.d), a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
         llvm::Value* q_row = row_ptr(cx, x.q, i, a.row_stride(a.d));
-        const std::vector<llvm::Value*> s =
-            score_row(cx, args, lanes, a, x.index,
-                      transpose_k ? row_times_transposed(cx, lanes, a, q_row, k_t, a.d)
-                                  : row_times_rows(cx, lanes, a, q_row, x.k, a.row_stride(a.d)),
-                      i);
+        std::vector<llvm::Value*> products;
+        if (transpose_k) products = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
+        const std::vector<llvm::Value*> s = score_row(
+            cx, args, lanes, a, x.index,
+            [&](int64_t j) {
+              return transpose_k ? products[static_cast<size_t>(j)]
+                                 : row_times_rows(cx, lanes, a, q_row, x.k, a.row_stride(a.d), j);
+            },
+            !transpose_k, i);
         llvm::Value* max_v = s[0];
         for (size_t j = 1; j < s.size(); ++j) max_v = b.CreateMaxNum(max_v, s[j]);
         llvm::Value* max = b.CreateFPMaxReduce(max_v);
@@ -331,8 +357,9 @@ void emit_backward(const KernelEmitArgs& args) {
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
         llvm::Value* q_row = row_ptr(cx, x.q, i, qk_stride);
         llvm::Value* do_row = row_ptr(cx, d_o, i, v_stride);
-        const std::vector<llvm::Value*> s =
-            score_row(cx, args, lanes, a, x.index, row_times_transposed(cx, lanes, a, q_row, k_t, a.d), i);
+        const std::vector<llvm::Value*> products = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
+        const std::vector<llvm::Value*> s = score_row(
+            cx, args, lanes, a, x.index, [&](int64_t j) { return products[static_cast<size_t>(j)]; }, false, i);
         llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
         // A row that attended to nothing (lse -inf) has weights 0 and passes no gradient.
         llvm::Value* empty = b.CreateFCmpOEQ(row_lse, cx.f32c(-kInf));
