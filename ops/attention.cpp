@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 
@@ -120,6 +121,14 @@ struct Problem {
   xt::xarray<double> q, k, v, mask;
 };
 
+// a with its axes r-3 and r-2 swapped: [..., T, H, c] <-> [..., H, T, c].
+xt::xarray<double> swap_rows_and_heads(const xt::xarray<double>& a) {
+  std::vector<size_t> perm(a.dimension());
+  std::iota(perm.begin(), perm.end(), size_t{0});
+  std::swap(perm[perm.size() - 3], perm[perm.size() - 2]);
+  return xt::transpose(a, perm);
+}
+
 // x as [batch, rows, cols] per head, in double: a packed x [..., T, H*c] is
 // split into its heads first.
 xt::xarray<double> as_3d(const Tensor& x, size_t batch, int64_t heads) {
@@ -130,11 +139,7 @@ xt::xarray<double> as_3d(const Tensor& x, size_t batch, int64_t heads) {
     split.push_back(heads);
     split.push_back(sh.back() / heads);
     a.reshape(xt_shape(split));
-    const size_t r = split.size();
-    std::vector<size_t> perm(r);
-    for (size_t i = 0; i < r; ++i) perm[i] = i;
-    std::swap(perm[r - 3], perm[r - 2]);  // [..., T, H, c] -> [..., H, T, c]
-    a = xt::transpose(a, perm);
+    a = swap_rows_and_heads(a);
   }
   const auto& sh = a.shape();
   a.reshape({batch, sh[sh.size() - 2], sh[sh.size() - 1]});
@@ -144,17 +149,8 @@ xt::xarray<double> as_3d(const Tensor& x, size_t batch, int64_t heads) {
 // [batch, rows, cols] per head into `out`, packing the heads back when there are some.
 void store_3d(Tensor& out, xt::xarray<double> a, int64_t heads) {
   if (heads) {
-    const Shape& sh = out.shape();
-    Shape per(sh.begin(), sh.end() - 2);
-    per.push_back(heads);
-    per.push_back(sh[sh.size() - 2]);
-    per.push_back(sh.back() / heads);
-    a.reshape(xt_shape(per));
-    const size_t r = per.size();
-    std::vector<size_t> perm(r);
-    for (size_t i = 0; i < r; ++i) perm[i] = i;
-    std::swap(perm[r - 3], perm[r - 2]);
-    a = xt::transpose(a, perm);
+    a.reshape(xt_shape(per_head(out.shape(), heads)));
+    a = swap_rows_and_heads(a);
   }
   a.reshape(xt_shape(out.shape()));
   store(out, xt::cast<float>(a));

@@ -331,8 +331,8 @@ llvm::Function* emit_horizontal(LoweringContext& cx, const Graph& k, const std::
   for (size_t p = 0; p < k.nodes().size(); ++p) {
     const Graph& body = *k.nodes()[p].body;
     auto [at, added] = by_body.emplace(&body, functions.size());
+    const uint64_t key = added ? shape_key(body) : 0;
     if (added) {
-      const uint64_t key = shape_key(body);
       for (auto [it, end] = by_key.equal_range(key); it != end; ++it)
         if (same_computation(*functions[it->second].body, body)) {
           at->second = it->second;
@@ -341,7 +341,7 @@ llvm::Function* emit_horizontal(LoweringContext& cx, const Graph& k, const std::
         }
     }
     if (added) {
-      by_key.emplace(shape_key(body), functions.size());
+      by_key.emplace(key, functions.size());
       llvm::Function* f = emit_kernel(cx, body, FusionKind::loop, symbol + ".part" + std::to_string(functions.size()));
       f->setLinkage(llvm::Function::InternalLinkage);
       functions.push_back({f, &body, slots[p].size(), {}});
