@@ -54,6 +54,25 @@ Tensor take_rows(const Tensor& t, const std::vector<int32_t>& rows) {
   });
 }
 
+// Row r of `to` gets row parents[r] of `from` (along the first axis) in the
+// first `count` positions of `axis`, the rest of `to` left as it is.
+void copy_row_prefixes(const Tensor& from, Tensor& to, const std::vector<int32_t>& parents, size_t axis,
+                       int64_t count) {
+  from.visit([&](const auto& a) {
+    using Array = std::decay_t<decltype(a)>;
+    auto& out = to.as<typename Array::value_type>();
+    const auto& shape = a.shape();
+    size_t outer = 1, inner = 1;  // per row: outer blocks of shape[axis] * inner elements
+    for (size_t d = 1; d < axis; ++d) outer *= shape[d];
+    for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+    const size_t block = shape[axis] * inner, row = outer * block, prefix = static_cast<size_t>(count) * inner;
+    for (size_t r = 0; r < parents.size(); ++r)
+      for (size_t o = 0; o < outer; ++o)
+        std::copy_n(a.data() + static_cast<size_t>(parents[r]) * row + o * block, prefix,
+                    out.data() + r * row + o * block);
+  });
+}
+
 }  // namespace
 
 Decoder::Decoder(TransformerConfig config, const std::map<std::string, Tensor>& params, compiler::BackendOptions given,
@@ -84,13 +103,13 @@ void Decoder::start(const Tensor& src, int64_t copies, int64_t steps) {
   encoder.run();
 
   rows_ = s.at(0) * copies;
-  std::vector<int32_t> source_row(static_cast<size_t>(rows_));
-  for (int64_t r = 0; r < rows_; ++r) source_row[static_cast<size_t>(r)] = static_cast<int32_t>(r / copies);
+  source_of_.resize(static_cast<size_t>(rows_));
+  for (int64_t r = 0; r < rows_; ++r) source_of_[static_cast<size_t>(r)] = static_cast<int32_t>(r / copies);
   cache_len_ = padded_length(steps);
   Executable& step = steps_.get({rows_, s.at(1), cache_len_});
-  step.bind("src", take_rows(src, source_row));
+  step.bind("src", take_rows(src, source_of_));
   for (const std::string& name : cross_attention_names(config_))
-    step.bind(name, take_rows(encoder.output(name), source_row));
+    step.bind(name, take_rows(encoder.output(name), source_of_));
   // Zeros on this shape's first batch; later batches start from what the last
   // one left. Either way positions not written yet are masked, and finite, so
   // they weigh exactly 0.
@@ -120,11 +139,32 @@ void Decoder::reorder(const std::vector<int32_t>& parents) {
   if (!step_) throw Error("decoder: reorder() without a batch (start() first)");
   if (static_cast<int64_t>(parents.size()) != rows_)
     throw Error("decoder: " + std::to_string(parents.size()) + " parents for " + std::to_string(rows_) + " rows");
-  for (int32_t p : parents)
+  bool moves = false, same_sources = true;
+  std::vector<int32_t> sources(parents.size());
+  for (size_t r = 0; r < parents.size(); ++r) {
+    const int32_t p = parents[r];
     if (p < 0 || p >= rows_) throw Error("decoder: parent row " + std::to_string(p) + " of " + std::to_string(rows_));
-  // The row's source goes with its history (beam search's rows share one).
-  std::vector<std::string> names = step_cache_names(config_);
-  for (const std::string& name : cross_attention_names(config_)) names.push_back(name);
+    moves |= p != static_cast<int32_t>(r);
+    sources[r] = source_of_[static_cast<size_t>(p)];
+    same_sources &= sources[r] == source_of_[r];
+  }
+  if (!moves) return;
+  // Only the positions written so far are history; the rest stay as they are
+  // (masked, and finite). Positions are axis 1 of the token cache [B,T], axis 2
+  // of the keys and values [B,H,T,D/H].
+  for (const std::string& name : step_cache_names(config_)) {
+    Tensor cache = step_->unbind(name);
+    Tensor& spare = spare_caches_[name];
+    if (!(spare.type() == cache.type())) spare = Tensor::zeros(cache.type());
+    copy_row_prefixes(cache, spare, parents, cache.shape().size() == 2 ? 1 : 2, position_);
+    step_->bind(name, std::move(spare));
+    spare = std::move(cache);
+  }
+  // A row's source goes with its history. Beam search's parents are rows of
+  // the same source, whose keys and values the row already has.
+  if (same_sources) return;
+  source_of_ = std::move(sources);
+  std::vector<std::string> names = cross_attention_names(config_);
   names.push_back("src");
   for (const std::string& name : names) step_->bind(name, take_rows(step_->binding(name), parents));
 }

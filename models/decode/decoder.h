@@ -29,7 +29,7 @@ class Decoder final : public StepDecoder {
   // stay. Ends the current batch (start() again).
   void set_params(const std::map<std::string, Tensor>& params);
 
-  // StepDecoder. The caches hold padded_length(steps) positions; step() past
+  // StepDecoder. reorder() copies only the positions decoded so far. The caches hold padded_length(steps) positions; step() past
   // them, step() before start(), or a wrong number of tokens or parents is a
   // kiln::Error.
   void start(const Tensor& src, int64_t copies, int64_t steps) override;
@@ -49,6 +49,9 @@ class Decoder final : public StepDecoder {
   // done, and the caches' length.
   Executable* step_ = nullptr;
   int64_t rows_ = 0, position_ = 0, cache_len_ = 0;
+  std::vector<int32_t> source_of_;  // each row's source row (of src)
+  // reorder() writes each cache into its spare and swaps them.
+  std::map<std::string, Tensor> spare_caches_;
 };
 
 }  // namespace kiln::models

@@ -20,10 +20,11 @@
 // are masked as keys, as the full decoder's padding mask does.
 //
 // The caches are state updated by `assign`, not inputs and outputs: each is
-// rewritten as select(iota == pos, new, cache), a loop that reads the cache only
-// where it writes it, so the compiler writes the assign's value straight into
-// the cache (compiler/schedule/program.h) and nothing is copied. As outputs, the
-// caller would copy every cache back into its input at every step.
+// rewritten as update_slice(cache, new, pos), which may take the cache's memory
+// and copy in only position pos, so the compiler writes the assign's value
+// straight into the cache (compiler/schedule/program.h) and nothing else is
+// copied. As outputs, the caller would copy every cache back into its input at
+// every step.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -4,6 +4,7 @@
 // beam search, on the interpreter and on the JIT.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 #include <xtensor/xview.hpp>
 
@@ -157,10 +158,12 @@ TEST_CASE("the cached step gives the full decoder's log-probs at every position,
     for (size_t t = 0; t < fed.size(); ++t) {
       INFO("position ", t);
       // After position 3 the rows continue from rows 1, 1, 3 and 0 (two rows
-      // share a history, one history is dropped, two swap sources).
-      if (t == 4) {
-        cached.reorder({1, 1, 3, 0});
-        full.reorder({1, 1, 3, 0});
+      // share a history, one history is dropped, two swap sources); after
+      // position 4 each row from one of its source's rows, as beam search's do.
+      const std::map<size_t, std::vector<int32_t>> parents = {{4, {1, 1, 3, 0}}, {5, {1, 0, 3, 3}}};
+      if (parents.count(t)) {
+        cached.reorder(parents.at(t));
+        full.reorder(parents.at(t));
       }
       const Tensor expected = full.step(fed[t]);
       const Tensor& got = cached.step(fed[t]);

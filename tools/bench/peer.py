@@ -3,7 +3,7 @@
 measurement, the two frameworks alternating so that the machine's load hits both.
 
   tools/bench/peer.py [--configs tiny,small,base] [--threads 1,2] [--markdown FILE]
-                      [--translate CHECKPOINT [--translate-only]]
+                      [--translate CHECKPOINT [--translate-only] [--beam N]]
 
 Runs `kiln bench --peak` once, then for each config and thread count `kiln bench
 --model transformer --json` and torch_transformer.py bench, and prints ms/step
@@ -11,7 +11,8 @@ Runs `kiln bench --peak` once, then for each config and thread count `kiln bench
 the same for both), % of the f32 FMA peak, peak RSS, and torch/kiln ratios. With
 --translate, also greedy decoding of a checkpoint's test split (de-en, or a text task
 run's): `kiln eval --beam 1` against torch_transformer.py translate (KV cache, and
-full re-run) on the same source ids, in seconds and sentences per second.
+full re-run) on the same source ids, in seconds and sentences per second; --beam N
+makes it beam search, `kiln eval --beam N` against torch's (KV cache only).
 """
 import argparse
 import json
@@ -45,6 +46,9 @@ def parse_args():
     p.add_argument("--translate-only", action="store_true", help="with --translate: skip the training step")
     p.add_argument("--translate-threads", type=int, default=0, help="threads for --translate (default: the most "
                    "of --threads)")
+    p.add_argument("--beam", type=int, default=1, help="with --translate: beam size (1: greedy); more: beam search "
+                   "(length penalty 0.6) by both, torch with its KV cache only (its full re-run took 10 times as "
+                   "long with beam 4)")
     args = p.parse_args()
     args.configs = args.configs.split(",")
     args.threads = [int(t) for t in args.threads.split(",")]
@@ -52,6 +56,8 @@ def parse_args():
         p.error("configs are tiny, small, base; thread counts positive; --repeats at least 3")
     if args.translate_only and not args.translate:
         p.error("--translate-only needs --translate")
+    if args.beam < 1:
+        p.error("--beam must be positive")
     args.translate_threads = args.translate_threads or max(args.threads)
     return args
 
@@ -149,10 +155,15 @@ def step_table(rows):
     return head, body
 
 
+def decoding_name(beam):
+    return f"beam {beam}" if beam > 1 else "greedy"
+
+
 def measure_translation(args, env, workdir):
-    """Greedy decoding of the checkpoint's test split, kiln's (its time includes the JIT
-    compiles of the decoder's shapes) and torch's with and without a KV cache, on the
-    source ids kiln dumps. Returns the table and torch's last result (for the notes)."""
+    """Greedy decoding (or beam search) of the checkpoint's test split, kiln's (its time
+    includes the JIT compiles of the decoder's shapes) and torch's with a KV cache and,
+    greedy only, without, on the source ids kiln dumps. Returns the table and torch's
+    last result (for the notes)."""
     ids = os.path.join(workdir, "ids.txt")
     code, _, err, _, _ = run([args.kiln, "eval", "--checkpoint", args.translate, "--split", "test", "--dump-ids", ids],
                              env)
@@ -164,9 +175,10 @@ def measure_translation(args, env, workdir):
     t = args.translate_threads
     body = [row for row in [kiln_translation(args, env, t, sentences)] if row]
     torch = None
-    for decoding in ("kv", "rerun"):
+    for decoding in ("kv", "rerun") if args.beam == 1 else ("kv",):
+        beam = ["--beam", args.beam] if args.beam > 1 else []
         r = run_json(torch_script(args, "translate") + ["--checkpoint", args.translate, "--ids", ids,
-                                                        "--decoding", decoding, "--threads", t], env)
+                                                        "--decoding", decoding, *beam, "--threads", t], env)
         if r:
             torch = r
             body.append([t, "torch", r["decoding"], r["sentences"], f"{r['decode_s']:.2f}",
@@ -178,16 +190,16 @@ def measure_translation(args, env, workdir):
 
 
 def kiln_translation(args, env, threads, sentences):
-    """kiln eval --beam 1's table row (decoding time as kiln reports it), or None if it failed."""
+    """kiln eval --beam N's table row (decoding time as kiln reports it), or None if it failed."""
     code, out, err, wall, rss = run([args.kiln, "eval", "--checkpoint", args.translate, "--split", "test",
-                                     "--beam", 1, "--threads", threads], env)
+                                     "--beam", args.beam, "--threads", threads], env)
     if code != 0:
         print(f"kiln eval failed:\n{err}", file=sys.stderr)
         return None
     took = float(next(line for line in out.splitlines() if line.startswith("decoding took")).split()[2])
     exact = next(line for line in out.splitlines() if line.startswith("exact match")).split()[2]
-    return [threads, "kiln", "greedy, models/decode's Decoder", sentences, f"{took:.2f}", f"{sentences / took:.1f}",
-            f"{wall:.1f}", exact, f"{rss:.0f}"]
+    return [threads, "kiln", f"{decoding_name(args.beam)}, models/decode's Decoder", sentences, f"{took:.2f}",
+            f"{sentences / took:.1f}", f"{wall:.1f}", exact, f"{rss:.0f}"]
 
 
 def text_table(head, body):
@@ -240,7 +252,8 @@ def main():
         with tempfile.TemporaryDirectory() as workdir:
             head, body, torch = measure_translation(args, env, workdir)
         if body:
-            tables.append(("Greedy translation of the test split", head, body, torch))
+            title = "Greedy translation" if args.beam == 1 else f"Beam-{args.beam} translation"
+            tables.append((f"{title} of the test split", head, body, torch))
     torch = next((t for *_, t in tables if t), None)
     notes = notes_on(peak, torch, load_before, os.getloadavg())
     print("\n".join(notes))

@@ -5,10 +5,11 @@
       trains kiln's Transformer (torch_model.py) on random tokens, as kiln's bench
       does, and prints one JSON line: median and min ms per step, tokens/s,
       GFLOP/s (matmul FLOPs counted analytically), peak RSS.
-  torch_transformer.py translate --checkpoint DIR --ids FILE [--decoding kv|rerun]
-      greedy-decodes each line of source subword ids (`kiln eval --dump-ids`) with
-      the params of a kiln checkpoint (de-en or text task) and prints one JSON line
-      with the wall time and sentences per second.
+  torch_transformer.py translate --checkpoint DIR --ids FILE [--decoding kv|rerun] [--beam N]
+      greedy-decodes (or, with --beam N > 1, beam-searches as models/decode/beam.cpp
+      does) each line of source subword ids (`kiln eval --dump-ids`) with the params
+      of a kiln checkpoint (de-en or text task) and prints one JSON line with the
+      wall time and sentences per second.
   torch_transformer.py train --config tiny --vocab N --batches E0.jsonl ... --dev-batches DEV.jsonl --minutes M
       trains on `kiln batches` files with kiln's schedule, printing the dev loss at
       each evaluation (time_to_quality.py drives it).
@@ -49,14 +50,18 @@ def parse_args():
     bench.add_argument("--ranks", type=int, default=1,
                        help="data-parallel processes, each --threads threads and a batch of --batch: "
                        "DistributedDataParallel over gloo (its default 25 MiB buckets)")
-    tr = sub.add_parser("translate", help="greedy decoding with a kiln checkpoint's params")
+    tr = sub.add_parser("translate", help="greedy decoding or beam search with a kiln checkpoint's params")
     tr.add_argument("--checkpoint", required=True, help="kiln checkpoint directory")
     tr.add_argument("--ids", required=True, help="source subword ids, one sentence per line "
                     "(a tab and the reference ids may follow: then exact match is reported)")
     tr.add_argument("--decoding", choices=("kv", "rerun"), default="kv",
                     help="kv: one position per step over cached keys and values; rerun: the whole prefix each step")
-    tr.add_argument("--batch", type=int, default=32, help="sentences per batch (kiln's eval fits power-of-two "
-                    "batches of similar length into its --batch-tokens)")
+    tr.add_argument("--batch", type=int, default=32, help="sentences per batch, each on --beam decoder rows (kiln's "
+                    "eval fits power-of-two batches of similar length into its --batch-tokens)")
+    tr.add_argument("--beam", type=int, default=1, help="beam size (1: greedy); more: beam search as kiln's "
+                    "(models/decode/beam.cpp), every sentence of a batch on --beam rows")
+    tr.add_argument("--length-penalty", type=float, default=0.6,
+                    help="beam search's alpha in ((5 + len) / 6)^alpha (0: the plain sum of log-probs)")
     tr.add_argument("--max-len", type=int, help="cap on generated tokens (default: the checkpoint's task's, as "
                     "kiln decodes: de-en 64, text the prepared corpus's longest sentence)")
     tr.add_argument("--bos", type=int, default=2)
@@ -92,6 +97,8 @@ def parse_args():
     args = p.parse_args()
     if args.threads < 1:
         p.error("--threads must be positive")
+    if args.mode == "translate" and (args.beam < 1 or args.batch < 1 or args.length_penalty < 0):
+        p.error("--beam and --batch must be positive, --length-penalty not negative")
     if args.mode == "bench" and (args.repeats < 3 or args.batch < 0 or args.vocab < 2 or args.ranks < 1
                                  or not (0 < args.src_len <= 256 and 0 < args.tgt_len <= 256)):
         p.error("--repeats must be at least 3, --vocab at least 2, --ranks at least 1, lengths in 1..256 (max_len)")
@@ -389,6 +396,137 @@ def greedy_batch(torch, tm, model, sources, limits, args):
     return out
 
 
+def length_penalty(length, alpha):
+    """GNMT's lp(len) = ((5 + len) / 6)^alpha (models/decode/beam.cpp)."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+class SentenceBeam:
+    """One sentence's beam search over its k decoder rows, as models/decode/beam.cpp's
+    SentenceBeam: live[r] = (tokens, log_prob) is the hypothesis row r extends; rows
+    past len(live) are fillers (fed bos, results unread). log_probs are Python floats
+    (doubles), summed from the f32 log-probs as kiln sums them."""
+
+    def __init__(self, max_len, k, alpha, eos):
+        self.max_len, self.k, self.alpha, self.eos = max_len, k, alpha, eos
+        self.live = [((), 0.0)] if max_len > 0 else []
+        self.finished = []  # (score, tokens, log_prob), best score first
+
+    def done(self):
+        return not self.live
+
+    def advance(self, candidates):
+        """candidates: (log_prob, row, token) extending live[row] by token, at least the
+        2k most likely of the sentence's (each live row's k most likely tokens), which is
+        all the walk below reads (at most k of them end in eos). Returns, for each of the
+        k rows, the row it continues from."""
+        k = self.k
+        # Higher log-prob first; equal ones by their tokens, lexicographically.
+        extended = sorted(((lp, self.live[row][0] + (token,), row) for lp, row, token in candidates),
+                          key=lambda c: (-c[0], c[1]))
+        # Among the k best candidates, those ending in eos (or at the length limit)
+        # finish; the k best others stay live, each on its own row.
+        self.live, parents = [], [0] * k
+        for i, (lp, tokens, row) in enumerate(extended):
+            if tokens[-1] == self.eos or len(tokens) >= self.max_len:
+                if i < k:
+                    self.finished.append((lp / length_penalty(len(tokens), self.alpha), tokens, lp))
+            elif len(self.live) < k:
+                parents[len(self.live)] = row
+                self.live.append((tokens, lp))
+        self.finished.sort(key=lambda f: (-f[0], f[1]))
+        # Done when the k best finished cannot be beaten: a live hypothesis scores at
+        # most log_prob / lp(max_len), since log-probs only fall.
+        if len(self.finished) >= k and self.live:
+            if self.finished[k - 1][0] >= self.live[0][1] / length_penalty(self.max_len, self.alpha):
+                self.live = []
+        return parents
+
+    def next_token(self, row, bos):
+        return self.live[row][0][-1] if row < len(self.live) else bos
+
+    def live_log_prob(self, row):
+        return self.live[row][1] if row < len(self.live) else float("-inf")
+
+    def best(self):
+        return list(self.finished[0][1]) if self.finished else []
+
+
+def beam_batch(torch, tm, model, sources, limits, never, args):
+    """Beam search over one batch, kiln's algorithm (models/decode/beam.cpp): sentence b
+    on decoder rows b k .. b k + k - 1, all rows in one model call per step; returns each
+    sentence's best hypothesis (ending with eos if it finished that way)."""
+    k, n, pad = args.beam, len(sources), model.c["pad_id"]
+    rows = n * k
+    src = torch.full((n, max(map(len, sources))), pad, dtype=torch.long)
+    for row, s in enumerate(sources):
+        src[row, :len(s)] = torch.tensor(s)
+    src_mask = tm.padding_mask(src, pad)
+    memory = model.encode(src, src_mask)
+    # Each source on k consecutive rows (kiln's Decoder::start(src, k, ...)). A row's
+    # parent is always one of its own sentence's rows, which share the memory and the
+    # source mask, so only the self-attention caches (or prefixes) need reordering.
+    src_mask = src_mask.repeat_interleave(k, dim=0)
+    if args.decoding == "kv":
+        caches = model.start_decoding(memory)
+        for cache in caches:
+            cache[1] = tuple(x.repeat_interleave(k, dim=0) for x in cache[1])
+    else:
+        memory = memory.repeat_interleave(k, dim=0)
+    beams = [SentenceBeam(limit, k, args.length_penalty, args.eos) for limit in limits]
+    fed = torch.full((rows, 1), args.bos, dtype=torch.long)
+    prefix = fed
+    never = torch.tensor(never, dtype=torch.long)
+    pool = min(2 * k, k * k)  # candidates per sentence that the walk can read
+    for t in range(max(limits)):  # every sentence stops by its limit
+        if all(b.done() for b in beams):
+            break
+        if args.decoding == "kv":
+            hidden = model.decode_step(fed, t, caches, src_mask)[:, -1]
+        else:
+            hidden = model.decode(prefix, memory, src_mask)[:, -1]
+        log_probs = torch.log_softmax(model.logits(hidden), dim=-1).index_fill_(1, never, float("-inf"))
+        top_lp, top_ids = log_probs.topk(k, dim=-1)  # each row's k most likely tokens, [rows, k]
+        # Each candidate's log-prob (f64, as kiln sums them); -inf for fillers and
+        # stopped sentences' rows (and masked tokens), which are then left out. Equal
+        # log-probs at a row's k-th token: torch.topk's pick, kiln's the lower id.
+        live_lp = torch.tensor([b.live_log_prob(r) for b in beams for r in range(k)], dtype=torch.float64)
+        cand = (live_lp.unsqueeze(1) + top_lp.double()).view(n, k * k)
+        best_lp, best = cand.topk(pool, dim=1)
+        best_token = top_ids.view(n, k * k).gather(1, best)
+        parents = list(range(rows))
+        for b, (beam, lps, picks, tokens) in enumerate(zip(beams, best_lp.tolist(), best.tolist(),
+                                                            best_token.tolist())):
+            if beam.done():
+                continue  # a stopped sentence's rows keep their place
+            within = beam.advance([(lp, pick // k, token) for lp, pick, token in zip(lps, picks, tokens)
+                                   if lp != float("-inf")])
+            parents[b * k:(b + 1) * k] = [b * k + r for r in within]
+        if all(b.done() for b in beams):
+            break
+        index = torch.tensor(parents, dtype=torch.long)
+        fed = torch.tensor([[b.next_token(r, args.bos)] for b in beams for r in range(k)], dtype=torch.long)
+        if args.decoding == "kv":
+            for cache in caches:
+                cache[0][:] = [x.index_select(0, index) for x in cache[0]]
+        else:
+            prefix = torch.cat([prefix.index_select(0, index), fed], dim=1)
+    return [b.best() for b in beams]
+
+
+def never_generated(args, meta, pad):
+    """The ids kiln never generates (Task::never_generated, models/tasks/): padding,
+    unknown (1) and bos; with the text task's separate vocabularies also the source
+    vocabulary's own ids (4 up to its size). Beam search masks them as kiln does."""
+    ids = [pad, 1, args.bos]
+    if meta.get("task") == "text":
+        with open(f"{args.checkpoint}/corpus.json") as f:
+            corpus = json.load(f)
+        if corpus.get("vocab") == "separate":
+            ids += range(4, corpus["source_vocab"])
+    return sorted(set(ids))
+
+
 def output_limit(args, meta):
     """Each sentence's cap on generated tokens as the checkpoint's task sets it
     (max_output_len in models/tasks/): de-en min(64, 2 len + 8), text min(the
@@ -416,11 +554,15 @@ def translate(args, torch, tm):
     # groups by padded lengths into power-of-two batches that fit its --batch-tokens).
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
     hyps = [None] * len(sources)
+    never = never_generated(args, meta, model.c["pad_id"]) if args.beam > 1 else None
     with torch.inference_mode():
         for begin in range(0, len(order), args.batch):
             ids = order[begin:begin + args.batch]
-            rows = greedy_batch(torch, tm, model, [sources[i] for i in ids],
-                                [limit(sources[i]) for i in ids], args)
+            batch, limits = [sources[i] for i in ids], [limit(sources[i]) for i in ids]
+            if args.beam > 1:
+                rows = beam_batch(torch, tm, model, batch, limits, never, args)
+            else:
+                rows = greedy_batch(torch, tm, model, batch, limits, args)
             for i, tokens in zip(ids, rows):
                 hyps[i] = tokens[:-1] if tokens and tokens[-1] == args.eos else tokens
     end = time.perf_counter()
@@ -430,7 +572,9 @@ def translate(args, torch, tm):
     scored = [(h, r) for h, r in zip(hyps, references) if r is not None]
     return {
         "framework": "torch", "version": torch.__version__, "mode": "translate", "task": meta.get("task"),
-        "decoding": "greedy, " + ("incremental (KV cache)" if args.decoding == "kv" else "full re-run of the prefix"),
+        "decoding": (f"beam {args.beam}, " if args.beam > 1 else "greedy, ")
+        + ("incremental (KV cache)" if args.decoding == "kv" else "full re-run of the prefix"),
+        "beam": args.beam, "length_penalty": args.length_penalty if args.beam > 1 else None,
         "threads": torch.get_num_threads(), "sentences": len(sources), "batch": args.batch,
         "generated_tokens": sum(map(len, hyps)), "load_s": round(loaded - start, 3),
         "decode_s": round(end - loaded, 3), "sentences_per_s": round(len(sources) / (end - loaded), 2),
