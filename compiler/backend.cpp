@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "compiler/jit_executable.h"
+#include "compiler/passes/passes.h"
 #include "compiler/runtime/thread_limit.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
@@ -13,6 +14,9 @@ std::unique_ptr<Executable> make_executable(Graph g, const BackendOptions& opts)
   if (opts.threads != 0) set_threads(opts.threads, "threads");
   std::unique_ptr<Executable> exe;
   if (opts.backend == "interp") {
+    // The interpreter runs no passes, but --precision bf16 is the program's
+    // arithmetic, not an optimization: it rounds the same operands the JIT does.
+    g = with_precision(g, opts.pipeline.passes.precision);
     exe = std::make_unique<Interpreter>(std::move(g));
   } else if (opts.backend == "jit") {
     auto jit = std::make_unique<JitExecutable>(

@@ -13,7 +13,8 @@ struct BackendOptions {
   int threads = 0;              // kiln_parallel_for's threads (runtime/thread_limit.h); 0: leave as is
   std::string target_cpu;       // jit: empty for the host CPU
   PipelineOptions pipeline;     // jit: passes, fusion, memory planning and their reports; with
-                                // pipeline.passes.time_passes also the compile time by stage
+                                // pipeline.passes.time_passes also the compile time by stage;
+                                // interp too: pipeline.passes.precision (bf16-matmuls)
   KernelJitOptions kernels;     // jit: the kernel cache
   std::shared_ptr<Workspace> workspace;  // jit: an arena shared with other executables (null: its own)
   bool check_numerics = false;           // --check-numerics: stop at the first nan or +inf (engine/numerics.h)

@@ -37,13 +37,13 @@ void JitExecutable::throw_run_error(int32_t status) const {
 
 namespace {
 
-// An output's tensor; its size comes from the graph, so a size over the memory
-// limit is refused naming the output.
-Tensor output_tensor(const ProgramBuffer& buf) {
+// An output's or invariant result's tensor; its size comes from the graph, so
+// a size over the memory limit is refused naming the value.
+Tensor buffer_tensor(const ProgramBuffer& buf) {
   try {
     return Tensor::zeros(buf.type);
   } catch (const Error& e) {
-    throw Error("output %" + buf.name + ": " + e.what());
+    throw Error(std::string(buffer_kind_name(buf.kind)) + " %" + buf.name + ": " + e.what());
   }
 }
 
@@ -53,6 +53,7 @@ std::vector<void*> JitExecutable::buffer_pointers() {
   const Program& p = compiled_.program;
   std::byte* arena = workspace_->reserve(p.plan.arena_bytes);
   std::vector<void*> ptrs(p.buffers.size(), nullptr);
+  size_t invariant = 0;
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const ProgramBuffer& buf = p.buffers[b];
     switch (buf.kind) {
@@ -61,10 +62,14 @@ std::vector<void*> JitExecutable::buffer_pointers() {
       case BufferKind::state: ptrs[b] = bound_.at(buf.name).data(); break;
       case BufferKind::output: {
         auto it = outputs_.find(buf.name);
-        if (it == outputs_.end()) it = outputs_.emplace(buf.name, output_tensor(buf)).first;
+        if (it == outputs_.end()) it = outputs_.emplace(buf.name, buffer_tensor(buf)).first;
         ptrs[b] = it->second.data();
         break;
       }
+      case BufferKind::invariant:
+        if (invariant == invariants_.size()) invariants_.push_back(buffer_tensor(buf));
+        ptrs[b] = invariants_[invariant++].data();
+        break;
       case BufferKind::temp:
         ptrs[b] = buf.alias >= 0 ? ptrs[static_cast<size_t>(buf.alias)] : arena + p.plan.offsets[b];
         break;
@@ -86,6 +91,11 @@ void JitExecutable::check_results(size_t call_index, const std::vector<void*>& p
                       "kernel call " + std::to_string(call_index) + " of " + std::to_string(p.calls.size()) + " (" +
                           describe(p.kernels[call.kernel]) + ")");
   }
+}
+
+void JitExecutable::param_binding_changed(bool bound) {
+  invariants_made_ = false;
+  if (!bound) invariants_.clear();  // no run until it is bound again: the memory goes meanwhile
 }
 
 void JitExecutable::profile(bool on) {
@@ -117,6 +127,7 @@ void JitExecutable::execute() {
   int32_t status = KILN_OK;
   const ChunkTracing tracing(profiling_);
   CollectiveRun collective_run(p, ptrs, profiling_ ? &profile_ : nullptr);
+  const bool run_invariants = check_numerics_ || !invariants_made_;
   std::vector<void*> args;
   for (size_t i = 0; i < p.calls.size(); ++i) {
     if (!p.collectives.empty()) {
@@ -124,6 +135,7 @@ void JitExecutable::execute() {
       collective_run.before_call(i);
     }
     const KernelCall& call = p.calls[i];
+    if (call.invariant && !run_invariants) continue;
     args.clear();
     for (int b : call.args) args.push_back(ptrs[static_cast<size_t>(b)]);
     args.push_back(&status);
@@ -134,6 +146,7 @@ void JitExecutable::execute() {
     if (check_numerics_) check_results(i, ptrs);
   }
   collective_run.before_call(p.calls.size());
+  invariants_made_ = true;
   if (profiling_) {
     ++profile_.runs;
     std::vector<ChunkSpan> chunks = take_chunk_spans();
@@ -154,7 +167,8 @@ void JitExecutable::execute() {
   }
   for (const auto& [target, value] : p.assigns) {
     const ProgramBuffer& v = p.buffers[static_cast<size_t>(value)];
-    if ((v.kind == BufferKind::output || v.kind == BufferKind::temp) && v.alias != target) {
+    if ((v.kind == BufferKind::output || v.kind == BufferKind::invariant || v.kind == BufferKind::temp) &&
+        v.alias != target) {
       Tensor& t = bound_.at(p.buffers[static_cast<size_t>(target)].name);
       if (v.bytes() > 0) std::memcpy(t.data(), ptrs[static_cast<size_t>(value)], static_cast<size_t>(v.bytes()));
     }

@@ -5,6 +5,13 @@
 // kernel cache); each run then calls the kernels in order over the bound
 // tensors, the arena and the output tensors. Unsupported ops fail in the
 // constructor with kiln::Error("jit: no lowering for op 'X'").
+//
+// Run-invariant calls (schedule/program.h: they read only params the graph
+// never assigns, and constants) run on the first run and on the first after a
+// param is bound or unbound; other runs skip them and read their results from
+// the executable's own tensors, which an unbind frees (an ExecutableCache
+// unbinds the params of the executables it parks). With --check-numerics every
+// run runs them, so that every value is checked as it is made.
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +48,7 @@ class JitExecutable : public Executable {
 
  protected:
   void execute() override;
+  void param_binding_changed(bool bound) override;
 
  private:
   [[noreturn]] void throw_run_error(int32_t status) const;
@@ -54,6 +62,8 @@ class JitExecutable : public Executable {
   CompiledGraph compiled_;
   LoadedKernels kernels_;  // by kernel, held while this lives
   std::shared_ptr<Workspace> workspace_;
+  std::vector<Tensor> invariants_;  // the invariant buffers' memory, in buffer order (made by a run)
+  bool invariants_made_ = false;    // by the invariant calls, for the params bound now
   bool profiling_ = false;
   RunProfile profile_;
 };

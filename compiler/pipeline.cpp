@@ -13,7 +13,7 @@ CompiledGraph compile_graph(const Graph& g, const PipelineOptions& options) {
   if (!options.dump_dir.empty()) passes.dump_dir = graph_dump_dir(options.dump_dir, g.name());
   Graph out = run_passes(g, passes);
   const double passes_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  Program program = build_program(out, options.reuse, options.update_in_place);
+  Program program = build_program(out, options.reuse, options.update_in_place, options.invariants);
   if (options.memory_plan || !passes.dump_dir.empty()) {
     const std::string plan = memory_plan_report(plan_buffers(program), plan_steps(program), program.plan);
     if (options.memory_plan) *options.memory_plan << plan;

@@ -16,6 +16,7 @@ struct PipelineOptions {
                                         // remarks are the fusion decisions (--print-fusion-decisions)
   bool reuse = true;                    // false (--no-reuse): every buffer its own memory
   bool update_in_place = true;          // assign values written into their targets (build_program)
+  bool invariants = true;               // run-invariant calls marked, their results kept (build_program)
   std::ostream* memory_plan = nullptr;  // --print-memory-plan
   // --dump-dir: every stage of each compile into a directory of its own under
   // this one (dump_dir.h); the JIT adds its kernels' LLVM IR and assembly.

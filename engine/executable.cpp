@@ -17,6 +17,7 @@ void Executable::bind(const std::string& name, Tensor t) {
     throw Error(std::string(value_kind_name(graph_.value(*v).kind)) + " %" + name + " is " + type_str(want) +
                 ", got a tensor of " + type_str(t.type()));
   bound_.insert_or_assign(name, std::move(t));
+  if (graph_.value(*v).kind == ValueKind::param) param_binding_changed(true);
 }
 
 Tensor Executable::unbind(const std::string& name) {
@@ -24,6 +25,7 @@ Tensor Executable::unbind(const std::string& name) {
   if (it == bound_.end()) throw Error("%" + name + " is not bound");
   Tensor t = std::move(it->second);
   bound_.erase(it);
+  if (graph_.value(*graph_.find(name)).kind == ValueKind::param) param_binding_changed(false);
   return t;
 }
 

@@ -63,6 +63,11 @@ class Executable {
   // and commits each assign's value to its target in bound_ once every node has
   // run, so every node sees the old values.
   virtual void execute() = 0;
+  // Told after a param is bound (`bound`) or unbound: a backend that keeps
+  // results computed from params alone between runs (compiler/jit_executable.h)
+  // makes them again. A param's tensor changes no other way but by the graph's
+  // assigns (bound tensors are the executable's own).
+  virtual void param_binding_changed(bool /*bound*/) {}
 
   Graph graph_;
   bool check_numerics_ = false;

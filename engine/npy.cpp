@@ -337,6 +337,7 @@ Tensor read_npy(std::istream& in, const std::string& name) {
 }
 
 std::string npy_header(const Tensor& t) {
+  if (t.dtype() == DType::bf16) throw Error("numpy has no bf16: a .npy file holds f32, i32 or bool (cast to f32)");
   const char* descr = t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::i32 ? "<i4" : "|b1";
   std::string shape;  // numpy's own spelling: (), (3,), (2, 3)
   for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
@@ -358,7 +359,7 @@ std::string npy_header(const Tensor& t) {
 }
 
 std::string_view tensor_bytes(const Tensor& t) {
-  return {static_cast<const char*>(t.data()), static_cast<size_t>(t.numel()) * (t.dtype() == DType::boolean ? 1 : 4)};
+  return {static_cast<const char*>(t.data()), t.nbytes()};
 }
 
 void save_npy(const std::string& path, const Tensor& t) {

@@ -50,6 +50,11 @@ Tensor ones(const TensorType& t) {
       return Tensor(Tensor::I32(xt::ones<int32_t>(shape)));
     case DType::boolean:
       return Tensor(Tensor::Bool(xt::ones<bool>(shape)));
+    case DType::bf16: {
+      auto a = Tensor::BF16::from_shape(shape);
+      a.fill(bfloat16(1.0f));
+      return Tensor(std::move(a));
+    }
   }
   throw Error("bad dtype");
 }

@@ -30,6 +30,7 @@ std::optional<DType> parse_st_dtype(const std::string& s) {
   if (s == "F32") return DType::f32;
   if (s == "I32") return DType::i32;
   if (s == "BOOL") return DType::boolean;
+  if (s == "BF16") return DType::bf16;
   return std::nullopt;
 }
 
@@ -38,6 +39,7 @@ const char* st_dtype_name(DType t) {
     case DType::f32: return "F32";
     case DType::i32: return "I32";
     case DType::boolean: return "BOOL";
+    case DType::bf16: return "BF16";
   }
   throw Error("safetensors: bad dtype");
 }
@@ -258,14 +260,14 @@ std::map<std::string, std::string> load_safetensors_metadata(const std::string& 
 
 SafetensorsBytes safetensors_bytes(const std::string& path, const std::map<std::string, Tensor>& tensors,
                                    const std::map<std::string, std::string>& metadata) {
-  // Python's safetensors order (descending in its Dtype enum: F32, I32, BOOL), then
-  // by name, so 4-byte elements stay 4-byte aligned after the (8-aligned) header.
+  // Python's safetensors order (descending in its Dtype enum: F32, I32, BF16, BOOL),
+  // then by name, so elements stay aligned to their size after the (8-aligned) header.
   std::vector<std::pair<const std::string*, const Tensor*>> order;
   for (const auto& [name, t] : tensors) {
     if (name == kMetadataKey) throw Error(path + ": '__metadata__' cannot be a tensor name");
     order.emplace_back(&name, &t);
   }
-  auto rank = [](DType t) { return t == DType::f32 ? 0 : t == DType::i32 ? 1 : 2; };
+  auto rank = [](DType t) { return t == DType::f32 ? 0 : t == DType::i32 ? 1 : t == DType::bf16 ? 2 : 3; };
   std::stable_sort(order.begin(), order.end(),
                    [&](const auto& a, const auto& b) { return rank(a.second->dtype()) < rank(b.second->dtype()); });
 

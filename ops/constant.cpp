@@ -29,6 +29,10 @@ void check_fits(double value, DType dtype) {
     case DType::boolean:
       if (value != 0 && value != 1) throw Error("value " + v + " does not fit bool (0 or 1)");
       return;
+    case DType::bf16:
+      if (std::isfinite(value) && std::isinf(round_to_bf16(static_cast<float>(value))))
+        throw Error("value " + v + " does not fit bf16 (its largest magnitude is 3.3895314e38)");
+      return;
   }
 }
 

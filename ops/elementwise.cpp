@@ -323,19 +323,22 @@ std::vector<TensorType> infer_cast(const std::vector<TensorType>& in, const Attr
 }
 
 void cast_kernel(const KernelArgs& k) {
-  for_dtype<float, int32_t, bool>(k.in[0]->dtype(), [&](auto from_tag) {
+  for_dtype<float, int32_t, bool, bfloat16>(k.in[0]->dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
-    for_dtype<float, int32_t, bool>(k.out[0]->dtype(), [&](auto to_tag) {
+    for_dtype<float, int32_t, bool, bfloat16>(k.out[0]->dtype(), [&](auto to_tag) {
       using To = decltype(to_tag);
       store(*k.out[0], xt::vectorize([](From v) { return convert_element<To>(v); })(k.in[0]->as<From>()));
     });
   });
 }
 
-// Only f32 -> f32 carries a gradient: other results and operands are not f32 and have none.
+// Only a cast between floating dtypes (f32, bf16) carries a gradient: the
+// result's gradient cast back to the operand's dtype. Integers and bools have none.
 std::vector<Value> cast_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
-  const bool float_to_float = b.type(n.operands[0]).dtype == DType::f32 && b.type(n.results[0]).dtype == DType::f32;
-  return {float_to_float ? dy[0] : Value{}};
+  const DType from = b.type(n.operands[0]).dtype, to = b.type(n.results[0]).dtype;
+  const auto floating = [](DType t) { return t == DType::f32 || t == DType::bf16; };
+  if (!floating(from) || !floating(to)) return {Value{}};
+  return {from == to ? dy[0] : cast(b, dy[0], from)};
 }
 
 }  // namespace

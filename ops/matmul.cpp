@@ -2,6 +2,7 @@
 
 #include <xtensor/xbroadcast.hpp>
 
+#include "ops/elementwise.h"
 #include "ops/families.h"
 #include "ops/grad_util.h"
 #include "ops/op_helpers.h"
@@ -29,9 +30,12 @@ MatrixOperand matrix_operand(const Shape& s, bool transposed) {
 
 std::vector<TensorType> matmul_infer(const std::vector<TensorType>& in, const Attrs& attrs) {
   for (size_t i = 0; i < 2; ++i) {
-    check_dtype(in[i], kFloat, operand_role(i));
+    check_dtype(in[i], {DType::f32, DType::bf16}, operand_role(i));
     check_min_rank(in[i], 2, operand_role(i));
   }
+  if (in[0].dtype != in[1].dtype)
+    throw Error("operands are " + std::string(dtype_name(in[0].dtype)) + " and " +
+                std::string(dtype_name(in[1].dtype)) + ": both f32 or both bf16");
   const MatrixOperand a = matrix_operand(in[0].shape, attrs.get_bool("transpose_a"));
   const MatrixOperand b = matrix_operand(in[1].shape, attrs.get_bool("transpose_b"));
   if (a.cols != b.rows) {
@@ -67,6 +71,9 @@ void matmul_reference(const KernelArgs& args) {
     Shape s = batch;
     const Shape ts = t.shape();
     s.insert(s.end(), ts.end() - 2, ts.end());
+    // bf16 widens exactly: the products and sums are f32's, as the JIT's.
+    if (t.dtype() == DType::bf16)
+      return Tensor::F32(xt::broadcast(xt::cast<float>(t.bf16()), xt_shape(s)));
     return Tensor::F32(xt::broadcast(t.f32(), xt_shape(s)));
   };
   const Tensor::F32 a = full(*args.in[0]), b = full(*args.in[1]);
@@ -91,21 +98,29 @@ void matmul_reference(const KernelArgs& args) {
 // d op(A) = dC op(B)^T and d op(B) = op(A)^T dC. Undoing each operand's own transpose
 // folds into the flags of one matmul per operand (no explicit transposes). Those
 // products have the full batch dims; sum_to_shape folds them back where an
-// operand's were broadcast.
+// operand's were broadcast. With bf16 operands the gradient products take dC
+// in bf16 too (as autocast's backward does), and each operand's gradient is
+// cast to its dtype.
 std::vector<Value> matmul_gradient(Builder& b, const Node& node, const std::vector<Value>& dy) {
   const bool ta = node.attrs.get_bool("transpose_a"), tb = node.attrs.get_bool("transpose_b");
-  const Value lhs = node.operands[0], rhs = node.operands[1], dc = dy[0];
+  const Value lhs = node.operands[0], rhs = node.operands[1];
+  const DType dtype = b.type(lhs).dtype;
+  const Value dc = dtype == DType::f32 ? dy[0] : cast(b, dy[0], dtype);
   const Value dlhs = ta ? matmul(b, rhs, dc, tb, true) : matmul(b, dc, rhs, false, !tb);
   const Value drhs = tb ? matmul(b, dc, lhs, true, ta) : matmul(b, lhs, dc, !ta, false);
-  const Shape &lhs_shape = b.type(lhs).shape, &rhs_shape = b.type(rhs).shape;
-  return {sum_to_shape(b, dlhs, lhs_shape), sum_to_shape(b, drhs, rhs_shape)};
+  const auto as_operand = [&](Value grad, Value operand) {
+    const Value summed = sum_to_shape(b, grad, b.type(operand).shape);
+    return dtype == DType::f32 ? summed : cast(b, summed, dtype);
+  };
+  return {as_operand(dlhs, lhs), as_operand(drhs, rhs)};
 }
 
 }  // namespace
 
 void register_matmul(OpRegistry& r) {
   r.add(OpDef{.name = "matmul",
-              .summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags",
+              .summary = "batched matrix product over the last two dims, batch dims broadcast; transpose flags; "
+                         "f32 result (bf16 operands: f32 products and sums)",
               .min_operands = 2,
               .max_operands = 2,
               .attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)},

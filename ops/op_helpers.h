@@ -67,13 +67,14 @@ InferFn broadcast_infer(DTypes allowed, std::optional<DType> result = std::nullo
 
 // ---- kernels ---------------------------------------------------------------
 
-// Calls f(T{}) with T the C++ element type of `t` (float, int32_t, bool).
+// Calls f(T{}) with T the C++ element type of `t` (float, int32_t, bool, bfloat16).
 template <class F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
   switch (t) {
     case DType::f32: return f(float{});
     case DType::i32: return f(int32_t{});
     case DType::boolean: return f(bool{});
+    case DType::bf16: return f(bfloat16{});
   }
   throw Error("unknown dtype");
 }
@@ -84,6 +85,7 @@ constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::f32;
   if constexpr (std::is_same_v<T, int32_t>) return DType::i32;
   if constexpr (std::is_same_v<T, bool>) return DType::boolean;
+  if constexpr (std::is_same_v<T, bfloat16>) return DType::bf16;
 }
 
 // Like dispatch_dtype, but only instantiates f for the element types Ts (the
@@ -114,7 +116,11 @@ void store(Tensor& out, E&& e) {
 // range and maps NaN to 0 (as LLVM's fptosi.sat), so no input is undefined behaviour.
 template <class To, class From>
 To convert_element(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<From, bfloat16>) {
+    return convert_element<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bfloat16>) {
+    return bfloat16(convert_element<float>(v));  // via f32, as the JIT's cast
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_same_v<To, int32_t> && std::is_floating_point_v<From>) {
     if (std::isnan(v)) return 0;

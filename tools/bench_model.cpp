@@ -41,9 +41,10 @@ Graph train_graph(const BenchOptions& opts) {
   return models::build_train_graph(cfg, batch, opts.src_len, opts.tgt_len, adam);
 }
 
-compiler::JitOptions with_cache(const std::string& dir) {
+compiler::JitOptions jit_options(const BenchOptions& opts, const std::string& cache_dir) {
   compiler::JitOptions o;
-  o.kernels.cache_dir = dir;
+  o.kernels.cache_dir = cache_dir;
+  o.pipeline.passes.precision = opts.precision;
   return o;
 }
 
@@ -63,7 +64,7 @@ double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) 
   const std::string cmd = std::string("'") + exe + "' bench --model transformer --config " + opts.config +
                           " --batch " + std::to_string(opts.batch) + " --src-len " + std::to_string(opts.src_len) +
                           " --tgt-len " + std::to_string(opts.tgt_len) + " --vocab " + std::to_string(opts.vocab) +
-                          " --compile-only '" + cache + "'";
+                          " --precision " + std::string(dtype_name(opts.precision)) + " --compile-only '" + cache + "'";
   std::FILE* p = popen(cmd.c_str(), "r");
   if (!p) throw Error("bench: cannot run " + cmd);
   double seconds = -1;
@@ -89,6 +90,7 @@ void print_json(const BenchOptions& opts, const std::string& cpu, const StepRepo
   nlohmann::ordered_json j;
   j["framework"] = "kiln";
   j["config"] = opts.config;
+  j["precision"] = dtype_name(opts.precision);
   j["threads"] = kiln_num_threads();
   j["ranks"] = r.ranks;
   j["batch"] = opts.batch;
@@ -131,7 +133,7 @@ void bench_model(const BenchOptions& given) {
   const Graph g = train_graph(opts);
   if (!opts.compile_only_cache.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    compiler::JitExecutable exe(g, with_cache(opts.compile_only_cache));
+    compiler::JitExecutable exe(g, jit_options(opts, opts.compile_only_cache));
     std::printf("%.3f\n", ms_since(start) / 1000);
     return;
   }
@@ -142,7 +144,7 @@ void bench_model(const BenchOptions& given) {
   for (const Node& n : g.nodes()) unfused += n.def->side_effect ? 0 : 1;
 
   const auto start = std::chrono::steady_clock::now();
-  compiler::JitExecutable exe(g, with_cache(cache));
+  compiler::JitExecutable exe(g, jit_options(opts, cache));
   const double cold_s = ms_since(start) / 1000;
   // A fresh process cannot join the MPI job: the warm compile is measured without ranks.
   const double warm_s = ranks > 1 ? -1 : warm_compile_seconds(opts, cache);

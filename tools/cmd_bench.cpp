@@ -9,6 +9,7 @@
 #include "tools/bench_peak.h"
 #include "tools/bench_timing.h"
 #include "tools/flag_checks.h"
+#include "tools/pass_flags.h"
 #include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
@@ -72,6 +73,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_flag("--peak", opts.peak,
                 "measure this machine's f32 FMA peak at 1 thread and at --threads; with --model, also report the "
                 "training step's share of it");
+  add_precision_flag(cmd, opts.precision);
   cmd->add_flag("--json", opts.json, "--peak, --model: print one JSON line instead of the report");
   cmd->add_option("--trace", opts.trace,
                   "--model: also time every kernel call of 5 steps and write their Chrome trace to this file (under "

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/ir/dtype.h"
+
 namespace CLI {
 class App;
 }
@@ -30,6 +32,7 @@ struct BenchOptions {
   bool per_kernel = false;         // --model: the step's time by kernel kind, at 1 thread and at --threads
   bool json = false;               // --peak, --model: one JSON line instead of the report
   std::string trace;               // --model: write the Chrome trace of 5 profiled steps here
+  DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls pass
 };
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.

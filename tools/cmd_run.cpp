@@ -35,6 +35,9 @@ std::string scalar_text(const Tensor& t) {
     const auto v = a.flat(0);
     if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>) {
       return v ? "true" : "false";
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bfloat16>) {
+      char buf[32];
+      return std::string(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(v)).ptr);
     } else {
       char buf[32];
       return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
@@ -47,9 +50,12 @@ void write_outputs(const Executable& exe, const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw Error("--output-dir " + dir + ": " + ec.message());
   std::vector<FileBytes> files;
-  for (const std::string& name : exe.output_names())
+  for (const std::string& name : exe.output_names()) {
+    if (exe.output(name).dtype() == DType::bf16)
+      throw Error("output %" + name + " is bf16, which numpy and .npy do not have: cast it to f32 in the graph");
     files.push_back({(fs::path(dir) / (name + ".npy")).string(), npy_header(exe.output(name)),
                      tensor_bytes(exe.output(name))});
+  }
   write_files_atomically(files);  // all outputs or none
   for (const std::string& name : exe.output_names()) {
     const Tensor& t = exe.output(name);

@@ -45,6 +45,8 @@ DotMarks buffer_marks(const compiler::CompiledGraph& c) {
       mark = {"arena @" + std::to_string(offset) + ", " + size_text(buf.bytes()), it->second};
     } else if (buf.alias >= 0) {
       mark.note = "in place of %" + p.buffers[static_cast<size_t>(buf.alias)].name;
+    } else if (buf.kind == compiler::BufferKind::invariant) {
+      mark.note = "invariant %" + buf.name + " (made once per binding of the params)";
     } else {
       mark.note = "output %" + buf.name;
     }

@@ -43,12 +43,21 @@ std::string passes_footer() {
 
 }  // namespace
 
+void add_precision_flag(CLI::App* sub, DType& precision) {
+  sub->add_option_function<std::string>(
+         "--precision", [&precision](const std::string& p) { precision = *parse_dtype(p); },
+         "f32, or bf16: matmul operands rounded to bf16 (f32 products, sums and results; the bf16-matmuls pass)")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->default_str("f32");
+}
+
 void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts) {
   const std::string pipeline = join(compiler::PassRegistry::global().default_pipeline());
   sub->add_option("--passes", opts.passes,
                   "comma-separated passes to run, in order (default: " + pipeline + "; none: no pass)")
       ->delimiter(',')
       ->check(pass_name(true));
+  add_precision_flag(sub, opts.precision);
   sub->add_flag("--print-after-all", opts.print_after_all, "print the graph to stderr after each pass");
   sub->add_option("--print-after", opts.print_after, "print the graph to stderr after this pass (repeatable)")
       ->delimiter(',')

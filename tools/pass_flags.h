@@ -15,7 +15,10 @@ class App;
 
 namespace kiln::cli {
 
-// Adds the flags to `sub`, filling `opts`; an unknown pass name is a flag error
+// --precision f32|bf16 (PassOptions::precision).
+void add_precision_flag(CLI::App* sub, DType& precision);
+
+// Adds the flags (--precision too) to `sub`, filling `opts`; an unknown pass name is a flag error
 // naming it and the known passes. Dumps and timing go to stderr. The footer of
 // `sub`'s help lists the passes with their descriptions.
 void add_pass_flags(CLI::App* sub, compiler::PassOptions& opts);

@@ -16,6 +16,8 @@ std::string c_type(DType t) {
       return "int32_t";
     case DType::boolean:
       return "uint8_t";  // one byte, 0 or 1
+    case DType::bf16:
+      return "uint16_t";  // an f32's upper 16 bits
   }
   return "void";
 }

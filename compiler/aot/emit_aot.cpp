@@ -19,6 +19,7 @@ AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefi
   CompileTimes& t = times ? *times : local;
   PipelineOptions options = pipeline;
   options.update_in_place = false;  // the interface keeps params and state read-only (new_NAME fields)
+  options.invariants = false;       // the entry runs every call: no state of its own between calls
   const CompiledGraph compiled = compile_graph(g, options);
   t.passes_ms += compiled.passes_ms;
   const AotInterface api = aot_interface(compiled.graph, compiled.program, prefix);

@@ -38,7 +38,7 @@ ElementalFn binary(BinaryOp f) {
   };
 }
 
-bool is_float(DType t) { return t == DType::f32; }
+bool is_float(DType t) { return t == DType::f32 || t == DType::bf16; }
 
 llvm::Value* zero_like(llvm::Value* v) { return llvm::Constant::getNullValue(v->getType()); }
 
@@ -61,13 +61,16 @@ llvm::Value* compare(LoweringContext& cx, DType t, llvm::CmpInst::Predicate fp, 
 }
 
 // Conversions as convert_element: to bool is x != 0 (nan is true), f32 -> i32
-// truncates and saturates with nan -> 0 (fptosi.sat), bool -> number is 0 or 1.
+// truncates and saturates with nan -> 0 (fptosi.sat), bool -> number is 0 or 1,
+// -> bf16 rounds to nearest even (bf16 is an f32 in registers).
 llvm::Value* convert(LoweringContext& cx, DType from, DType to, llvm::Value* x, int width) {
   auto& b = cx.b();
   llvm::Type* type = cx.reg_type(to, width);
   if (from == to) return x;
   if (to == DType::boolean)
-    return from == DType::f32 ? b.CreateFCmpUNE(x, zero_like(x)) : b.CreateICmpNE(x, zero_like(x));
+    return is_float(from) ? b.CreateFCmpUNE(x, zero_like(x)) : b.CreateICmpNE(x, zero_like(x));
+  if (to == DType::bf16) return cx.round_bf16(convert(cx, from, DType::f32, x, width));
+  if (from == DType::bf16) return convert(cx, DType::f32, to, x, width);
   if (from == DType::boolean) return to == DType::f32 ? b.CreateUIToFP(x, type) : b.CreateZExt(x, type);
   if (from == DType::i32) return b.CreateSIToFP(x, type);
   return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type, x->getType()}, {x});

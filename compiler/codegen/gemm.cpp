@@ -33,6 +33,11 @@ llvm::Value* gep(LoweringContext& cx, llvm::Value* base, llvm::Value* offset) {
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset);
 }
 
+// An operand's element `offset` (f32 or bf16).
+llvm::Value* operand_gep(LoweringContext& cx, DType t, llvm::Value* base, llvm::Value* offset) {
+  return cx.b().CreateInBoundsGEP(cx.mem_type(t), base, offset);
+}
+
 llvm::Value* mul(LoweringContext& cx, llvm::Value* a, int64_t b) {
   return b == 1 ? a : cx.b().CreateMul(a, cx.i64c(b), "", true, true);
 }
@@ -51,21 +56,28 @@ llvm::Value* lanes_below(LoweringContext& cx, int w, int64_t first, llvm::Value*
 
 llvm::Value* add(LoweringContext& cx, llvm::Value* a, llvm::Value* b) { return cx.b().CreateAdd(a, b, "", true, true); }
 
+// W elements of an operand of dtype t from `from` as f32 (lanes off `mask`: 0).
+// Not inbounds: past the mask the address may leave the operand.
+llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base, llvm::Value* offset,
+                          llvm::Value* mask) {
+  auto& b = cx.b();
+  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(w));
+  llvm::Value* x = b.CreateMaskedLoad(vec, b.CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)),
+                                      mask, llvm::Constant::getNullValue(vec));
+  return t == DType::bf16 ? cx.widen_bf16(x) : x;
+}
+
 // p runs along memory: per k, ceil(P/W) masked vector loads (lanes past `valid`
 // read as 0) and stores of the panel's P floats.
-void pack_along_p(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, llvm::Value* src, int64_t stride_k,
-                  llvm::Value* kc, llvm::Value* valid, int panel) {
+void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Value* dst, llvm::Value* src,
+                  int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
-  auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
   cx.for_range(cx.i64c(0), kc, 1, [&](llvm::Value* k) {
-    llvm::Value* row = gep(cx, src, mul(cx, k, stride_k));
+    llvm::Value* row = operand_gep(cx, t, src, mul(cx, k, stride_k));
     llvm::Value* out = gep(cx, dst, mul(cx, k, panel));
     for (int first = 0; first < panel; first += g.w) {
-      // Not inbounds: past `valid` the address may leave the operand (those lanes are not read).
-      llvm::Value* from = b.CreateGEP(b.getFloatTy(), row, cx.i64c(first));
-      llvm::Value* x = b.CreateMaskedLoad(vec, from, llvm::Align(4), lanes_below(cx, g.w, first, valid),
-                                          llvm::Constant::getNullValue(vec));
+      llvm::Value* x = load_operand(cx, t, g.w, row, cx.i64c(first), lanes_below(cx, g.w, first, valid));
       llvm::Value* to = gep(cx, out, cx.i64c(first));
       if (first + g.w <= panel)
         b.CreateAlignedStore(x, to, store_align);
@@ -99,11 +111,10 @@ std::vector<llvm::Value*> transpose(LoweringContext& cx, std::vector<llvm::Value
 // k runs along memory: the panel's P source rows are taken W at a time, W k's
 // at a time; each W x W block is loaded as W row vectors (masked past `valid`
 // rows and past kc), transposed in registers and stored as W groups of P.
-void pack_along_k(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, llvm::Value* src, int64_t stride_p,
-                  llvm::Value* kc, llvm::Value* valid, int panel) {
+void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Value* dst, llvm::Value* src,
+                  int64_t stride_p, llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
-  auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
-  llvm::Value* zero = llvm::Constant::getNullValue(vec);
+  llvm::Value* zero = llvm::Constant::getNullValue(llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w)));
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
   cx.for_range(cx.i64c(0), kc, g.w, [&](llvm::Value* k0) {
     llvm::Value* k_lanes = lanes_below(cx, g.w, 0, b.CreateSub(kc, k0));
@@ -115,8 +126,7 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, 
           continue;
         }
         llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(b.CreateICmpSLT(cx.i64c(r), valid), g.w));
-        llvm::Value* from = b.CreateGEP(b.getFloatTy(), src, add(cx, cx.i64c(r * stride_p), k0));  // may leave src
-        rows.push_back(b.CreateMaskedLoad(vec, from, llvm::Align(4), mask, zero));
+        rows.push_back(load_operand(cx, t, g.w, src, add(cx, cx.i64c(r * stride_p), k0), mask));
       }
       const std::vector<llvm::Value*> columns = transpose(cx, std::move(rows), g.w);
       llvm::Value* panel_lanes = lanes_below(cx, g.w, first, cx.i64c(panel));
@@ -131,12 +141,13 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, llvm::Value* dst, 
 }
 
 // Defines void NAME(ptr buffers, ptr dst, ptr src, i64 kc, i64 extent), which
-// packs kc x extent elements of a source with these strides (element (k, p) at
-// src + k*stride_k + p*stride_p) into `dst` in panels of `panel` (MR or NR), the
-// layout of gemm.h, zero-padding the last panel. Not inlined: with the block
-// sizes as constants LLVM would unroll the copy loops into huge code.
-llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, const std::string& name, int64_t stride_k,
-                            int64_t stride_p, int panel) {
+// packs kc x extent elements of a source of dtype t with these strides (element
+// (k, p) at src + k*stride_k + p*stride_p) into `dst` in panels of `panel` (MR
+// or NR), the layout of gemm.h, as f32, zero-padding the last panel. Not
+// inlined: with the block sizes as constants LLVM would unroll the copy loops
+// into huge code.
+llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, const std::string& name,
+                            int64_t stride_k, int64_t stride_p, int panel) {
   auto& b = cx.b();
   llvm::Function* f = cx.define_function(name, {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()}, [&](llvm::Function* f) {
     llvm::Value* dst = f->getArg(1);
@@ -149,11 +160,11 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, const st
       llvm::Value* p0 = mul(cx, q, panel);
       llvm::Value* valid = min_i64(cx, cx.i64c(panel), b.CreateSub(extent, p0));
       llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
-      llvm::Value* from = gep(cx, src, mul(cx, p0, stride_p));
+      llvm::Value* from = operand_gep(cx, t, src, mul(cx, p0, stride_p));
       if (stride_p == 1)
-        pack_along_p(cx, g, to, from, stride_k, kc, valid, panel);
+        pack_along_p(cx, g, t, to, from, stride_k, kc, valid, panel);
       else
-        pack_along_k(cx, g, to, from, stride_p, kc, valid, panel);
+        pack_along_k(cx, g, t, to, from, stride_p, kc, valid, panel);
     });
   });
   f->addFnAttr(llvm::Attribute::NoInline);
@@ -288,14 +299,15 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   const GemmBlocking g = gemm_blocking(cx.vector_width());
   const auto [m_split, n_split] = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
   const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(g.kc, p.k);
-  const bool a_in_place = !p.ta;
+  const bool a_in_place = !p.ta && p.operands == DType::f32;  // a bf16 A is widened as it is packed
   llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro", 1, g.mr);
   llvm::Function* micro_in_place = a_in_place ? define_micro_kernel(cx, g, name + ".micro_a", p.k, 1) : nullptr;
   // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
-  llvm::Function* pack_a =
-      p.ta ? define_pack(cx, g, name + ".pack_a", p.m, 1, g.mr) : define_pack(cx, g, name + ".pack_a", 1, p.k, g.mr);
-  llvm::Function* pack_b =
-      p.tb ? define_pack(cx, g, name + ".pack_b", 1, p.k, g.nr) : define_pack(cx, g, name + ".pack_b", p.n, 1, g.nr);
+  const DType t = p.operands;
+  llvm::Function* pack_a = p.ta ? define_pack(cx, g, t, name + ".pack_a", p.m, 1, g.mr)
+                                : define_pack(cx, g, t, name + ".pack_a", 1, p.k, g.mr);
+  llvm::Function* pack_b = p.tb ? define_pack(cx, g, t, name + ".pack_b", 1, p.k, g.nr)
+                                : define_pack(cx, g, t, name + ".pack_b", p.n, 1, g.nr);
 
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(
@@ -323,7 +335,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           const auto k_block = [&](llvm::Value* pc, bool last) {
             llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
             llvm::Value* b_block =
-                gep(cx, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
+                operand_gep(cx, t, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
             b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
             cx.for_range(mb_begin, mb_end, 1, [&](llvm::Value* mb) {
@@ -331,10 +343,10 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
               llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
               // The block's first element, (pc, m0) of op(A).
               llvm::Value* a_block =
-                  gep(cx, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
+                  operand_gep(cx, t, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
               // Rows read in place: the whole panels of MR.
               llvm::Value* whole = a_in_place ? b.CreateSub(rows, b.CreateURem(rows, cx.i64c(g.mr))) : cx.i64c(0);
-              b.CreateCall(pack_a, {buffers, a_pack, gep(cx, a_block, mul(cx, whole, p.k)), depth,
+              b.CreateCall(pack_a, {buffers, a_pack, operand_gep(cx, t, a_block, mul(cx, whole, p.k)), depth,
                                     b.CreateSub(rows, whole)});
               llvm::Value* c_block = gep(cx, c_matrix, add(cx, mul(cx, m0, p.n), n0));
               cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "compiler/codegen/lowering_context.h"
+#include "compiler/gemm_shapes.h"
 
 namespace kiln::compiler {
 
@@ -66,6 +67,9 @@ GemmBlocking gemm_blocking(int vector_width);
 struct GemmProblem {
   int64_t batches = 1, m = 0, n = 0, k = 0;
   bool ta = false, tb = false;
+  // A's and B's dtype: f32, or bf16, widened to f32 as it is packed (or, by
+  // emit_gemm_rows, as it is loaded); the products and sums are f32, C is f32.
+  DType operands = DType::f32;
   std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
   std::function<void(llvm::Value* batch, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols)>
       epilogue;
@@ -79,8 +83,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
 
 // At most kGemmRowsMaxM rows of a row-major A (not ta) times a B stored n x k
 // (tb), as dot products of rows read in place (gemm_rows.cpp): a decoder step's
-// product with the tied embeddings.
-inline constexpr int64_t kGemmRowsMaxM = 32;
+// product with the tied embeddings (kGemmRowsMaxM: gemm_shapes.h).
 bool use_gemm_rows(const GemmProblem& p);
 void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProblem& p);
 

@@ -45,6 +45,7 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
   const int64_t unit = nt * ((2 * w + nt - 1) / nt);  // columns per work unit: whole tiles, at least 2W
   const int64_t units = (p.n + unit - 1) / unit, k_main = p.k / w * w;
   auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(w));
+  auto* in_memory = llvm::FixedVectorType::get(cx.mem_type(p.operands), static_cast<unsigned>(w));
   cx.parallel_for(name + ".rows", p.batches * units, LoweringContext::grain_for(p.m * unit * p.k),
                   [&](llvm::Value* begin, llvm::Value* end) {
     cx.for_range(begin, end, 1, [&](llvm::Value* u) {
@@ -57,24 +58,31 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
       cx.for_range(n_begin, n_end, nt, [&](llvm::Value* n0) {
         cx.for_range(0, p.m, mt, [&](llvm::Value* m0) {
           std::vector<llvm::Value*> a_rows, b_rows;  // clamped to the last row / column
+          llvm::Type* elem = cx.mem_type(p.operands);
           for (int i = 0; i < mt; ++i)
             a_rows.push_back(b.CreateInBoundsGEP(
-                b.getFloatTy(), a, b.CreateMul(min_i64(cx, b.CreateAdd(m0, cx.i64c(i)), cx.i64c(p.m - 1)),
+                elem, a, b.CreateMul(min_i64(cx, b.CreateAdd(m0, cx.i64c(i)), cx.i64c(p.m - 1)),
                                                cx.i64c(p.k))));
           for (int j = 0; j < nt; ++j)
             b_rows.push_back(b.CreateInBoundsGEP(
-                b.getFloatTy(), bm, b.CreateMul(min_i64(cx, b.CreateAdd(n0, cx.i64c(j)), cx.i64c(p.n - 1)),
+                elem, bm, b.CreateMul(min_i64(cx, b.CreateAdd(n0, cx.i64c(j)), cx.i64c(p.n - 1)),
                                                 cx.i64c(p.k))));
           // One step of W k's at k0, `lanes` of them valid.
           const auto step = [&](llvm::Value* k0, int lanes, const LoweringContext::Carried& sums) {
+            // W elements as f32 (a bf16 operand widened).
             const auto load = [&](llvm::Value* row) {
-              llvm::Value* at = b.CreateInBoundsGEP(b.getFloatTy(), row, k0);
-              if (lanes == w) return static_cast<llvm::Value*>(b.CreateAlignedLoad(vec, at, llvm::Align(4)));
-              std::vector<llvm::Constant*> bits;
-              for (int l = 0; l < w; ++l) bits.push_back(b.getInt1(l < lanes));
-              return static_cast<llvm::Value*>(b.CreateMaskedLoad(vec, at, llvm::Align(4),
-                                                                  llvm::ConstantVector::get(bits),
-                                                                  llvm::Constant::getNullValue(vec)));
+              llvm::Value* at = b.CreateInBoundsGEP(elem, row, k0);
+              const llvm::Align align(dtype_size(p.operands));
+              llvm::Value* x = nullptr;
+              if (lanes == w) {
+                x = b.CreateAlignedLoad(in_memory, at, align);
+              } else {
+                std::vector<llvm::Constant*> bits;
+                for (int l = 0; l < w; ++l) bits.push_back(b.getInt1(l < lanes));
+                x = b.CreateMaskedLoad(in_memory, at, align, llvm::ConstantVector::get(bits),
+                                       llvm::Constant::getNullValue(in_memory));
+              }
+              return p.operands == DType::bf16 ? cx.widen_bf16(x) : x;
             };
             std::vector<llvm::Value*> av, bv;
             for (llvm::Value* r : a_rows) av.push_back(load(r));

@@ -6,6 +6,7 @@
 #include <llvm/IR/Module.h>
 
 #include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/bfloat16.h"
 #include "engine/ir/error.h"
 
 namespace kiln::compiler {
@@ -23,7 +24,8 @@ void LoweringContext::set_slots(std::map<int32_t, size_t> slots, size_t status_s
 llvm::Type* LoweringContext::reg_type(DType t, int width) {
   llvm::Type* scalar = nullptr;
   switch (t) {
-    case DType::f32: scalar = builder_.getFloatTy(); break;
+    case DType::f32:
+    case DType::bf16: scalar = builder_.getFloatTy(); break;  // bf16 widened: see lowering_context.h
     case DType::i32: scalar = builder_.getInt32Ty(); break;
     case DType::boolean: scalar = builder_.getInt1Ty(); break;
   }
@@ -32,7 +34,9 @@ llvm::Type* LoweringContext::reg_type(DType t, int width) {
 }
 
 llvm::Type* LoweringContext::mem_type(DType t) {
-  return t == DType::boolean ? builder_.getInt8Ty() : reg_type(t);
+  if (t == DType::boolean) return builder_.getInt8Ty();
+  if (t == DType::bf16) return builder_.getInt16Ty();
+  return reg_type(t);
 }
 
 llvm::Type* LoweringContext::i64() { return builder_.getInt64Ty(); }
@@ -63,6 +67,7 @@ llvm::Value* LoweringContext::constant(DType t, double v, int width) {
       return i32c(i, width);
     }
     case DType::boolean: return splat(builder_.getInt1(v != 0), width);
+    case DType::bf16: return f32c(round_to_bf16(static_cast<float>(v)), width);
   }
   throw Error("codegen: unknown dtype");
 }
@@ -96,8 +101,48 @@ llvm::Value* LoweringContext::load(DType t, llvm::Value* base, llvm::Value* offs
   llvm::Type* type = width == 1 ? elem : llvm::FixedVectorType::get(elem, static_cast<unsigned>(width));
   llvm::Value* v = builder_.CreateAlignedLoad(type, addr, llvm::Align(dtype_size(t)));
   if (t == DType::boolean) v = builder_.CreateICmpNE(v, llvm::Constant::getNullValue(type));
+  if (t == DType::bf16) v = widen_bf16(v);
   return v;
 }
+
+llvm::Value* LoweringContext::widen_bf16(llvm::Value* bits) {
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* f32 = builder_.getFloatTy();
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(bits->getType())) {
+    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+    f32 = llvm::FixedVectorType::get(f32, vt->getNumElements());
+  }
+  llvm::Value* wide = builder_.CreateShl(builder_.CreateZExt(bits, i32), llvm::ConstantInt::get(i32, 16));
+  return builder_.CreateBitCast(wide, f32, "bf16.widened");
+}
+
+llvm::Value* LoweringContext::round_bf16(llvm::Value* x) {
+  auto& b = builder_;
+  llvm::Type* i32 = b.getInt32Ty();
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType()))
+    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+  const auto c = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
+  // bfloat16::round_bits: + 0x7fff + the lowest kept bit, then the low half
+  // cleared; a NaN keeps its bits, made quiet.
+  llvm::Value* u = b.CreateBitCast(x, i32);
+  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(u, c(16)), c(1));
+  llvm::Value* rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(u, c(0x7fff)), lsb), c(0xffff0000u));
+  llvm::Value* nan = b.CreateOr(b.CreateAnd(u, c(0xffff0000u)), c(0x00400000u));
+  llvm::Value* is_nan = b.CreateICmpUGT(b.CreateAnd(u, c(0x7fffffffu)), c(0x7f800000u));
+  return b.CreateBitCast(b.CreateSelect(is_nan, nan, rounded), x->getType(), "bf16.rounded");
+}
+
+llvm::Value* LoweringContext::narrow_bf16(llvm::Value* x) {
+  llvm::Type* i32 = builder_.getInt32Ty();
+  llvm::Type* i16 = builder_.getInt16Ty();
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType())) {
+    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+    i16 = llvm::FixedVectorType::get(i16, vt->getNumElements());
+  }
+  // Exact: a bf16 value's low half is zero (round_bf16 made it).
+  return builder_.CreateTrunc(builder_.CreateLShr(builder_.CreateBitCast(x, i32), llvm::ConstantInt::get(i32, 16)), i16);
+}
+
 
 void LoweringContext::store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v) {
   llvm::Type* elem = mem_type(t);
@@ -108,6 +153,7 @@ void LoweringContext::store(DType t, llvm::Value* base, llvm::Value* offset, llv
       type = llvm::FixedVectorType::get(elem, vt->getNumElements());
     v = builder_.CreateZExt(v, type);
   }
+  if (t == DType::bf16) v = narrow_bf16(v);
   builder_.CreateAlignedStore(v, addr, llvm::Align(dtype_size(t)));
 }
 

@@ -44,6 +44,10 @@ class LoweringContext {
   const Target& target() const { return target_; }
 
   // ---- types ----
+  // bf16 is i16 in memory and an f32 in registers, converted by load and store
+  // (no CPU without avx512_bf16 computes in it anyway). A bf16 register value is
+  // always exactly a bf16: only round_bf16 (the cast to bf16) and load make one,
+  // so store only drops the zero low half.
   llvm::Type* reg_type(DType t, int width = 1);  // scalar if width == 1, else a vector
   llvm::Type* mem_type(DType t);
   llvm::Type* i64();
@@ -64,6 +68,11 @@ class LoweringContext {
   // ---- memory: `width` consecutive elements of a buffer of dtype t at element `offset` ----
   llvm::Value* load(DType t, llvm::Value* base, llvm::Value* offset, int width);
   void store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v);
+  // bf16 bits (i16, or a vector of them) -> f32; f32 -> the nearest bf16 as an
+  // f32 (bfloat16::round_bits); an exact bf16 f32 -> its bits.
+  llvm::Value* widen_bf16(llvm::Value* bits);
+  llvm::Value* round_bf16(llvm::Value* x);
+  llvm::Value* narrow_bf16(llvm::Value* x);
 
   // ---- buffers, in the function being emitted ----
   llvm::Value* buffer(Value v);  // loaded once per function, in its entry block; throws if v has no slot

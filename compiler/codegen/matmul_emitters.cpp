@@ -11,14 +11,14 @@ namespace kiln::compiler {
 
 namespace {
 
-// The first float of an operand's matrix for result batch `bi` (i64).
-llvm::Value* matrix_start(LoweringContext& cx, llvm::Value* base, llvm::Value* bi, const Shape& batch,
+// The first element (of dtype t) of an operand's matrix for result batch `bi` (i64).
+llvm::Value* matrix_start(LoweringContext& cx, DType t, llvm::Value* base, llvm::Value* bi, const Shape& batch,
                           const Shape& operand_batch, int64_t matrix_size) {
   const ElementIndex in_operand =
       broadcast_index(cx, ElementIndex{unflatten(cx, bi, batch), 1, -1}, batch, operand_batch);
   llvm::Value* offset =
       cx.b().CreateMul(flat_offset(cx, in_operand.dims, operand_batch), cx.i64c(matrix_size), "", true, true);
-  return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset);
+  return cx.b().CreateInBoundsGEP(cx.mem_type(t), base, offset);
 }
 
 Shape batch_dims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
@@ -70,9 +70,16 @@ void emit_matmul(const KernelEmitArgs& args) {
                    [&](llvm::Value* bi) { p.epilogue(bi, cx.i64c(0), cx.i64c(p.m), cx.i64c(0), cx.i64c(p.n)); });
     return;
   }
-  p.a_matrix = [&](llvm::Value* bi) { return matrix_start(cx, args.operand_ptr(0), bi, batch, a_batch, p.m * p.k); };
-  p.b_matrix = [&](llvm::Value* bi) { return matrix_start(cx, args.operand_ptr(1), bi, batch, b_batch, p.k * p.n); };
-  p.c_matrix = [&](llvm::Value* bi) { return matrix_start(cx, args.result_ptr(), bi, batch, batch, p.m * p.n); };
+  p.operands = args.node.in(0).dtype;
+  p.a_matrix = [&](llvm::Value* bi) {
+    return matrix_start(cx, p.operands, args.operand_ptr(0), bi, batch, a_batch, p.m * p.k);
+  };
+  p.b_matrix = [&](llvm::Value* bi) {
+    return matrix_start(cx, p.operands, args.operand_ptr(1), bi, batch, b_batch, p.k * p.n);
+  };
+  p.c_matrix = [&](llvm::Value* bi) {
+    return matrix_start(cx, DType::f32, args.result_ptr(), bi, batch, batch, p.m * p.n);
+  };
   emit_gemm(cx, cx.unique_name("matmul"), p);
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/passes/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -30,12 +31,21 @@ void register_builtin_passes(PassRegistry& r) {
   r.add({"transpose-folding", "reads a matmul operand's last-two-axes transpose through its transpose flag",
          plain(fold_transposes)},
         true);
+  // pretranspose-weights after transpose-folding, which would fold its
+  // transposes back into the flag; before cse, which merges the transposes of
+  // one param read through different reshapes.
+  r.add({"pretranspose-weights",
+         "matmul(a, w) of few rows by a param never assigned reads w transposed once per binding, unpacked",
+         [](const Graph& g, std::ostream* remarks) { return pretranspose_weights(g, remarks); }},
+        true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
   // flash-attention after cse, which merges the mask and scale constants; dce
   // then drops the scores it leaves unread.
   r.add({"flash-attention", "rewrites softmax(q k^T * scale + mask) v, written out, to flash_attention",
          [](const Graph& g, std::ostream* remarks) { return rewrite_flash_attention(g, remarks); }},
         true);
+  r.add({std::string(kBf16Pass), "matmul operands cast to bf16 (f32 sums and result): --precision bf16",
+         [](const Graph& g, std::ostream* remarks) { return bf16_matmuls(g, remarks); }});
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
   r.add({"allreduce-buckets",
          "puts a data-parallel step's allreduces in buckets, each right after its last operand is made",
@@ -165,8 +175,18 @@ void print_timings(std::ostream& os, const std::vector<Timing>& rows) {
 
 }  // namespace
 
+std::vector<std::string> pipeline_names(const PassOptions& options, const PassRegistry& registry) {
+  if (!options.passes.empty()) return options.passes;
+  std::vector<std::string> names = registry.default_pipeline();
+  if (options.precision == DType::bf16) {
+    const auto flash = std::find(names.begin(), names.end(), "flash-attention");
+    names.insert(flash == names.end() ? names.begin() : flash + 1, std::string(kBf16Pass));
+  }
+  return names;
+}
+
 Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry& registry) {
-  const std::vector<std::string>& names = options.passes.empty() ? registry.default_pipeline() : options.passes;
+  const std::vector<std::string> names = pipeline_names(options, registry);
   std::vector<const Pass*> pipeline;
   if (names != std::vector<std::string>{std::string(kNoPasses)})
     for (const std::string& name : names) pipeline.push_back(&registry.get(name));

@@ -56,16 +56,21 @@ class PassRegistry {
 };
 
 // The built-in passes in default-pipeline order: constant-fold, simplify,
-// transpose-folding, cse, flash-attention, dce, allreduce-buckets, fusion,
+// transpose-folding, pretranspose-weights, cse, flash-attention, dce, allreduce-buckets, fusion,
 // horizontal-fusion, and dce again.
 void register_builtin_passes(PassRegistry& r);
 
 // The pipeline that runs no pass (`--passes=none`): the graph goes to the
 // scheduler as written. No pass may take this name.
 inline constexpr std::string_view kNoPasses = "none";
+inline constexpr std::string_view kBf16Pass = "bf16-matmuls";
 
 struct PassOptions {
   std::vector<std::string> passes;  // empty: the default pipeline; {kNoPasses}: no pass at all
+  // --precision: bf16 adds kBf16Pass to the default pipeline, right after
+  // flash-attention (which needs f32 operands to match). A --passes list runs
+  // just what it names.
+  DType precision = DType::f32;
   bool print_after_all = false;
   std::vector<std::string> print_after;   // pass names
   std::vector<std::string> print_before;  // pass names
@@ -85,6 +90,9 @@ struct PassOptions {
   // Empty: none.
   std::string dump_dir;
 };
+
+// The passes run_passes runs, by name.
+std::vector<std::string> pipeline_names(const PassOptions& options, const PassRegistry& registry);
 
 // Runs the pipeline on `g`. Unknown names (in passes, print_after, print_before)
 // are a kiln::Error naming them before anything runs. With verify_each, the input

@@ -27,12 +27,30 @@ Graph dce(const Graph& g);
 // transpose flags read the operand in place (transpose_folding.cpp).
 Graph fold_transposes(const Graph& g);
 
+// matmul(a, w) -> matmul(a, transpose(w)) {transpose_b} where w is (through
+// ops that only move elements) a param the graph never assigns and a has at
+// most kGemmRowsMaxM rows (gemm_shapes.h): the transpose runs once per binding
+// of the params (the program's run-invariant calls), and the product reads it
+// in place without packing; one remark line per product by such a param,
+// rewritten or not and why (pretranspose_weights.cpp).
+Graph pretranspose_weights(const Graph& g, std::ostream* remarks = nullptr);
+
 // softmax(q kᵀ * c + mask) v, written out, -> flash_attention(q, k, v, mask)
 // {scale=c} where the chain's values are read by nothing else, reading q, k, v
 // and writing the result in the projections' layout when they are split into
 // and merged from heads around it; one remark line per softmax-weighted matmul,
 // rewritten or not and why (flash_attention.cpp).
 Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
+
+// matmul(a, b) of f32 -> matmul(cast(a, bf16), cast(b, bf16)), f32 result, one
+// cast per value (--precision bf16; not in the default pipeline: run_passes adds
+// it after flash-attention with PassOptions::precision bf16); one remark line per
+// product (bf16_matmuls.cpp).
+Graph bf16_matmuls(const Graph& g, std::ostream* remarks = nullptr);
+// The arithmetic --precision gives g, for a backend that runs no passes (the
+// interpreter) and for tests: f32: g; bf16: flash-attention then bf16-matmuls,
+// as the default pipeline runs them (attention the first rewrites stays f32).
+Graph with_precision(const Graph& g, DType precision);
 
 // Operator fusion: fusion.h.
 

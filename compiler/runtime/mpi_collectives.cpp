@@ -28,7 +28,8 @@ MPI_Datatype mpi_type(DType t) {
   switch (t) {
     case DType::f32: return MPI_FLOAT;
     case DType::i32: return MPI_INT32_T;
-    case DType::boolean: break;
+    case DType::boolean:
+    case DType::bf16: break;
   }
   throw Error("MPI: allreduce sums f32 or i32, not " + std::string(dtype_name(t)));
 }

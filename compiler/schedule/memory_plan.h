@@ -4,7 +4,8 @@
 // its last read, or to the end if read after the program), then a best-fit linear
 // scan in step order that hands a dying operand's range to an elementwise result
 // (in-place). Inputs, params and state are external: they live in their own
-// persistent region and are never placed here.
+// persistent region and are never placed here; so are the program's outputs
+// and run-invariant results, which the executable owns (program.h).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -16,7 +17,7 @@ namespace kiln::compiler {
 struct PlanBuffer {
   std::string name;       // for reports and errors (the graph value's name)
   int64_t bytes = 0;      // may be 0
-  bool external = false;  // input, param or state: lives outside the arena, never placed
+  bool external = false;  // input, param, state, output or invariant: lives outside the arena, never placed
   bool live_out = false;  // read after the last step (a graph output, or the value of an assign):
                           // must not be overwritten by any later step
 };

@@ -16,6 +16,7 @@ std::string_view buffer_kind_name(BufferKind k) {
     case BufferKind::param: return "param";
     case BufferKind::state: return "state";
     case BufferKind::output: return "output";
+    case BufferKind::invariant: return "invariant";
     case BufferKind::temp: return "temp";
   }
   return "?";
@@ -88,9 +89,35 @@ void alias_updates(Program& p) {
   }
 }
 
+// A run-invariant result that only other invariant calls read is needed only
+// while they run, which they all do in the same run: a temp in the arena. The
+// others keep their value across runs, outside the arena.
+void arena_for_invariants_read_once(Program& p) {
+  std::vector<bool> read_every_run(p.buffers.size(), false);
+  const auto inputs_of = [&](const std::vector<int>& args, size_t num_inputs) {
+    for (size_t a = 0; a < num_inputs; ++a) read_every_run[static_cast<size_t>(args[a])] = true;
+  };
+  for (const KernelCall& c : p.calls)
+    if (!c.invariant) inputs_of(c.args, c.num_inputs);
+  for (const CollectiveCall& c : p.collectives) inputs_of(c.args, c.num_inputs);
+  for (const auto& [target, value] : p.assigns) read_every_run[static_cast<size_t>(value)] = true;
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].kind == BufferKind::invariant && !read_every_run[b]) p.buffers[b].kind = BufferKind::temp;
+}
+
+// Per value of g: whether it is a param the graph never assigns, the first
+// run-invariant values (KernelCall::invariant); results are added as they are scheduled.
+std::vector<bool> unassigned_params(const Graph& g) {
+  std::vector<bool> out(g.num_values(), false);
+  for (Value v : g.declarations(ValueKind::param)) out[static_cast<size_t>(v.id)] = true;
+  for (const Node& n : g.nodes())
+    if (n.def->side_effect) out[static_cast<size_t>(n.operands[0].id)] = false;
+  return out;
+}
+
 }  // namespace
 
-Program build_program(const Graph& g, bool reuse, bool update_in_place) {
+Program build_program(const Graph& g, bool reuse, bool update_in_place, bool invariants) {
   Program p;
   p.name = g.name();
   p.num_values = g.num_values();
@@ -112,6 +139,8 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
     waited[static_cast<size_t>(c)] = true;
     p.events.push_back({CollectiveEvent::Kind::wait, static_cast<size_t>(c), p.calls.size()});
   };
+  std::vector<bool> invariant = invariants ? unassigned_params(g) : std::vector<bool>(g.num_values(), false);
+  const auto is_invariant = [&](Value v) { return invariant[static_cast<size_t>(v.id)]; };
   const std::vector<bool> live = live_nodes(g);
   for (size_t index = 0; index < g.nodes().size(); ++index) {
     if (!live[index]) continue;  // without dce (--passes=none) too
@@ -140,15 +169,22 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place) {
     auto [it, added] = kernel_by_text.emplace(k.text, p.kernels.size());
     if (added) p.kernels.push_back(std::move(k));
     KernelCall call{it->second, {}, node.operands.size(), index};
+    call.invariant = invariants && std::all_of(node.operands.begin(), node.operands.end(), is_invariant) &&
+                     std::none_of(node.results.begin(), node.results.end(),
+                                  [&](Value r) { return is_output[static_cast<size_t>(r.id)]; });
     for (Value v : node.operands) call.args.push_back(buffer_of[static_cast<size_t>(v.id)]);
     for (Value r : node.results) {
-      add_buffer(r, is_output[static_cast<size_t>(r.id)] ? BufferKind::output : BufferKind::temp);
+      add_buffer(r, is_output[static_cast<size_t>(r.id)] ? BufferKind::output
+                    : call.invariant                      ? BufferKind::invariant
+                                                          : BufferKind::temp);
+      invariant[static_cast<size_t>(r.id)] = call.invariant;
       call.args.push_back(buffer_of[static_cast<size_t>(r.id)]);
     }
     p.calls.push_back(std::move(call));
   }
   for (size_t c = 0; c < p.collectives.size(); ++c) wait_for(static_cast<int>(c));  // read after the run
   for (Value v : g.outputs()) p.outputs.push_back(buffer_of[static_cast<size_t>(v.id)]);
+  arena_for_invariants_read_once(p);
   if (update_in_place) alias_updates(p);
   p.plan = plan_memory(plan_buffers(p), plan_steps(p), reuse);
   return p;
@@ -233,8 +269,14 @@ std::string args_text(const Program& p, const std::vector<int>& args, size_t num
 }  // namespace
 
 std::string print_program(const Program& p) {
+  const auto invariant_calls =
+      std::count_if(p.calls.begin(), p.calls.end(), [](const KernelCall& c) { return c.invariant; });
   std::string out = "program @" + p.name + ": " + std::to_string(p.calls.size()) + " calls of " +
                     std::to_string(p.kernels.size()) + " distinct kernels, " +
+                    (invariant_calls == 0 ? ""
+                                          : std::to_string(invariant_calls) +
+                                                " of them [once] (run-invariant: on the first run and after a "
+                                                "param is bound), ") +
                     (p.collectives.empty() ? "" : std::to_string(p.collectives.size()) + " collectives, ") + "arena " +
                     std::to_string(p.plan.arena_bytes) + " bytes (one buffer per value: " +
                     std::to_string(p.plan.naive_bytes) + ")\n";
@@ -253,7 +295,7 @@ std::string print_program(const Program& p) {
     events_before(i);
     const KernelCall& c = p.calls[i];
     out += "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].label +
-           args_text(p, c.args, c.num_inputs) + "\n";
+           args_text(p, c.args, c.num_inputs) + (c.invariant ? " [once]\n" : "\n");
   }
   events_before(p.calls.size());
   for (const auto& [target, value] : p.assigns)

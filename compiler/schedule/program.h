@@ -9,9 +9,15 @@
 //   input, param, state  the caller's bound tensors (params and state persist)
 //   output               a graph output computed by a kernel: its own tensor,
 //                        written in place by the kernel, never copied
+//   invariant            a result of a run-invariant call (KernelCall::invariant)
+//                        that a call running at every step, or a commit, reads:
+//                        persistent memory the executable owns, not the arena,
+//                        so it keeps its value across runs
 //   temp                 everything else: a range of the arena (memory plan);
 //                        an assign's value lives there until the step commits it,
-//                        unless it is written straight into its target (alias)
+//                        unless it is written straight into its target (alias).
+//                        A run-invariant result read only by other invariant
+//                        calls is a temp too: it is needed only while they run
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,7 +29,7 @@
 
 namespace kiln::compiler {
 
-enum class BufferKind { input, param, state, output, temp };
+enum class BufferKind { input, param, state, output, invariant, temp };
 std::string_view buffer_kind_name(BufferKind k);
 
 struct ProgramBuffer {
@@ -44,6 +50,11 @@ struct KernelCall {
   std::vector<int> args;  // buffer ids: the kernel's inputs, then its outputs
   size_t num_inputs = 0;
   size_t node = 0;        // the compiled graph's node it runs
+  // Run-invariant: it reads only params the graph never assigns and results of
+  // other invariant calls (a constant reads nothing), and makes no graph
+  // output, so it computes the same at every run until a param is bound again.
+  // An executable may run it only on the first run and after such a binding.
+  bool invariant = false;
 };
 
 // A collective node (allreduce) of the compiled graph. It is not a kernel: the
@@ -85,8 +96,10 @@ struct Program {
 // Schedules a verified graph (fused or not) in node order, one call per node
 // (assigns aside), and plans its memory (reuse = false: --no-reuse;
 // update_in_place = false: every assign's value in the arena, for callers that
-// keep params and state read-only, as AOT's interface does).
-Program build_program(const Graph& g, bool reuse = true, bool update_in_place = true);
+// keep params and state read-only, as AOT's interface does; invariants = false:
+// no call is marked invariant, and every result but the outputs is a temp, for
+// callers that run every call every time, as AOT's entry does).
+Program build_program(const Graph& g, bool reuse = true, bool update_in_place = true, bool invariants = true);
 
 // The memory planner's view of the program (buffers and steps: the kernel
 // calls and the collectives' starts and waits, in the order they run).

@@ -16,6 +16,11 @@ Tensor Tensor::zeros(const TensorType& t) {
     case DType::f32: return Tensor(F32(xt::zeros<float>(shape)));
     case DType::i32: return Tensor(I32(xt::zeros<int32_t>(shape)));
     case DType::boolean: return Tensor(Bool(xt::zeros<bool>(shape)));
+    case DType::bf16: {
+      BF16 a = BF16::from_shape(shape);
+      a.fill(bfloat16());  // +0
+      return Tensor(std::move(a));
+    }
   }
   throw Error("zeros: bad dtype");
 }
@@ -41,9 +46,11 @@ xt::xarray<T>& Tensor::as() {
 template const xt::xarray<float>& Tensor::as<float>() const;
 template const xt::xarray<int32_t>& Tensor::as<int32_t>() const;
 template const xt::xarray<bool>& Tensor::as<bool>() const;
+template const xt::xarray<bfloat16>& Tensor::as<bfloat16>() const;
 template xt::xarray<float>& Tensor::as<float>();
 template xt::xarray<int32_t>& Tensor::as<int32_t>();
 template xt::xarray<bool>& Tensor::as<bool>();
+template xt::xarray<bfloat16>& Tensor::as<bfloat16>();
 
 void* Tensor::data() {
   return visit([](auto& a) -> void* { return a.data(); });

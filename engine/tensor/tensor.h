@@ -4,6 +4,7 @@
 #include <variant>
 #include <xtensor/xarray.hpp>
 
+#include "engine/ir/bfloat16.h"
 #include "engine/ir/shape.h"
 
 namespace kiln {
@@ -13,11 +14,13 @@ class Tensor {
   using F32 = xt::xarray<float>;
   using I32 = xt::xarray<int32_t>;
   using Bool = xt::xarray<bool>;
+  using BF16 = xt::xarray<bfloat16>;
 
   Tensor() : data_(F32::from_shape({})) {}
   Tensor(F32 a) : data_(std::move(a)) {}   // NOLINT: implicit by design
   Tensor(I32 a) : data_(std::move(a)) {}   // NOLINT
   Tensor(Bool a) : data_(std::move(a)) {}  // NOLINT
+  Tensor(BF16 a) : data_(std::move(a)) {}  // NOLINT
 
   // Throws kiln::Error naming the type and its bytes if they exceed the machine's
   // memory (memory_check.h).
@@ -40,6 +43,8 @@ class Tensor {
   I32& i32() { return as<int32_t>(); }
   const Bool& b8() const { return as<bool>(); }
   Bool& b8() { return as<bool>(); }
+  const BF16& bf16() const { return as<bfloat16>(); }
+  BF16& bf16() { return as<bfloat16>(); }
 
   void* data();
   const void* data() const;
@@ -52,7 +57,7 @@ class Tensor {
   decltype(auto) visit(F&& f) const { return std::visit(std::forward<F>(f), data_); }
 
  private:
-  std::variant<F32, I32, Bool> data_;  // index order matches DType
+  std::variant<F32, I32, Bool, BF16> data_;  // index order matches DType
 };
 
 // xtensor shape <-> IR shape.

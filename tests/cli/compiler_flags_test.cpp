@@ -61,11 +61,14 @@ TEST_CASE("kiln run --dump-dir writes every stage of the compile: passes, decisi
   REQUIRE(r.status == 0);
   const fs::path g = fs::path(dir.file("dump")) / "attention";
   CHECK(read_file((g / "00-input.kir").string()).rfind("graph @attention {", 0) == 0);
-  CHECK(contains(read_file((g / "08-fusion.kir").string()), "= fusion("));
-  CHECK(contains(read_file((g / "05-flash-attention.decisions.txt").string()), "%ctx = flash_attention("));
-  CHECK(contains(read_file((g / "08-fusion.decisions.txt").string()), "not fused: %proj (matmul)"));
+  CHECK(contains(read_file((g / "04-pretranspose-weights.decisions.txt").string()),
+                 "pretranspose-weights: %q = matmul(%x, %wq.t) {transpose_b}"));
+  CHECK(contains(read_file((g / "09-fusion.kir").string()), "= fusion("));
+  CHECK(contains(read_file((g / "06-flash-attention.decisions.txt").string()), "%ctx = flash_attention("));
+  CHECK(contains(read_file((g / "09-fusion.decisions.txt").string()), "not fused: %proj (matmul)"));
   const std::string program = read_file((g / "program.txt").string());
   CHECK(program.rfind("program @attention: ", 0) == 0);
+  CHECK(contains(program, "-> %wq.t : f32[16,16] @ invariant [once]"));
   CHECK(contains(read_file((g / "memory-plan.txt").string()), "memory: naive"));
   // Every kernel of the program: as lowered, as optimized, and its assembly.
   size_t kernels = 0;
@@ -99,7 +102,30 @@ TEST_CASE("bad compiler flags exit 2 naming the flag, and write nothing") {
       {"compile", example("attention.kir"), "--emit", "program", "-o", dir.file("no/such/dir/p.txt")});
   CHECK(unwritable.status == 2);
   CHECK(contains(unwritable.err, "--output: cannot write " + dir.file("no/such/dir/p.txt")));
+  const KilnResult bad_precision = run_kiln(
+      {"compile", example("attention.kir"), "--emit", "program", "-o", dir.file("p.txt"), "--precision", "f16"});
+  CHECK(bad_precision.status == 2);
+  CHECK(contains(bad_precision.err, "--precision"));
   CHECK(!std::filesystem::exists(dir.file("p.txt")));
+}
+
+TEST_CASE("kiln run --precision bf16 rounds the matmuls' operands: close to f32, not equal, the casts in the dump") {
+  TempDir dir;
+  const std::vector<std::string> base = {"run", example("mlp.kir"), "--input", "x=" + example("inputs/mlp/x.npy"),
+                                         "--input", "labels=" + example("inputs/mlp/labels.npy")};
+  auto run = [&](const std::string& precision) {
+    std::vector<std::string> args = base;
+    for (const std::string& a : {std::string("--precision"), precision, std::string("-o"), dir.file(precision),
+                                 std::string("--print-after=bf16-matmuls")})
+      args.push_back(a);
+    return run_kiln(args);
+  };
+  const KilnResult f32 = run("f32"), bf16 = run("bf16");
+  INFO(f32.err, bf16.err);
+  REQUIRE(f32.status == 0);
+  REQUIRE(bf16.status == 0);
+  CHECK(contains(bf16.err, "cast(%x) {dtype=bf16}"));
+  CHECK(read_file(dir.file("f32/loss.npy")) != read_file(dir.file("bf16/loss.npy")));
 }
 
 TEST_CASE("KILN_PERF_MAP=1 writes perf's map of the JIT'd functions, named after their kernels") {
@@ -109,8 +135,11 @@ TEST_CASE("KILN_PERF_MAP=1 writes perf's map of the JIT'd functions, named after
     if (e.path().filename().string().rfind("perf-", 0) == 0) before.insert(e.path());
   TempDir dir;
   setenv("KILN_PERF_MAP", "1", 1);
+  // The default pipeline but pretranspose-weights, whose products of 16 rows
+  // would read their weights in place: the packed GEMM's micro-kernel shows.
   const KilnResult r = run_kiln({"run", example("attention.kir"), "--input", "x=" + example("inputs/attention/x.npy"),
-                                 "--no-cache", "-o", dir.file("out")});
+                                 "--no-cache", "-o", dir.file("out"),
+                                 "--passes=constant-fold,simplify,transpose-folding,cse,flash-attention,dce,fusion"});
   unsetenv("KILN_PERF_MAP");
   INFO(r.err);
   REQUIRE(r.status == 0);

@@ -40,6 +40,11 @@ Tensor sample(DType dtype, const Shape& shape) {
     case DType::f32: return shaped(Tensor::F32(xt::cast<float>(ramp) * 0.5f - 1.0f));
     case DType::i32: return shaped(Tensor::I32(ramp * 7 - 5));
     case DType::boolean: return shaped(Tensor::Bool(xt::equal(ramp % 3, 0)));
+    case DType::bf16: {
+      Tensor::BF16 a = Tensor::BF16::from_shape({ramp.size()});
+      for (size_t i = 0; i < a.size(); ++i) a(i) = bfloat16(0.25f * static_cast<float>(ramp(i)) - 3.0f);
+      return shaped(std::move(a));
+    }
   }
   return {};
 }
@@ -87,7 +92,7 @@ TEST_CASE("save_safetensors then load_safetensors gives back every dtype and ran
   TempDir dir;
   std::map<std::string, Tensor> tensors;
   int k = 0;
-  for (DType dtype : {DType::f32, DType::i32, DType::boolean})
+  for (DType dtype : {DType::f32, DType::i32, DType::boolean, DType::bf16})
     for (const Shape& shape : {Shape{}, Shape{0}, Shape{5}, Shape{2, 3}, Shape{2, 1, 3}})
       tensors.emplace(std::string(dtype_name(dtype)) + "." + std::to_string(k++), sample(dtype, shape));
   const std::map<std::string, std::string> metadata = {{"format", "kiln-test"}, {"note", "ünïcode \"quoted\""}};

@@ -13,6 +13,7 @@
 #include <xtensor/xoperation.hpp>
 
 #include "compiler/jit_executable.h"
+#include "compiler/passes/passes.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/atomic_file.h"
 #include "engine/fnv1a.h"
@@ -92,7 +93,7 @@ std::map<std::string, Tensor> sensitivity(const Graph& g, const std::map<std::st
 
 // "" if the JIT observed what the interpreter did, else the first difference.
 std::string difference(const Observed& want, const Observed& got, const std::map<std::string, Tensor>& slack,
-                       std::string& kind) {
+                       std::string& kind, Tolerance tol) {
   if (want.error != got.error || want.error_step != got.error_step) {
     kind = "error";
     const auto said = [](const Observed& o) {
@@ -106,7 +107,7 @@ std::string difference(const Observed& want, const Observed& got, const std::map
     if (it == got.values.end()) return label + " missing";
     const auto room = slack.find(label);
     const Tensor* extra = room == slack.end() ? nullptr : &room->second;
-    if (std::string d = compare_tensors(t, it->second, kFuzzTolerance, extra); !d.empty()) return label + ": " + d;
+    if (std::string d = compare_tensors(t, it->second, tol, extra); !d.empty()) return label + ": " + d;
   }
   return "";
 }
@@ -136,7 +137,7 @@ bool is_f32_comparison(const Graph& g, const Node& n) {
 // or "" if none was, or if one was where the operands were not tied (a real
 // difference).
 std::string tie_flip(const Graph& g, const std::map<std::string, Tensor>& bindings, const FuzzPipeline& p,
-                     int threads) {
+                     int threads, Tolerance tol) {
   Graph probe = g;
   std::vector<const Node*> comparisons;
   std::set<int> shown;
@@ -170,7 +171,7 @@ std::string tie_flip(const Graph& g, const std::map<std::string, Tensor>& bindin
       const Tensor& a = want[step].at(g.name_of(n->operands[0]));
       const Tensor& b = want[step].at(g.name_of(n->operands[1]));
       const std::string& result = g.name_of(n->results[0]);
-      const DecisionFlips flips = decision_flips(a, b, want[step].at(result), got[step].at(result));
+      const DecisionFlips flips = decision_flips(a, b, want[step].at(result), got[step].at(result), tol);
       if (flips.kind == DecisionFlips::elsewhere) return "";
       if (flips.kind == DecisionFlips::none || !first.empty()) continue;
       std::ostringstream os;
@@ -193,7 +194,7 @@ FuzzPipeline pipeline(std::string name, std::vector<std::string> passes) {
 
 }  // namespace
 
-DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got) {
+DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got, Tolerance tol) {
   const xt::xarray<bool> flipped = xt::not_equal(want.b8(), got.b8());
   const xt::xarray<float> a_at = xt::broadcast(a.f32(), flipped.shape());
   const xt::xarray<float> b_at = xt::broadcast(b.f32(), flipped.shape());
@@ -201,8 +202,7 @@ DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& wan
   for (size_t i = 0; i < flipped.size(); ++i) {
     if (!flipped.flat(i)) continue;
     const float x = a_at.flat(i), y = b_at.flat(i);
-    const bool tied =
-        std::fabs(x - y) <= kFuzzTolerance.abs + kFuzzTolerance.rel * std::max(std::fabs(x), std::fabs(y));
+    const bool tied = std::fabs(x - y) <= tol.abs + tol.rel * std::max(std::fabs(x), std::fabs(y));
     if (!tied) return {DecisionFlips::elsewhere, i, x, y};
     if (flips.kind == DecisionFlips::none) flips = {DecisionFlips::at_ties, i, x, y};
   }
@@ -213,6 +213,8 @@ std::vector<FuzzPipeline> fuzz_pipelines() {
   std::vector<FuzzPipeline> out = {pipeline("none", {std::string(compiler::kNoPasses)})};
   for (const compiler::Pass* p : compiler::PassRegistry::global().all()) out.push_back(pipeline(p->name, {p->name}));
   out.push_back(pipeline("default", {}));
+  out.push_back(pipeline("default --precision bf16", {}));
+  out.back().options.passes.precision = DType::bf16;
   out.push_back(pipeline("default --no-reuse", {}));
   out.back().options.reuse = false;
   out.push_back(pipeline("default, assigns not in place", {}));
@@ -237,11 +239,35 @@ std::map<std::string, Tensor> fuzz_bindings(const Graph& g) {
 std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<FuzzPipeline>& pipelines,
                                           const std::vector<int>& threads) {
   const std::map<std::string, Tensor> bindings = fuzz_bindings(g);
-  Interpreter interp(g);
-  const Observed want = observe(interp, bindings);
-  const std::map<std::string, Tensor> slack = sensitivity(g, bindings, want);
+  // What the interpreter observes of the graph a pipeline computes: g, or with
+  // bf16-matmuls its bf16 version (the pass changes the arithmetic on purpose;
+  // in the default pipeline it runs after flash-attention, alone on g).
+  struct Reference {
+    Graph graph;
+    Observed want;
+    std::map<std::string, Tensor> slack;
+  };
+  enum Arithmetic { f32, bf16_alone, bf16_after_flash_attention };
+  std::map<Arithmetic, Reference> references;
+  const auto reference = [&](Arithmetic a) -> const Reference& {
+    auto it = references.find(a);
+    if (it != references.end()) return it->second;
+    Reference r{a == f32 ? g : a == bf16_alone ? compiler::bf16_matmuls(g) : compiler::with_precision(g, DType::bf16),
+                {}, {}};
+    Interpreter interp(r.graph);
+    r.want = observe(interp, bindings);
+    r.slack = sensitivity(r.graph, bindings, r.want);
+    return references.emplace(a, std::move(r)).first->second;
+  };
   std::optional<FuzzFailure> excused;
   for (const FuzzPipeline& p : pipelines) {
+    const std::vector<std::string> names = compiler::pipeline_names(p.options.passes, compiler::PassRegistry::global());
+    const auto bf16_at = std::find(names.begin(), names.end(), compiler::kBf16Pass);
+    const bool bf16 = bf16_at != names.end();
+    const bool after_flash = bf16 && std::find(names.begin(), bf16_at, "flash-attention") != bf16_at;
+    const Reference& ref = reference(!bf16 ? f32 : after_flash ? bf16_after_flash_attention : bf16_alone);
+    const Observed& want = ref.want;
+    const std::map<std::string, Tensor>& slack = ref.slack;
     compiler::JitOptions options;
     options.pipeline = p.options;
     std::optional<compiler::JitExecutable> jit;
@@ -255,9 +281,10 @@ std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<Fuzz
       const Observed got = observe(*jit, bindings);
       kiln_set_num_threads(0);
       std::string kind;
-      const std::string d = difference(want, got, slack, kind);
+      const Tolerance tol = bf16 ? kBf16FuzzTolerance : kFuzzTolerance;
+      const std::string d = difference(want, got, slack, kind, tol);
       if (d.empty()) continue;
-      FuzzFailure f{p.name, n, kind, d, tie_flip(g, bindings, p, n)};
+      FuzzFailure f{p.name, n, kind, d, tie_flip(ref.graph, bindings, p, n, tol)};
       if (!f.excused()) return f;
       if (!excused) excused = std::move(f);
     }

@@ -28,6 +28,10 @@
 namespace kiln::test {
 
 inline constexpr Tolerance kFuzzTolerance{1e-4, 1e-4, 1e-6};
+// With bf16-matmuls, against the interpreter's run of the bf16 graph: an operand
+// the two backends computed a few f32 ulps apart may round to neighbouring bf16
+// values, 2^-8 apart, and move a product by that much of its terms.
+inline constexpr Tolerance kBf16FuzzTolerance{1e-3, 1.0 / 256, 1.0 / 256};
 
 struct FuzzPipeline {
   std::string name;  // as --passes and the flags spell it: "none", "cse", "default --no-reuse", ...
@@ -68,7 +72,8 @@ struct DecisionFlips {
   size_t element = 0;
   float a = 0, b = 0;
 };
-DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got);
+DecisionFlips decision_flips(const Tensor& a, const Tensor& b, const Tensor& want, const Tensor& got,
+                             Tolerance tol = kFuzzTolerance);
 
 // The first failure of g over pipelines x threads that is not excused; else the
 // first excused one; else nothing.

@@ -56,6 +56,9 @@ Tensor random_tensor(Rng& rng, const TensorType& t, Values values) {
     case DType::boolean:
       for (bool& v : out.b8()) v = rng.coin();
       break;
+    case DType::bf16:
+      for (bfloat16& v : out.bf16()) v = bfloat16(random_float(rng, values));
+      break;
   }
   return out;
 }
@@ -128,6 +131,14 @@ std::string compare_tensors(const Tensor& expected, const Tensor& actual, Tolera
         if (expected.b8().data()[i] != actual.b8().data()[i])
           return mismatch(i, expected.b8().data()[i], actual.b8().data()[i]);
       return "";
+    case DType::bf16: {
+      // As f32; values within tolerance before the rounding to bf16 may round
+      // apart, by one bf16 step (2^-8 of the value) at most.
+      const auto widen = [](const Tensor& t) { return Tensor(Tensor::F32(xt::cast<float>(t.bf16()))); };
+      Tolerance wider = tol;
+      wider.rel = std::max(tol.rel, 1.0 / 256);
+      return compare_tensors(widen(expected), widen(actual), wider, slack);
+    }
   }
   return "unknown dtype";
 }

@@ -75,8 +75,13 @@ TEST_CASE("the plain .kir example's attention, written out, is its projections, 
       CHECK(c.program.buffers[static_cast<size_t>(call.args[a])].type.shape != Shape{2, 4, 8, 8});
   }
   // The mask is a constant's kernel; no head split or merge is left to copy.
+  // The projections read their weights transposed (pretranspose-weights):
+  // those transposes and the mask run once per binding of the params.
   CHECK(kernels == std::map<std::string, int>{{"matmul", 4}, {"flash_attention", 1}, {"layer_norm", 1},
-                                              {"causal_mask", 1}});
+                                              {"causal_mask", 1}, {"transpose", 4}});
+  size_t once = 0;
+  for (const compiler::KernelCall& call : c.program.calls) once += call.invariant;
+  CHECK(once == 5);
 }
 
 TEST_CASE("softmax(x * scale + mask) and its backward are one kernel each, and match the interpreter") {

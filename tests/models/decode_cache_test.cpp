@@ -201,9 +201,12 @@ TEST_CASE("greedy and beam search over the cache choose the full-prefix decoder'
         CHECK(got[i].tokens == expected[i].tokens);
         CHECK(got[i].log_prob == doctest::Approx(expected[i].log_prob).epsilon(1e-5));
         // Beam search reorders the rows of both alike: each hypothesis scored
-        // alone, its tokens fed, checks the reordering itself.
+        // alone, its tokens fed, checks the reordering itself. Alone, one row
+        // runs other shapes than the beam's three, whose sums round otherwise;
+        // with weights scaled by 3 that moved a total by 1.3e-5 of it (with
+        // the few-rows GEMM's order of sums: pretranspose-weights).
         CHECK(test::sequence_log_prob(full, sources({source}), got[i].tokens, kBos) ==
-              doctest::Approx(got[i].log_prob).epsilon(1e-5));
+              doctest::Approx(got[i].log_prob).epsilon(5e-5));
       }
     }
   }

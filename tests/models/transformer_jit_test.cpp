@@ -56,6 +56,31 @@ TEST_CASE("the JIT matches the interpreter on one tiny training step") {
   }
 }
 
+TEST_CASE("--precision bf16: the JIT matches the interpreter, and the loss stays within 1% of f32's") {
+  const TransformerConfig cfg = test::tiny_config(16, 0.1);
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  auto loss_on = [&](const std::string& backend, DType precision) {
+    compiler::BackendOptions opts;
+    opts.backend = backend;
+    opts.threads = 2;
+    opts.pipeline.passes.precision = precision;
+    auto exe = compiler::make_executable(build_train_graph(cfg, 2, 6, 6, adam), opts);
+    test::bind_batch(*exe, test::sample_batch(6));
+    bind_initial_values(*exe, 5);
+    exe->run();
+    return exe->output("loss").f32()();
+  };
+  const float interp = loss_on("interp", DType::bf16), jit = loss_on("jit", DType::bf16);
+  const float f32 = loss_on("interp", DType::f32);
+  // Both round the same operands; a product's inputs that differ in their last
+  // f32 bits may round to neighbouring bf16 values (2^-8 apart), so agreement is
+  // looser than in f32.
+  CHECK(jit == doctest::Approx(interp).epsilon(1e-3));
+  CHECK(interp != f32);  // the operands were rounded
+  CHECK(interp == doctest::Approx(f32).epsilon(1e-2));
+}
+
 TEST_CASE("the compiler fuses the tiny training step: attention, matmul epilogues, fewer kernels, a sound plan") {
   const TransformerConfig cfg = test::tiny_config(16, 0.1);
   AdamOptions adam;

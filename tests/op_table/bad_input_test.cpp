@@ -58,7 +58,7 @@ std::vector<Case> generated_cases(const OpInfo& row, const OpDef& def, const Sig
   }
   for (size_t i = 0; i < valid.operands.size() && !row.dtypes.empty(); ++i) {
     const std::vector<DType>& accepted = row.dtypes[std::min(i, row.dtypes.size() - 1)];
-    for (DType d : kAll) {
+    for (DType d : kEveryDType) {
       if (std::find(accepted.begin(), accepted.end(), d) != accepted.end()) continue;
       Signature sig = valid;
       sig.operands[i].dtype = d;

@@ -69,6 +69,9 @@ std::vector<Tensor> expected_cast(const Sample& s) {
       case DType::boolean:
         out.b8().data()[i] = v != 0;  // nan != 0 too
         break;
+      case DType::bf16:
+        out.bf16().data()[i] = bfloat16(static_cast<float>(v));  // via f32
+        break;
     }
   }
   return {out};

@@ -23,18 +23,26 @@ ExpectedFn pointwise(F f) {
     const Shape shape = broadcast_shape(s.operands);
     std::vector<std::vector<size_t>> index;
     for (const Tensor& x : s.operands) index.push_back(broadcast_index(x.shape(), shape));
-    return std::vector<Tensor>{s.operands[0].visit([&](const auto& first) {
+    return std::vector<Tensor>{s.operands[0].visit([&](const auto& first) -> Tensor {
       using T = typename std::decay_t<decltype(first)>::value_type;
-      using Wide = std::conditional_t<std::is_same_v<T, int32_t>, int64_t, T>;
-      const auto at = [&](size_t k, size_t i) { return static_cast<Wide>(s.operands[k].as<T>().data()[index[k][i]]); };
-      const auto apply = [&](size_t i) {
-        if constexpr (std::is_invocable_v<F, Wide>) return f(at(0, i));
-        else return f(at(0, i), at(1, i));
-      };
-      using Out = std::conditional_t<std::is_same_v<decltype(apply(0)), bool>, bool, T>;
-      xt::xarray<Out> out = xt::xarray<Out>::from_shape(xt_shape(shape));
-      for (size_t i = 0; i < out.size(); ++i) out.data()[i] = static_cast<Out>(apply(i));
-      return Tensor(std::move(out));
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        throw Error("pointwise: no elementwise op but cast takes bf16");
+      } else {
+        using Wide = std::conditional_t<std::is_same_v<T, int32_t>, int64_t, T>;
+        const auto at = [&](size_t k, size_t i) {
+          return static_cast<Wide>(s.operands[k].as<T>().data()[index[k][i]]);
+        };
+        const auto apply = [&](size_t i) {
+          if constexpr (std::is_invocable_v<F, Wide>)
+            return f(at(0, i));
+          else
+            return f(at(0, i), at(1, i));
+        };
+        using Out = std::conditional_t<std::is_same_v<decltype(apply(0)), bool>, bool, T>;
+        xt::xarray<Out> out = xt::xarray<Out>::from_shape(xt_shape(shape));
+        for (size_t i = 0; i < out.size(); ++i) out.data()[i] = static_cast<Out>(apply(i));
+        return Tensor(std::move(out));
+      }
     })};
   };
 }

@@ -29,9 +29,14 @@ Wrap unit_wrap() {
   auto ones = std::make_shared<std::map<DType, Value>>();
   return [ones](Builder& b, Value v) {
     const DType t = b.type(v).dtype;
-    auto it = ones->find(t);
-    if (it == ones->end()) it = ones->emplace(t, b.input(std::string("one_").append(dtype_name(t)), {t, {}})).first;
-    return b.emit1(t == DType::boolean ? "logical_and" : "mul", {v, it->second});
+    // bf16 has no arithmetic: through f32 and back (exact), casts to fuse.
+    const DType math = t == DType::bf16 ? DType::f32 : t;
+    auto it = ones->find(math);
+    if (it == ones->end())
+      it = ones->emplace(math, b.input(std::string("one_").append(dtype_name(math)), {math, {}})).first;
+    if (t == DType::bf16) v = b.emit1("cast", {v}, {{"dtype", DType::f32}});
+    const Value w = b.emit1(t == DType::boolean ? "logical_and" : "mul", {v, it->second});
+    return t == DType::bf16 ? b.emit1("cast", {w}, {{"dtype", DType::bf16}}) : w;
   };
 }
 
@@ -42,7 +47,7 @@ std::map<std::string, Tensor> sample_bindings(const Graph& g, const Sample& s) {
     const std::string& name = g.name_of(v);
     if (bindings.count(name)) continue;
     Tensor one = Tensor::zeros(g.type(v));
-    one.visit([](auto& a) { a.fill(1); });
+    one.visit([](auto& a) { a.fill(typename std::decay_t<decltype(a)>::value_type(1)); });
     bindings.emplace(name, std::move(one));
   }
   return bindings;

@@ -10,6 +10,8 @@ namespace kiln::test {
 inline constexpr Tolerance kExact{0, 0};
 inline const std::vector<DType> kFloat = {DType::f32};
 inline const std::vector<DType> kAll = {DType::f32, DType::i32, DType::boolean};
+// Every dtype: an operand's dtypes outside its row's list must be refused.
+inline const std::vector<DType> kEveryDType = {DType::f32, DType::i32, DType::boolean, DType::bf16};
 
 std::vector<OpInfo> elementwise_rows();
 std::vector<OpInfo> reduction_rows();

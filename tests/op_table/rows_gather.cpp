@@ -29,7 +29,7 @@ void maybe_special(Rng& rng, Tensor& x) {
 // duplicate indices.
 std::vector<Sample> gather_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType dtype : {DType::f32, DType::i32, DType::boolean})
+  for (DType dtype : kEveryDType)
     for (int i = 0; i < 8; ++i) {
       const Shape table = shape_of_rank(rng, 1, 3), indices = shape_of_rank(rng, 0, 2);
       const auto rank = static_cast<int64_t>(table.size());
@@ -124,7 +124,7 @@ Attrs axis_size(int64_t a, int64_t size) { return {{"axis", a}, {"size", size}};
 
 std::vector<OpInfo> gather_rows() {
   return {{.name = "gather",
-           .dtypes = {{DType::f32, DType::i32, DType::boolean}, {DType::i32}},
+           .dtypes = {kEveryDType, {DType::i32}},
            .samples = gather_samples,
            .tolerance = kExact,
            // Repeated indices, rank-2 and scalar indices, inner axes.

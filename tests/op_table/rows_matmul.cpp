@@ -1,5 +1,5 @@
 // The row of matmul (ops/matmul.cpp). Forward samples hold small integers, so
-// every product and partial sum is exact in f32 and the JIT must match the
+// every product and partial sum is exact in f32 (and the operands in bf16) and the JIT must match the
 // reference bit for bit; tests/jit/matmul_test.cpp checks random values within
 // the GEMM's error bound, the register tiles and cache blocks of each target,
 // and infinities and nan.
@@ -20,8 +20,8 @@ Shape stored(const Shape& batch, int64_t rows, int64_t cols, bool transposed) {
 }
 
 Sample product(Rng& rng, int64_t m, int64_t k, int64_t n, bool ta, bool tb, const Shape& a_batch = {},
-               const Shape& b_batch = {}, std::string note = "") {
-  return {random_operands(rng, {{DType::f32, stored(a_batch, m, k, ta)}, {DType::f32, stored(b_batch, k, n, tb)}},
+               const Shape& b_batch = {}, std::string note = "", DType dtype = DType::f32) {
+  return {random_operands(rng, {{dtype, stored(a_batch, m, k, ta)}, {dtype, stored(b_batch, k, n, tb)}},
                           Values::integers),
           flags(ta, tb),
           std::move(note)};
@@ -41,6 +41,12 @@ std::vector<Sample> matmul_samples(Rng& rng) {
     out.push_back(product(rng, m, k, n, rng.coin(), rng.coin(), {}, {}, "size 0"));
   out.push_back(product(rng, 2, 3, 4, false, false, {0}, {1}, "size 0"));
   out.push_back(product(rng, 300, 257, 129, false, true, {}, {}, "large"));
+  // bf16 operands (small integers: exact in bf16), widened as they are packed or, for few rows, as loaded.
+  for (int i = 0; i < 8; ++i)
+    out.push_back(product(rng, rng.pick(dims), rng.pick(dims), rng.pick(dims), i & 1, i & 2, {}, {}, "bf16",
+                          DType::bf16));
+  out.push_back(product(rng, 7, 13, 17, true, false, {2, 1}, {3}, "bf16", DType::bf16));
+  out.push_back(product(rng, 300, 257, 129, false, false, {}, {}, "bf16, large", DType::bf16));
   return out;
 }
 
@@ -68,11 +74,12 @@ std::vector<Sample> matmul_grad_samples(Rng& rng) {
 
 std::vector<OpInfo> matmul_rows() {
   return {{.name = "matmul",
-           .dtypes = {{DType::f32}, {DType::f32}},
+           .dtypes = {{DType::f32, DType::bf16}, {DType::f32, DType::bf16}},
            .samples = matmul_samples,
            .tolerance = kExact,
            .grad_samples = matmul_grad_samples,
            .invalid = {{{{DType::f32, {3}}, {DType::f32, {3, 2}}}},
+                       {{{DType::f32, {2, 3}}, {DType::bf16, {3, 2}}}},
                        {{{DType::f32, {2, 3}}, {DType::f32, {4, 2}}}},
                        {{{DType::f32, {2, 3}}, {DType::f32, {3, 2}}}, flags(true, false)},
                        {{{DType::f32, {2, 2, 3}}, {DType::f32, {3, 3, 2}}}}}}};

@@ -39,14 +39,14 @@ std::vector<Sample> reshape_samples(Rng& rng) {
       {{5, 7, 3}, {7, 15}}, {{35}, {5, 7}},       {{1}, {}},          {{}, {1, 1}},        {{17, 1}, {1, 17}},
       {{33, 2}, {2, 33}},  {{2, 3, 16}, {6, 16}}, {{4, 9}, {-1, 6}},  {{0, 3}, {3, 0}}};
   std::vector<Sample> out;
-  for (const auto& [from, to] : cases) out.push_back({{moved_values(rng, rng.pick(kAll), from)}, {{"shape", to}}});
-  for (DType t : kAll) out.push_back({{moved_values(rng, t, {2, 3, 4})}, {{"shape", Shape{4, -1}}}});
+  for (const auto& [from, to] : cases) out.push_back({{moved_values(rng, rng.pick(kEveryDType), from)}, {{"shape", to}}});
+  for (DType t : kEveryDType) out.push_back({{moved_values(rng, t, {2, 3, 4})}, {{"shape", Shape{4, -1}}}});
   return out;
 }
 
 std::vector<Sample> transpose_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType t : kAll)
+  for (DType t : kEveryDType)
     for (int i = 0; i < 8; ++i) {
       const Shape s = nonscalar_shape(rng, 4, 17);
       out.push_back({{moved_values(rng, t, s)}, {{"perm", random_perm(rng, s.size())}}});
@@ -58,7 +58,7 @@ std::vector<Sample> transpose_samples(Rng& rng) {
 
 std::vector<Sample> broadcast_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType t : kAll)
+  for (DType t : kEveryDType)
     for (int i = 0; i < 8; ++i) {
       const Shape to = random_shape(rng, 4);
       out.push_back({{moved_values(rng, t, broadcast_partner(rng, to))}, {{"shape", to}}});
@@ -71,7 +71,7 @@ std::vector<Sample> broadcast_samples(Rng& rng) {
 // from either end, some axes left whole.
 std::vector<Sample> slice_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType t : kAll)
+  for (DType t : kEveryDType)
     for (int i = 0; i < 8; ++i) {
       const Shape s = nonscalar_shape(rng, 3, 33);
       Ints axes, starts, ends;
@@ -90,7 +90,7 @@ std::vector<Sample> slice_samples(Rng& rng) {
 // 1 to 4 operands along every axis, the innermost included; an empty operand.
 std::vector<Sample> concat_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType t : kAll)
+  for (DType t : kEveryDType)
     for (int i = 0; i < 8; ++i) {
       const Shape s = nonscalar_shape(rng, 3, 5);
       const auto axis = static_cast<size_t>(rng.uniform(0, static_cast<int64_t>(s.size()) - 1));
@@ -110,7 +110,7 @@ std::vector<Sample> concat_samples(Rng& rng) {
 
 std::vector<Sample> copy_samples(Rng& rng) {
   std::vector<Sample> out;
-  for (DType t : kAll)
+  for (DType t : kEveryDType)
     for (int i = 0; i < 4; ++i) out.push_back({{moved_values(rng, t, random_shape(rng))}});
   out.push_back({{moved_values(rng, DType::f32, {0, 4})}, {}, "size 0"});
   return out;
@@ -126,7 +126,7 @@ SampleFn grad_cases(std::vector<std::pair<Shape, Attrs>> cases) {
 
 OpInfo reshape_row() {
   return {.name = "reshape",
-          .dtypes = {kAll},
+          .dtypes = {kEveryDType},
           .samples = reshape_samples,
           .tolerance = kExact,
           .grad_samples = grad_cases({{{2, 3, 4}, {{"shape", Shape{6, 4}}}},
@@ -144,7 +144,7 @@ OpInfo transpose_row() {
   // Three-cycles, whose inverse is the other cycle: a rule reusing perm fails
   // there; [3,3,3]: equal dims, only the values show a wrong permutation.
   return {.name = "transpose",
-          .dtypes = {kAll},
+          .dtypes = {kEveryDType},
           .samples = transpose_samples,
           .tolerance = kExact,
           .grad_samples = grad_cases({{{3, 4}, {{"perm", Ints{1, 0}}}},
@@ -160,7 +160,7 @@ OpInfo transpose_row() {
 
 OpInfo broadcast_row() {
   return {.name = "broadcast",
-          .dtypes = {kAll},
+          .dtypes = {kEveryDType},
           .samples = broadcast_samples,
           .tolerance = kExact,
           .grad_samples = grad_cases({{{3}, {{"shape", Shape{2, 3}}}},
@@ -177,7 +177,7 @@ Attrs slice_attrs(Ints axes, Ints starts, Ints ends) { return {{"axes", axes}, {
 
 OpInfo slice_row() {
   return {.name = "slice",
-          .dtypes = {kAll},
+          .dtypes = {kEveryDType},
           .samples = slice_samples,
           .tolerance = kExact,
           .grad_samples = grad_cases({{{6}, slice_attrs({0}, {1}, {4})},
@@ -195,7 +195,7 @@ OpInfo slice_row() {
 
 OpInfo concat_row() {
   return {.name = "concat",
-          .dtypes = {kAll},
+          .dtypes = {kEveryDType},
           .samples = concat_samples,
           .tolerance = kExact,
           .grad_samples =
@@ -222,7 +222,7 @@ OpInfo concat_row() {
 
 OpInfo copy_row(std::string name, std::string no_fusion, std::string no_gradient) {
   OpInfo row{.name = std::move(name),
-             .dtypes = {kAll},
+             .dtypes = {kEveryDType},
              .samples = copy_samples,
              .tolerance = kExact,
              .no_fusion = std::move(no_fusion),

@@ -16,9 +16,13 @@ std::vector<Tensor> random_operands(Rng& rng, const std::vector<TensorType>& typ
 void fill_special_values(Rng& rng, Tensor& x, bool huge) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   std::vector<float> edges = {0.0f, -0.0f, 1e-40f, -1e-40f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                              1.5f, -0.3f, 20.0f};
-  // Also where exp overflows (88.8) or turns subnormal (-104) and cast to i32 saturates (2.5e9).
-  if (huge) edges.insert(edges.end(), {3.4e38f, -3.4e38f, 1e20f, -1e20f, 88.8f, -104.0f, 100.0f, -100.0f, 2.5e9f});
+                              1.5f, -0.3f, 20.0f,
+                              // Halfway between two bf16 values: rounded to the even one (down, up).
+                              1.00390625f, -1.01171875f};
+  // Also where exp overflows (88.8) or turns subnormal (-104), cast to i32 saturates (2.5e9) and to bf16
+  // rounds to inf (3.3963e38).
+  if (huge)
+    edges.insert(edges.end(), {3.4e38f, -3.4e38f, 1e20f, -1e20f, 88.8f, -104.0f, 100.0f, -100.0f, 2.5e9f, 3.3963e38f});
   Tensor::F32& v = x.f32();
   const size_t d = v.dimension() == 0 ? 1 : v.shape().back();
   for (size_t line = 0; line * d < v.size(); ++line) {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "engine/interpreter.h"
+#include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/op_test_util.h"
 
@@ -72,9 +74,26 @@ TEST_CASE("matmul inference errors name the op and the operand types") {
   CHECK(build_error("matmul", {{DType::f32, {2, 2, 3}}, {DType::f32, {3, 3, 4}}}) ==
         "matmul(f32[2,2,3], f32[3,3,4]): batch dims [2] and [3] do not broadcast");
   CHECK(build_error("matmul", {{DType::i32, {2, 2}}, {DType::i32, {2, 2}}}) ==
-        "matmul(i32[2,2], i32[2,2]): operand 0 must be f32, got i32");
+        "matmul(i32[2,2], i32[2,2]): operand 0 must be f32 or bf16, got i32");
+  CHECK(build_error("matmul", {{DType::f32, {2, 2}}, {DType::bf16, {2, 2}}}) ==
+        "matmul(f32[2,2], bf16[2,2]): operands are f32 and bf16: both f32 or both bf16");
   CHECK(build_error("matmul", {{DType::f32, {2, 2}}, {DType::f32, {2}}}) ==
         "matmul(f32[2,2], f32[2]): operand 1 must have at least rank 2, got rank 1");
+}
+
+TEST_CASE("matmul of bf16 operands gives f32: the f32 product of the widened operands") {
+  CHECK(result_types("matmul", {{DType::bf16, {2, 3}}, {DType::bf16, {3, 4}}}) ==
+        std::vector<TensorType>{{DType::f32, {2, 4}}});
+  Graph g("mm");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {2, 3}}), w = b.input("w", {DType::f32, {3, 2}});
+  b.output(ops::matmul(b, ops::cast(b, x, DType::bf16), ops::cast(b, w, DType::bf16)));
+  Interpreter interp(g);
+  // 1 + 2^-9 rounds to 1 in bf16; 3.0 and 0.5 are exact.
+  interp.bind("x", Tensor(Tensor::F32{{1.001953125f, 3.0f, 0.5f}, {2.0f, -1.0f, 0.0f}}));
+  interp.bind("w", Tensor(Tensor::F32{{1.0f, 2.0f}, {0.5f, -1.0f}, {4.0f, 1.0f}}));
+  interp.run();
+  CHECK(interp.output(interp.output_names().at(0)).f32() == Tensor::F32{{4.5f, -0.5f}, {1.5f, 5.0f}});
 }
 
 TEST_CASE("matmul builder helper passes the flags") {

@@ -29,6 +29,9 @@ std::map<std::string, Tensor> pass_bindings(const Graph& g, Rng& rng) {
       case DType::boolean:
         for (bool& x : t.b8()) x = rng.coin();
         break;
+      case DType::bf16:
+        for (bfloat16& x : t.bf16()) x = bfloat16(static_cast<float>(rng.uniform(-40, 40)) / 8.0f);
+        break;
     }
     out.emplace(g.name_of(v), std::move(t));
   }

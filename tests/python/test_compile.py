@@ -25,17 +25,31 @@ def test_compile_options(mlp, mlp_inputs):
     assert str(exe.graph) == str(mlp)
 
 
+def test_bf16_precision_rounds_the_matmul_operands(mlp, mlp_inputs):
+    f32 = kiln.compile(mlp, seed=3).run(**mlp_inputs)
+    jit = kiln.compile(mlp, seed=3, precision="bf16")
+    assert "bf16" in str(jit.compiled_graph)
+    bf16 = jit.run(**mlp_inputs)
+    interp = kiln.compile(mlp, backend="interp", seed=3, precision="bf16").run(**mlp_inputs)
+    assert bf16["logits"].dtype == np.float32  # the products are f32
+    np.testing.assert_allclose(bf16["logits"], interp["logits"], rtol=1e-2, atol=1e-3)
+    assert not np.array_equal(bf16["logits"], f32["logits"])
+    np.testing.assert_allclose(bf16["loss"], f32["loss"], rtol=2e-2)
+    with pytest.raises(kiln.Error, match=r"precision must be 'f32' or 'bf16', got 'f16'"):
+        kiln.compile(mlp, precision="f16")
+
+
 def test_dump_dir_holds_every_stage(mlp, mlp_inputs, tmp_path):
     exe = kiln.compile(mlp, dump_dir=str(tmp_path))
     kiln.compile(mlp, dump_dir=str(tmp_path))  # a second compile of @mlp: its own directory
     first, second = tmp_path / "mlp", tmp_path / "mlp.2"
     assert (first / "00-input.kir").read_text() == str(mlp)
-    assert (first / "10-dce.kir").read_text() == str(exe.compiled_graph)  # the last pass
+    assert (first / "11-dce.kir").read_text() == str(exe.compiled_graph)  # the last pass
     assert (first / "program.txt").read_text().startswith("program @mlp: ")
     assert (second / "memory-plan.txt").exists()
     assert sorted(p.suffix for p in (first / "kernels").iterdir() if p.name.startswith("k0-")) == [".ll", ".ll", ".s"]
     assert kiln.optimize(mlp, dump_dir=str(tmp_path / "opt")) is not None
-    assert (tmp_path / "opt" / "mlp" / "08-fusion.kir").exists()
+    assert (tmp_path / "opt" / "mlp" / "09-fusion.kir").exists()
 
 
 def test_params_come_from_the_seed(mlp):

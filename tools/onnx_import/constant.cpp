@@ -73,6 +73,8 @@ Constant Constant::from_tensor(const Tensor& t) {
     using T = typename std::decay_t<decltype(a)>::value_type;
     if constexpr (std::is_same_v<T, float>)
       c.reals.assign(a.begin(), a.end());
+    else if constexpr (std::is_same_v<T, bfloat16>)
+      throw Error("the ONNX importer folds f32, i32 and bool constants, not bf16");
     else
       c.ints.assign(a.begin(), a.end());
   });

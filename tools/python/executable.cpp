@@ -187,13 +187,17 @@ class PyExecutable {
 std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& backend, int64_t threads,
                                       const py::object& passes, bool check_numerics, uint64_t seed,
                                       const std::string& target_cpu, bool cache, bool reuse,
-                                      const std::string& dump_dir) {
+                                      const std::string& dump_dir, const std::string& precision) {
+  const std::optional<DType> arithmetic = parse_dtype(precision);
+  if (!arithmetic || (*arithmetic != DType::f32 && *arithmetic != DType::bf16))
+    throw Error("precision must be 'f32' or 'bf16', got '" + precision + "'");
   // Checked against the pool's limit here, where any Python int arrives (opts.threads is an int).
   if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions opts;
   opts.backend = backend;
   opts.target_cpu = target_cpu;
   opts.pipeline.passes.passes = pass_names(passes);
+  opts.pipeline.passes.precision = *arithmetic;
   opts.pipeline.reuse = reuse;
   opts.pipeline.dump_dir = dump_dir;
   opts.kernels.cache = cache;
@@ -224,8 +228,10 @@ dump_dir        jit: write every stage of the compile into a directory of its ow
                 this one, as `kiln run --dump-dir` ('': none): the graph after each pass,
                 the fusion decisions, the program, the memory plan, each kernel's LLVM IR
                 and assembly
+precision       'f32', or 'bf16': every matmul's operands rounded to bf16, f32 products,
+                sums and results (`kiln run --precision bf16`; the interpreter too)
 
-kiln.Error for an unknown backend, pass or CPU, or an op the JIT cannot lower.
+kiln.Error for an unknown backend, pass, CPU or precision, or an op the JIT cannot lower.
 The graph is copied: changing it afterwards does not change the executable.
 
     exe = kiln.compile(kiln.load('examples/mlp.kir'))
@@ -294,7 +300,7 @@ void define_executable(py::module_& m) {
   m.def("compile", &compile, py::arg("graph"), py::arg("backend") = "jit", py::arg("threads") = 0,
         py::arg("passes") = py::none(), py::arg("check_numerics") = false, py::arg("seed") = 0,
         py::arg("target_cpu") = "", py::arg("cache") = true, py::arg("reuse") = true, py::arg("dump_dir") = "",
-        kCompileDoc);
+        py::arg("precision") = "f32", kCompileDoc);
 }
 
 }  // namespace kiln::python

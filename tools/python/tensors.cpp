@@ -51,6 +51,8 @@ py::dtype numpy_dtype(DType t) {
       return py::dtype::of<int32_t>();
     case DType::boolean:
       return py::dtype::of<bool>();
+    case DType::bf16:
+      throw Error("a bf16 tensor has no numpy dtype: cast it to f32 in the graph");
   }
   throw Error("bad dtype");
 }

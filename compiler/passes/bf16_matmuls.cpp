@@ -1,0 +1,74 @@
+// bf16-matmuls (--precision bf16): every f32 matmul takes its operands in bf16,
+// as CPU autocast does, with f32 products, sums and result. The casts are new
+// elementwise nodes, so fusion puts each into the loop of the value it rounds
+// (a layer norm's output, a ReLU, a param's read) and memory planning keeps the
+// bf16 copy, at half the bytes, where a backward matmul reads it again. One cast
+// per value, however many products read it: a layer's input feeds its forward
+// projections and its weight gradient's product through the same copy; a ReLU's
+// output, its gradient's mask too, so only the copy lives until the backward.
+#include <map>
+#include <ostream>
+
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+
+namespace kiln::compiler {
+
+namespace {
+
+bool is_sign_test(const Node& n) {
+  return n.op() == "greater" || n.op() == "greater_equal" || n.op() == "less" || n.op() == "less_equal";
+}
+
+bool is_zero_splat(const Graph& g, Value v) {
+  if (g.value(v).kind != ValueKind::result) return false;
+  const Node& n = g.producer(v);
+  return n.op() == "fill" && n.attrs.get_float("value") == 0.0;
+}
+
+}  // namespace
+
+Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
+  GraphRewriter rw(g);
+  std::map<Value, Value> rounded;  // an f32 value of the new graph -> its bf16 cast
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    std::vector<Value> operands = rw.mapped_operands(n);
+    // A sign test against 0 (ReLU's gradient mask) of a value with a bf16 copy
+    // reads the copy: rounding keeps the sign, so the test differs only for
+    // |x| < 2^-134, and the f32 value need not live until the backward pass.
+    if (is_sign_test(n) && is_zero_splat(g, n.operands[1]) && rounded.count(operands[0])) {
+      const Value wide = rw.emit(i, "cast", {rounded.at(operands[0])}, {{"dtype", DType::f32}},
+                                 g.name_of(n.operands[0]) + ".widened");
+      rw.replace(n.results[0], rw.emit(i, n.op(), {wide, operands[1]}, n.attrs, g.name_of(n.results[0])));
+      if (remarks)
+        *remarks << "bf16-matmuls: %" << g.name_of(n.results[0]) << " = " << n.op() << "(%"
+                 << g.name_of(n.operands[0]) << ", 0) reads %" << g.name_of(n.operands[0]) << "'s bf16 copy\n";
+      continue;
+    }
+    if (n.op() != "matmul" || rw.target().type(operands[0]).dtype != DType::f32) {
+      rw.copy(i);
+      continue;
+    }
+    std::vector<Value> halves;
+    for (Value v : operands) {
+      auto it = rounded.find(v);
+      if (it == rounded.end()) {
+        const std::string name = rw.target().name_of(v) + ".bf16";
+        it = rounded.emplace(v, rw.emit(i, "cast", {v}, {{"dtype", DType::bf16}}, name)).first;
+      }
+      halves.push_back(it->second);
+    }
+    rw.replace(n.results[0], rw.emit(i, "matmul", halves, n.attrs, g.name_of(n.results[0])));
+    if (remarks)
+      *remarks << "bf16-matmuls: %" << g.name_of(n.results[0]) << " = matmul(%" << g.name_of(n.operands[0]) << ", %"
+               << g.name_of(n.operands[1]) << "): operands in bf16, f32 sums\n";
+  }
+  return rw.finish();
+}
+
+Graph with_precision(const Graph& g, DType precision) {
+  return precision == DType::bf16 ? bf16_matmuls(rewrite_flash_attention(g)) : g;
+}
+
+}  // namespace kiln::compiler
