@@ -26,16 +26,19 @@ struct Candidate {
 };
 
 // The `k` most likely tokens of one row of log-probs that the decoder may
-// produce (ties: lower id first).
+// produce (ties: lower id first), in one pass over the row: a token enters the
+// k best kept so far only if it beats the last of them.
 std::vector<int32_t> top_tokens(const float* row, int64_t vocab, int64_t k, const std::vector<char>& allowed) {
-  std::vector<int32_t> ids;
-  for (int32_t id = 0; id < static_cast<int32_t>(vocab); ++id)
-    if (allowed[static_cast<size_t>(id)]) ids.push_back(id);
-  const auto count = static_cast<ptrdiff_t>(std::min(k, static_cast<int64_t>(ids.size())));
-  std::partial_sort(ids.begin(), ids.begin() + count, ids.end(),
-                    [row](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
-  ids.resize(static_cast<size_t>(count));
-  return ids;
+  const auto better = [row](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; };
+  std::vector<int32_t> best;  // best first
+  if (k < 1) return best;
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab); ++id) {
+    if (!allowed[static_cast<size_t>(id)]) continue;
+    if (static_cast<int64_t>(best.size()) == k && !better(id, best.back())) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), id, better), id);
+    if (static_cast<int64_t>(best.size()) > k) best.pop_back();
+  }
+  return best;
 }
 
 // One sentence's search over its k decoder rows: row r extends live[r]; rows
