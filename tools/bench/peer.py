@@ -33,6 +33,8 @@ def parse_args():
     p.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
                    help="the Python that has torch (Debian's python3-torch is for /usr/bin/python3)")
     p.add_argument("--configs", default="tiny,small,base")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
+                   help="bf16: kiln bench --precision bf16 against torch under CPU autocast bf16")
     p.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     p.add_argument("--repeats", type=int, default=10, help="timed steps per run (at least 3)")
     p.add_argument("--max-ms", type=float, default=3000, help="stop timing a run after this long")
@@ -107,7 +109,8 @@ def measure_steps(args, env, peak):
     rows = []
     for config in args.configs:
         for threads in args.threads:
-            common = ["--config", config, "--threads", threads, "--repeats", args.repeats, "--max-ms", args.max_ms]
+            common = ["--config", config, "--threads", threads, "--repeats", args.repeats, "--max-ms", args.max_ms,
+                      "--precision", args.precision]
             kiln = run_json([args.kiln, "bench", "--model", "transformer", "--json", *common], env)
             torch = run_json(torch_script(args, "bench") + common, env)
             flops = (kiln or torch or {}).get("flops_per_step")
@@ -222,7 +225,8 @@ def training_step_tables(args, env):
         sys.exit("kiln bench --peak failed")
     rows = measure_steps(args, env, peak)
     torch = next((r["result"] for r in rows if r["framework"] == "torch" and r["result"]), None)
-    return peak, [("Training step", *step_table(rows), torch)]
+    title = "Training step" + (" (bf16: kiln --precision bf16, torch CPU autocast)" if args.precision == "bf16" else "")
+    return peak, [(title, *step_table(rows), torch)]
 
 
 def notes_on(peak, torch, load_before, load_after):

@@ -47,6 +47,9 @@ def parse_args():
     bench.add_argument("--repeats", "--steps", type=int, default=10, help="timed steps (at least 3)")
     bench.add_argument("--max-ms", type=float, default=3000, help="stop timing after this long (3 steps at least)")
     bench.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    bench.add_argument("--precision", choices=("f32", "bf16"), default="f32",
+                       help="bf16: forward and loss under torch.autocast('cpu', dtype=torch.bfloat16) (kiln's "
+                       "--precision bf16)")
     bench.add_argument("--ranks", type=int, default=1,
                        help="data-parallel processes, each --threads threads and a batch of --batch: "
                        "DistributedDataParallel over gloo (its default 25 MiB buckets)")
@@ -233,9 +236,12 @@ def bench_rank(args, torch, tm, rank=0):
     src, tgt_in, tgt_out = (torch.randint(1, args.vocab, (batch, n), generator=g)
                             for n in (args.src_len, args.tgt_len, args.tgt_len))
 
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16")
+
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_of(src, tgt_in, tgt_out)
+        with autocast:
+            loss = loss_of(src, tgt_in, tgt_out)
         loss.backward()
         opt.step()
         sched.step()
@@ -253,7 +259,7 @@ def bench_rank(args, torch, tm, rank=0):
     tokens = batch * args.ranks * (args.src_len + args.tgt_len)
     return {
         "framework": "torch", "version": torch.__version__, "config": args.config, "threads": torch.get_num_threads(),
-        "ranks": args.ranks,
+        "ranks": args.ranks, "precision": args.precision,
         "batch": batch, "src_len": args.src_len, "tgt_len": args.tgt_len, "vocab": args.vocab,
         "runs": len(ms), "median_ms": round(median, 3), "min_ms": round(min(ms), 3),
         "tokens_per_step": tokens, "tokens_per_s": round(tokens / median * 1000, 1),
