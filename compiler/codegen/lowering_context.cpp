@@ -105,22 +105,21 @@ llvm::Value* LoweringContext::load(DType t, llvm::Value* base, llvm::Value* offs
   return v;
 }
 
+llvm::Type* LoweringContext::lanes_like(llvm::Value* v, llvm::Type* scalar) {
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+    return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+  return scalar;
+}
+
 llvm::Value* LoweringContext::widen_bf16(llvm::Value* bits) {
-  llvm::Type* i32 = builder_.getInt32Ty();
-  llvm::Type* f32 = builder_.getFloatTy();
-  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(bits->getType())) {
-    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
-    f32 = llvm::FixedVectorType::get(f32, vt->getNumElements());
-  }
+  llvm::Type* i32 = lanes_like(bits, builder_.getInt32Ty());
   llvm::Value* wide = builder_.CreateShl(builder_.CreateZExt(bits, i32), llvm::ConstantInt::get(i32, 16));
-  return builder_.CreateBitCast(wide, f32, "bf16.widened");
+  return builder_.CreateBitCast(wide, lanes_like(bits, builder_.getFloatTy()), "bf16.widened");
 }
 
 llvm::Value* LoweringContext::round_bf16(llvm::Value* x) {
   auto& b = builder_;
-  llvm::Type* i32 = b.getInt32Ty();
-  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType()))
-    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+  llvm::Type* i32 = lanes_like(x, b.getInt32Ty());
   const auto c = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
   // bfloat16::round_bits: + 0x7fff + the lowest kept bit, then the low half
   // cleared; a NaN keeps its bits, made quiet.
@@ -133,26 +132,16 @@ llvm::Value* LoweringContext::round_bf16(llvm::Value* x) {
 }
 
 llvm::Value* LoweringContext::narrow_bf16(llvm::Value* x) {
-  llvm::Type* i32 = builder_.getInt32Ty();
-  llvm::Type* i16 = builder_.getInt16Ty();
-  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType())) {
-    i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
-    i16 = llvm::FixedVectorType::get(i16, vt->getNumElements());
-  }
+  llvm::Type* i32 = lanes_like(x, builder_.getInt32Ty());
   // Exact: a bf16 value's low half is zero (round_bf16 made it).
-  return builder_.CreateTrunc(builder_.CreateLShr(builder_.CreateBitCast(x, i32), llvm::ConstantInt::get(i32, 16)), i16);
+  llvm::Value* high = builder_.CreateLShr(builder_.CreateBitCast(x, i32), llvm::ConstantInt::get(i32, 16));
+  return builder_.CreateTrunc(high, lanes_like(x, builder_.getInt16Ty()));
 }
-
 
 void LoweringContext::store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v) {
   llvm::Type* elem = mem_type(t);
   llvm::Value* addr = builder_.CreateInBoundsGEP(elem, base, offset);
-  if (t == DType::boolean) {
-    llvm::Type* type = elem;
-    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
-      type = llvm::FixedVectorType::get(elem, vt->getNumElements());
-    v = builder_.CreateZExt(v, type);
-  }
+  if (t == DType::boolean) v = builder_.CreateZExt(v, lanes_like(v, elem));
   if (t == DType::bf16) v = narrow_bf16(v);
   builder_.CreateAlignedStore(v, addr, llvm::Align(dtype_size(t)));
 }

@@ -71,6 +71,8 @@ class LoweringContext {
   // bf16 bits (i16, or a vector of them) -> f32; f32 -> the nearest bf16 as an
   // f32 (bfloat16::round_bits); an exact bf16 f32 -> its bits.
   llvm::Value* widen_bf16(llvm::Value* bits);
+  // `scalar`, or a vector of it with as many lanes as v has.
+  llvm::Type* lanes_like(llvm::Value* v, llvm::Type* scalar);
   llvm::Value* round_bf16(llvm::Value* x);
   llvm::Value* narrow_bf16(llvm::Value* x);
 
