@@ -30,7 +30,9 @@ void check_fits(double value, DType dtype) {
       if (value != 0 && value != 1) throw Error("value " + v + " does not fit bool (0 or 1)");
       return;
     case DType::bf16:
-      if (std::isfinite(value) && std::isinf(round_to_bf16(static_cast<float>(value))))
+      // Past f32's range first: converting such a double to float is undefined.
+      if (std::isfinite(value) && (std::abs(value) > std::numeric_limits<float>::max() ||
+                                   std::isinf(round_to_bf16(static_cast<float>(value)))))
         throw Error("value " + v + " does not fit bf16 (its largest magnitude is 3.3895314e38)");
       return;
   }

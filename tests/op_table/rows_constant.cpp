@@ -19,7 +19,9 @@ std::vector<Sample> fill_samples(Rng& rng) {
   const std::vector<std::pair<DType, std::vector<double>>> values = {
       {DType::f32, {0.0, -2.5, 1e30, 7.0, 1e-45, -inf, nan}},
       {DType::i32, {0.0, -7.0, 2147483647.0, -2147483648.0}},
-      {DType::boolean, {0.0, 1.0}}};
+      {DType::boolean, {0.0, 1.0}},
+      // Rounded to bf16: a tie to even (1 + 2^-8), bf16's largest, a subnormal, and the non-finite ones.
+      {DType::bf16, {0.0, 1.00390625, 3.3895313892515355e38, 1e-40, inf, nan}}};
   std::vector<Sample> out;
   for (const auto& [t, fitting] : values)
     for (double value : fitting) out.push_back({{}, {{"shape", random_shape(rng)}, {"dtype", t}, {"value", value}}});

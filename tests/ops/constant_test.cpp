@@ -58,6 +58,12 @@ TEST_CASE("constant inference errors") {
         "fill(): value -2.7 does not fit i32 (an integer from -2147483648 to 2147483647)");
   CHECK(build_error("fill", {}, {{"shape", Shape{1}}, {"value", 0.5}, {"dtype", DType::boolean}}) ==
         "fill(): value 0.5 does not fit bool (0 or 1)");
+  // bf16 holds what rounds to a finite bf16: not 3.4e38 (past halfway to 2^128), nor what f32 cannot hold.
+  for (double v : {3.4e38, -1e300})
+    CHECK(build_error("fill", {}, {{"shape", Shape{1}}, {"value", v}, {"dtype", DType::bf16}})
+              .find("does not fit bf16") != std::string::npos);
+  CHECK(test::result_types("fill", {}, {{"shape", Shape{1}}, {"value", 3.38e38}, {"dtype", DType::bf16}}) ==
+        std::vector<TensorType>{{DType::bf16, {1}}});
   CHECK(build_error("iota", {}, {{"shape", Shape{2, 3}}, {"axis", int64_t{2}}}) ==
         "iota(): axis 2 is out of range for rank 2");
   CHECK(build_error("iota", {}, {{"shape", Shape{2}}, {"dtype", DType::boolean}}) ==
