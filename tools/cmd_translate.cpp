@@ -33,6 +33,7 @@ void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::strin
       ->check(dir_to_read())
       ->capture_default_str();
   add_backend_flags(cmd, exec);
+  add_precision_flag(&cmd, exec.pipeline.passes.precision);
 }
 
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {

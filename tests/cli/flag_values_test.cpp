@@ -44,6 +44,12 @@ TEST_CASE("numeric flags say what they want and refuse nan, infinities and overf
   }
   const KilnResult beam = run_kiln({"translate", "--checkpoint", ckpt, "--beam", "65", "x"});
   CHECK(beam.err.find("--beam: wants an integer from 1 to 64, got 65") != std::string::npos);
+  for (const char* cmd : {"translate", "eval", "train"}) {
+    const KilnResult precision = run_kiln({cmd, "--checkpoint", ckpt, "--precision", "f16"});
+    INFO(cmd, ": ", precision.err);
+    CHECK(precision.status == 2);
+    CHECK(precision.err.find("--precision") != std::string::npos);
+  }
   CHECK(!fs::exists(ckpt));
 }
 
