@@ -336,8 +336,7 @@ void cast_kernel(const KernelArgs& k) {
 // result's gradient cast back to the operand's dtype. Integers and bools have none.
 std::vector<Value> cast_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
   const DType from = b.type(n.operands[0]).dtype, to = b.type(n.results[0]).dtype;
-  const auto floating = [](DType t) { return t == DType::f32 || t == DType::bf16; };
-  if (!floating(from) || !floating(to)) return {Value{}};
+  if (!is_floating_point(from) || !is_floating_point(to)) return {Value{}};
   return {from == to ? dy[0] : cast(b, dy[0], from)};
 }
 

@@ -217,21 +217,9 @@ std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& a
       s.push_back(score_of());
       continue;
     }
-    llvm::Value* dropped = b.CreateAndReduce(b.CreateFCmpOEQ(m, lanes.splat(-kInf)));
-    llvm::Function* f = b.GetInsertBlock()->getParent();
-    llvm::BasicBlock* from = b.GetInsertBlock();
-    auto* keys = llvm::BasicBlock::Create(cx.context(), "keys", f);
-    auto* done = llvm::BasicBlock::Create(cx.context(), "keys.done", f);
-    b.CreateCondBr(dropped, done, keys);
-    b.SetInsertPoint(keys);
-    llvm::Value* score = score_of();
-    llvm::BasicBlock* keys_end = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    llvm::PHINode* phi = b.CreatePHI(lanes.vec(), 2, "scores");
-    phi->addIncoming(lanes.splat(-kInf), from);
-    phi->addIncoming(score, keys_end);
-    s.push_back(phi);
+    llvm::Value* kept = b.CreateOrReduce(b.CreateFCmpUNE(m, lanes.splat(-kInf)));
+    s.push_back(cx.only_if(kept, {lanes.splat(-kInf)}, [&] { return LoweringContext::Carried{score_of()}; },
+                           "scores")[0]);
   }
   return s;
 }

@@ -38,8 +38,6 @@ ElementalFn binary(BinaryOp f) {
   };
 }
 
-bool is_float(DType t) { return t == DType::f32 || t == DType::bf16; }
-
 llvm::Value* zero_like(llvm::Value* v) { return llvm::Constant::getNullValue(v->getType()); }
 
 // i32 division as the reference does it: y == 0 is a run-time error (the lanes
@@ -57,7 +55,7 @@ llvm::Value* int_div(LoweringContext& cx, llvm::Value* x, llvm::Value* y) {
 
 llvm::Value* compare(LoweringContext& cx, DType t, llvm::CmpInst::Predicate fp, llvm::CmpInst::Predicate ip,
                      llvm::Value* x, llvm::Value* y) {
-  return is_float(t) ? cx.b().CreateFCmp(fp, x, y) : cx.b().CreateICmp(ip, x, y);
+  return is_floating_point(t) ? cx.b().CreateFCmp(fp, x, y) : cx.b().CreateICmp(ip, x, y);
 }
 
 // Conversions as convert_element: to bool is x != 0 (nan is true), f32 -> i32
@@ -68,7 +66,7 @@ llvm::Value* convert(LoweringContext& cx, DType from, DType to, llvm::Value* x, 
   llvm::Type* type = cx.reg_type(to, width);
   if (from == to) return x;
   if (to == DType::boolean)
-    return is_float(from) ? b.CreateFCmpUNE(x, zero_like(x)) : b.CreateICmpNE(x, zero_like(x));
+    return is_floating_point(from) ? b.CreateFCmpUNE(x, zero_like(x)) : b.CreateICmpNE(x, zero_like(x));
   if (to == DType::bf16) return cx.round_bf16(convert(cx, from, DType::f32, x, width));
   if (from == DType::bf16) return convert(cx, DType::f32, to, x, width);
   if (from == DType::boolean) return to == DType::f32 ? b.CreateUIToFP(x, type) : b.CreateZExt(x, type);
@@ -79,7 +77,7 @@ llvm::Value* convert(LoweringContext& cx, DType from, DType to, llvm::Value* x, 
 void add_unary(EmitterRegistry& r) {
   using I = llvm::Intrinsic::ID;
   r.add_elemental("neg", unary([](LoweringContext& cx, DType t, llvm::Value* x) {
-                    return is_float(t) ? cx.b().CreateFNeg(x) : cx.b().CreateNeg(x);
+                    return is_floating_point(t) ? cx.b().CreateFNeg(x) : cx.b().CreateNeg(x);
                   }));
   r.add_elemental("exp", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_exp(cx, x); }));
   r.add_elemental("log", unary([](LoweringContext& cx, DType, llvm::Value* x) { return emit_log(cx, x); }));
@@ -100,16 +98,16 @@ void add_unary(EmitterRegistry& r) {
 
 void add_binary(EmitterRegistry& r) {
   r.add_elemental("add", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
-                    return is_float(t) ? cx.b().CreateFAdd(x, y) : cx.b().CreateAdd(x, y);
+                    return is_floating_point(t) ? cx.b().CreateFAdd(x, y) : cx.b().CreateAdd(x, y);
                   }));
   r.add_elemental("sub", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
-                    return is_float(t) ? cx.b().CreateFSub(x, y) : cx.b().CreateSub(x, y);
+                    return is_floating_point(t) ? cx.b().CreateFSub(x, y) : cx.b().CreateSub(x, y);
                   }));
   r.add_elemental("mul", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
-                    return is_float(t) ? cx.b().CreateFMul(x, y) : cx.b().CreateMul(x, y);
+                    return is_floating_point(t) ? cx.b().CreateFMul(x, y) : cx.b().CreateMul(x, y);
                   }));
   r.add_elemental("div", binary([](LoweringContext& cx, DType t, llvm::Value* x, llvm::Value* y) {
-                    return is_float(t) ? cx.b().CreateFDiv(x, y) : int_div(cx, x, y);
+                    return is_floating_point(t) ? cx.b().CreateFDiv(x, y) : int_div(cx, x, y);
                   }));
   r.add_elemental("pow", binary([](LoweringContext& cx, DType, llvm::Value* x, llvm::Value* y) -> llvm::Value* {
                     // llvm.pow becomes calls to the C library's powf, the function std::pow uses.

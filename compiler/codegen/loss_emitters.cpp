@@ -143,25 +143,10 @@ struct CrossEntropy {
     llvm::Value* keep = b.CreateICmpNE(label, cx.i64c(ignore_index));
     cx.report_error_if(b.CreateAnd(keep, b.CreateICmpUGE(label, cx.i64c(classes))), KILN_ERROR_INDEX_OUT_OF_RANGE);
 
-    llvm::Function* f = b.GetInsertBlock()->getParent();
-    llvm::BasicBlock* skip = b.GetInsertBlock();
-    auto* kept_row = llvm::BasicBlock::Create(cx.context(), "ce.kept", f);
-    auto* done = llvm::BasicBlock::Create(cx.context(), "ce.done", f);
-    b.CreateCondBr(keep, kept_row, done);
-    b.SetInsertPoint(kept_row);
-    llvm::Value* loss = b.CreateFAdd(acc[0], row_loss(dims, label));
-    llvm::Value* count = b.CreateFAdd(acc[1], llvm::ConstantFP::get(b.getDoubleTy(), 1.0));
-    llvm::BasicBlock* kept_end = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    Carried next;
-    for (auto [after, before] : {std::pair{loss, acc[0]}, std::pair{count, acc[1]}}) {
-      llvm::PHINode* phi = b.CreatePHI(b.getDoubleTy(), 2);
-      phi->addIncoming(after, kept_end);
-      phi->addIncoming(before, skip);
-      next.push_back(phi);
-    }
-    return next;
+    return cx.only_if(keep, acc, [&] {
+      return Carried{b.CreateFAdd(acc[0], row_loss(dims, label)),
+                     b.CreateFAdd(acc[1], llvm::ConstantFP::get(b.getDoubleTy(), 1.0))};
+    }, "ce.kept");
   }
 
   void emit() const {

@@ -236,6 +236,28 @@ llvm::Function* LoweringContext::define_function(const std::string& name, const 
 
 // ---- loops ----
 
+LoweringContext::Carried LoweringContext::only_if(llvm::Value* cond, const Carried& otherwise,
+                                                 const std::function<Carried()>& body, const std::string& name) {
+  llvm::Function* f = builder_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* skipped = builder_.GetInsertBlock();
+  auto* then = llvm::BasicBlock::Create(context(), name, f);
+  auto* done = llvm::BasicBlock::Create(context(), name + ".done", f);
+  builder_.CreateCondBr(cond, then, done);
+  builder_.SetInsertPoint(then);
+  const Carried made = body();
+  llvm::BasicBlock* then_end = builder_.GetInsertBlock();
+  builder_.CreateBr(done);
+  builder_.SetInsertPoint(done);
+  Carried out;
+  for (size_t i = 0; i < made.size(); ++i) {
+    llvm::PHINode* phi = builder_.CreatePHI(made[i]->getType(), 2, name);
+    phi->addIncoming(made[i], then_end);
+    phi->addIncoming(otherwise[i], skipped);
+    out.push_back(phi);
+  }
+  return out;
+}
+
 LoweringContext::Carried LoweringContext::for_range(llvm::Value* begin, llvm::Value* end, int64_t step, Carried init,
                                                    const std::function<Carried(llvm::Value*, const Carried&)>& body) {
   llvm::Function* f = builder_.GetInsertBlock()->getParent();

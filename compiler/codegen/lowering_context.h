@@ -105,6 +105,11 @@ class LoweringContext {
                     const std::function<Carried(llvm::Value*, const Carried&)>& body);
   Carried for_range(int64_t begin, int64_t end, int64_t step, Carried init,
                     const std::function<Carried(llvm::Value*, const Carried&)>& body);
+  // Values made by `body` only where `cond` (i1) holds, else `otherwise` (of the
+  // same types): a branch around the body's code, and a phi per value named
+  // `name`. For work worth skipping, not for a select.
+  Carried only_if(llvm::Value* cond, const Carried& otherwise, const std::function<Carried()>& body,
+                  const std::string& name);
   // Splits [0, n) into ranges run by the runtime's thread pool (kiln_parallel_for)
   // with at least `grain` indices per task; body(begin, end) is emitted into an
   // outlined function (ask for buffers again inside it). Calls the body directly

@@ -9,6 +9,7 @@
 #include <map>
 #include <ostream>
 
+#include "compiler/passes/constants.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -18,12 +19,6 @@ namespace {
 
 bool is_sign_test(const Node& n) {
   return n.op() == "greater" || n.op() == "greater_equal" || n.op() == "less" || n.op() == "less_equal";
-}
-
-bool is_zero_splat(const Graph& g, Value v) {
-  if (g.value(v).kind != ValueKind::result) return false;
-  const Node& n = g.producer(v);
-  return n.op() == "fill" && n.attrs.get_float("value") == 0.0;
 }
 
 }  // namespace
@@ -37,7 +32,7 @@ Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
     // A sign test against 0 (ReLU's gradient mask) of a value with a bf16 copy
     // reads the copy: rounding keeps the sign, so the test differs only for
     // |x| < 2^-134, and the f32 value need not live until the backward pass.
-    if (is_sign_test(n) && is_zero_splat(g, n.operands[1]) && rounded.count(operands[0])) {
+    if (is_sign_test(n) && splat_value(g, n.operands[1]) == 0.0 && rounded.count(operands[0])) {
       const Value wide = rw.emit(i, "cast", {rounded.at(operands[0])}, {{"dtype", DType::f32}},
                                  g.name_of(n.operands[0]) + ".widened");
       rw.replace(n.results[0], rw.emit(i, n.op(), {wide, operands[1]}, n.attrs, g.name_of(n.results[0])));

@@ -29,9 +29,9 @@ class Decoder final : public StepDecoder {
   // stay. Ends the current batch (start() again).
   void set_params(const std::map<std::string, Tensor>& params);
 
-  // StepDecoder. reorder() copies only the positions decoded so far. The caches hold padded_length(steps) positions; step() past
-  // them, step() before start(), or a wrong number of tokens or parents is a
-  // kiln::Error.
+  // StepDecoder. The caches hold padded_length(steps) positions; reorder()
+  // copies only those decoded so far. step() past them, step() before start(),
+  // or a wrong number of tokens or parents is a kiln::Error.
   void start(const Tensor& src, int64_t copies, int64_t steps) override;
   const Tensor& step(const std::vector<int32_t>& tokens) override;
   void reorder(const std::vector<int32_t>& parents) override;
