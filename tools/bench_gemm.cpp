@@ -52,25 +52,30 @@ struct Operands {
   std::vector<float> a, b, c;
 };
 
-Tensor as_tensor(const std::vector<float>& v, Shape shape) {
-  Tensor t = Tensor::zeros({DType::f32, std::move(shape)});
-  std::copy(v.begin(), v.end(), t.f32().begin());
-  return t;
+// v's values as a tensor of dtype t (f32, or bf16: rounded).
+Tensor as_tensor(const std::vector<float>& v, Shape shape, DType t) {
+  Tensor out = Tensor::zeros({t, std::move(shape)});
+  if (t == DType::bf16)
+    std::transform(v.begin(), v.end(), out.bf16().begin(), [](float x) { return bfloat16(x); });
+  else
+    std::copy(v.begin(), v.end(), out.f32().begin());
+  return out;
 }
 
 Shape stored(int64_t batch, int64_t rows, int64_t cols) {
   return batch == 1 ? Shape{rows, cols} : Shape{batch, rows, cols};
 }
 
-std::unique_ptr<compiler::JitExecutable> kiln_gemm(const GemmShape& s, const Operands& x) {
+// The JIT's matmul of operands of dtype t (C is f32 either way).
+std::unique_ptr<compiler::JitExecutable> kiln_gemm(const GemmShape& s, const Operands& x, DType t) {
   Graph g("gemm");
   Builder b(g);
   const Shape a_shape = s.ta ? stored(s.batch, s.k, s.m) : stored(s.batch, s.m, s.k);
   const Shape b_shape = s.tb ? stored(s.batch, s.n, s.k) : stored(s.batch, s.k, s.n);
-  b.output(ops::matmul(b, b.input("a", {DType::f32, a_shape}), b.input("b", {DType::f32, b_shape}), s.ta, s.tb));
+  b.output(ops::matmul(b, b.input("a", {t, a_shape}), b.input("b", {t, b_shape}), s.ta, s.tb));
   auto exe = std::make_unique<compiler::JitExecutable>(g);
-  exe->bind("a", as_tensor(x.a, a_shape));
-  exe->bind("b", as_tensor(x.b, b_shape));
+  exe->bind("a", as_tensor(x.a, a_shape, t));
+  exe->bind("b", as_tensor(x.b, b_shape, t));
   return exe;
 }
 
@@ -104,7 +109,10 @@ void bench_gemm(const BenchOptions& opts) {
   std::printf("\nmatmul GFLOP/s on the products of %s's training step (B=%lld, S=T=%lld, vocab %lld): M x K x N\n",
               opts.config.c_str(), static_cast<long long>(batch), static_cast<long long>(opts.tgt_len),
               static_cast<long long>(opts.vocab));
+  // --precision bf16: also kiln's GEMM of bf16 operands (f32 sums), beside the f32 ones.
+  const bool bf16 = opts.precision == DType::bf16;
   std::printf("%-20s %-22s %3s %8s", "product", "shape", "thr", "kiln");
+  if (bf16) std::printf(" %9s", "kiln bf16");
   for (const BlasPeer& p : peers) std::printf(" %9s", p.name().c_str());
   std::printf("  kiln/best\n");
   const std::vector<GemmShape> shapes = transformer_gemm_shapes(opts.config, batch, opts.tgt_len, opts.vocab);
@@ -115,7 +123,8 @@ void bench_gemm(const BenchOptions& opts) {
     const bool print = row > 0;
     Operands x{filled(s.batch * s.m * s.k, 1), filled(s.batch * s.k * s.n, 2),
                std::vector<float>(static_cast<size_t>(s.batch * s.m * s.n))};
-    const std::unique_ptr<compiler::JitExecutable> kiln = kiln_gemm(s, x);
+    const std::unique_ptr<compiler::JitExecutable> kiln = kiln_gemm(s, x, DType::f32);
+    const std::unique_ptr<compiler::JitExecutable> kiln_bf16 = bf16 ? kiln_gemm(s, x, DType::bf16) : nullptr;
     const double flops = 2.0 * static_cast<double>(s.batch * s.m * s.k * s.n);
     for (int t : counts) {
       kiln_set_num_threads(t);
@@ -123,6 +132,10 @@ void bench_gemm(const BenchOptions& opts) {
       const double kiln_gflops = flops / (time_runs(*kiln, opts).median_ms * 1e6);
       double best = 0;
       if (print) std::printf("%-20s %-22s %3d %8.1f", s.what.c_str(), dims(s).c_str(), t, kiln_gflops);
+      if (bf16) {
+        const double gflops = flops / (time_runs(*kiln_bf16, opts).median_ms * 1e6);
+        if (print) std::printf(" %9.1f", gflops);
+      }
       for (const BlasPeer& p : peers) {
         p.set_threads(t);
         const auto run = [&] {

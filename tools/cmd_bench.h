@@ -32,7 +32,8 @@ struct BenchOptions {
   bool per_kernel = false;         // --model: the step's time by kernel kind, at 1 thread and at --threads
   bool json = false;               // --peak, --model: one JSON line instead of the report
   std::string trace;               // --model: write the Chrome trace of 5 profiled steps here
-  DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls pass
+  DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls pass;
+                                   // --op matmul: adds kiln's GEMM of bf16 operands
 };
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.

@@ -2,6 +2,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
 #include <utility>
@@ -67,17 +68,49 @@ llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base
   return t == DType::bf16 ? cx.widen_bf16(x) : x;
 }
 
-// p runs along memory: per k, ceil(P/W) masked vector loads (lanes past `valid`
-// read as 0) and stores of the panel's P floats.
-void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Value* dst, llvm::Value* src,
-                  int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel) {
+// With vdpbf16ps (Target::bf16_dot) a bf16 operand is packed as pairs along k:
+// the 32 bits of pair (kk, p) hold elements (2kk, p) (low half) and (2kk+1, p),
+// so the layout above holds with a pair for a float and ceil(kc/2) for kc, and
+// the micro-kernel's dot product of two pairs is one lane of vdpbf16ps. An odd
+// kc's last pair is zero-padded in both operands.
+int64_t pairs_or_k(bool pairs, int64_t kc) { return pairs ? (kc + 1) / 2 : kc; }
+llvm::Value* pairs_or_k(LoweringContext& cx, bool pairs, llvm::Value* kc) {
+  return pairs ? cx.b().CreateLShr(cx.b().CreateAdd(kc, cx.i64c(1)), cx.i64c(1)) : kc;
+}
+
+// <W x i16> a, b -> the W pairs (a[l], b[l]) as the bits of <W x float>.
+llvm::Value* interleave_pairs(LoweringContext& cx, int w, llvm::Value* a, llvm::Value* b) {
+  std::vector<int> lanes;
+  for (int l = 0; l < w; ++l) lanes.insert(lanes.end(), {l, w + l});
+  return cx.b().CreateBitCast(cx.b().CreateShuffleVector(a, b, lanes),
+                              llvm::FixedVectorType::get(cx.b().getFloatTy(), static_cast<unsigned>(w)));
+}
+
+// p runs along memory: per k (pair of k's), ceil(P/W) masked vector loads
+// (lanes past `valid` read as 0) and stores of the panel's P floats (pairs).
+void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst,
+                  llvm::Value* src, int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
-  cx.for_range(cx.i64c(0), kc, 1, [&](llvm::Value* k) {
-    llvm::Value* row = operand_gep(cx, t, src, mul(cx, k, stride_k));
+  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(g.w));
+  cx.for_range(cx.i64c(0), pairs_or_k(cx, pairs, kc), 1, [&](llvm::Value* k) {
+    llvm::Value* row = operand_gep(cx, t, src, mul(cx, k, pairs ? 2 * stride_k : stride_k));
     llvm::Value* out = gep(cx, dst, mul(cx, k, panel));
+    // The pair's second row, when 2k + 1 < kc (past it: not read, 0).
+    llvm::Value* second = pairs ? b.CreateICmpSLT(add(cx, mul(cx, k, 2), cx.i64c(1)), kc) : nullptr;
     for (int first = 0; first < panel; first += g.w) {
-      llvm::Value* x = load_operand(cx, t, g.w, row, cx.i64c(first), lanes_below(cx, g.w, first, valid));
+      llvm::Value* in_panel = lanes_below(cx, g.w, first, valid);
+      llvm::Value* x = nullptr;
+      if (pairs) {
+        // Not inbounds: the second row of an odd kc's last pair may be past the operand.
+        const auto half = [&](int64_t r, llvm::Value* mask) {
+          return b.CreateMaskedLoad(halves, b.CreateGEP(b.getInt16Ty(), row, cx.i64c(r * stride_k + first)),
+                                    llvm::Align(2), mask, llvm::Constant::getNullValue(halves));
+        };
+        x = interleave_pairs(cx, g.w, half(0, in_panel), half(1, b.CreateAnd(in_panel, cx.splat(second, g.w))));
+      } else {
+        x = load_operand(cx, t, g.w, row, cx.i64c(first), in_panel);
+      }
       llvm::Value* to = gep(cx, out, cx.i64c(first));
       if (first + g.w <= panel)
         b.CreateAlignedStore(x, to, store_align);
@@ -109,15 +142,21 @@ std::vector<llvm::Value*> transpose(LoweringContext& cx, std::vector<llvm::Value
 }
 
 // k runs along memory: the panel's P source rows are taken W at a time, W k's
-// at a time; each W x W block is loaded as W row vectors (masked past `valid`
-// rows and past kc), transposed in registers and stored as W groups of P.
-void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Value* dst, llvm::Value* src,
-                  int64_t stride_p, llvm::Value* kc, llvm::Value* valid, int panel) {
+// (pairs of k's) at a time; each W x W block is loaded as W row vectors (masked
+// past `valid` rows and past kc), transposed in registers and stored as W groups
+// of P.
+void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst,
+                  llvm::Value* src, int64_t stride_p, llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
-  llvm::Value* zero = llvm::Constant::getNullValue(llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w)));
+  auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
+  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(2 * g.w));
+  llvm::Value* zero = llvm::Constant::getNullValue(vec);
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
-  cx.for_range(cx.i64c(0), kc, g.w, [&](llvm::Value* k0) {
-    llvm::Value* k_lanes = lanes_below(cx, g.w, 0, b.CreateSub(kc, k0));
+  llvm::Value* units = pairs_or_k(cx, pairs, kc);
+  cx.for_range(cx.i64c(0), units, g.w, [&](llvm::Value* k0) {
+    // The lanes (halves of pairs) of the W units at k0 that are inside kc.
+    llvm::Value* k_lanes = pairs ? lanes_below(cx, 2 * g.w, 0, b.CreateSub(kc, mul(cx, k0, 2)))
+                                 : lanes_below(cx, g.w, 0, b.CreateSub(kc, k0));
     for (int first = 0; first < panel; first += g.w) {
       std::vector<llvm::Value*> rows;
       for (int r = first; r < first + g.w; ++r) {
@@ -125,15 +164,23 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Val
           rows.push_back(zero);
           continue;
         }
-        llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(b.CreateICmpSLT(cx.i64c(r), valid), g.w));
-        rows.push_back(load_operand(cx, t, g.w, src, add(cx, cx.i64c(r * stride_p), k0), mask));
+        llvm::Value* row_ok = b.CreateICmpSLT(cx.i64c(r), valid);
+        if (pairs) {
+          llvm::Value* at = b.CreateGEP(b.getInt16Ty(), src, add(cx, cx.i64c(r * stride_p), mul(cx, k0, 2)));
+          llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(row_ok, 2 * g.w));
+          rows.push_back(b.CreateBitCast(
+              b.CreateMaskedLoad(halves, at, llvm::Align(2), mask, llvm::Constant::getNullValue(halves)), vec));
+        } else {
+          llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(row_ok, g.w));
+          rows.push_back(load_operand(cx, t, g.w, src, add(cx, cx.i64c(r * stride_p), k0), mask));
+        }
       }
       const std::vector<llvm::Value*> columns = transpose(cx, std::move(rows), g.w);
       llvm::Value* panel_lanes = lanes_below(cx, g.w, first, cx.i64c(panel));
       for (int l = 0; l < g.w; ++l) {
         llvm::Value* k = add(cx, k0, cx.i64c(l));
         llvm::Value* to = b.CreateGEP(b.getFloatTy(), dst, add(cx, mul(cx, k, panel), cx.i64c(first)));
-        llvm::Value* mask = b.CreateAnd(panel_lanes, cx.splat(b.CreateICmpSLT(k, kc), g.w));
+        llvm::Value* mask = b.CreateAnd(panel_lanes, cx.splat(b.CreateICmpSLT(k, units), g.w));
         b.CreateMaskedStore(columns[static_cast<size_t>(l)], to, store_align, mask);
       }
     }
@@ -143,11 +190,12 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, llvm::Val
 // Defines void NAME(ptr buffers, ptr dst, ptr src, i64 kc, i64 extent), which
 // packs kc x extent elements of a source of dtype t with these strides (element
 // (k, p) at src + k*stride_k + p*stride_p) into `dst` in panels of `panel` (MR
-// or NR), the layout of gemm.h, as f32, zero-padding the last panel. Not
+// or NR), the layout of gemm.h, as f32 (or bf16 pairs), zero-padding the last
+// panel. Not
 // inlined: with the block sizes as constants LLVM would unroll the copy loops
 // into huge code.
-llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, const std::string& name,
-                            int64_t stride_k, int64_t stride_p, int panel) {
+llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs,
+                            const std::string& name, int64_t stride_k, int64_t stride_p, int panel) {
   auto& b = cx.b();
   llvm::Function* f = cx.define_function(name, {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()}, [&](llvm::Function* f) {
     llvm::Value* dst = f->getArg(1);
@@ -155,16 +203,16 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t,
     llvm::Value* kc = f->getArg(3);
     llvm::Value* extent = f->getArg(4);
     llvm::Value* panels = b.CreateUDiv(b.CreateAdd(extent, cx.i64c(panel - 1)), cx.i64c(panel));
-    llvm::Value* panel_size = b.CreateMul(kc, cx.i64c(panel), "", true, true);
+    llvm::Value* panel_size = b.CreateMul(pairs_or_k(cx, pairs, kc), cx.i64c(panel), "", true, true);
     cx.for_range(cx.i64c(0), panels, 1, [&](llvm::Value* q) {
       llvm::Value* p0 = mul(cx, q, panel);
       llvm::Value* valid = min_i64(cx, cx.i64c(panel), b.CreateSub(extent, p0));
       llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
       llvm::Value* from = operand_gep(cx, t, src, mul(cx, p0, stride_p));
       if (stride_p == 1)
-        pack_along_p(cx, g, t, to, from, stride_k, kc, valid, panel);
+        pack_along_p(cx, g, t, pairs, to, from, stride_k, kc, valid, panel);
       else
-        pack_along_k(cx, g, t, to, from, stride_p, kc, valid, panel);
+        pack_along_k(cx, g, t, pairs, to, from, stride_p, kc, valid, panel);
     });
   });
   f->addFnAttr(llvm::Attribute::NoInline);
@@ -180,8 +228,10 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t,
 // rows then addressed from one register with constant displacements. The C tile
 // is loaded and stored with masks (column lanes below cols, rows below rows), so
 // edge tiles touch nothing outside rows x cols. Not inlined, so its K loop keeps
-// a run-time trip count and is not unrolled whole.
-llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, const std::string& name,
+// a run-time trip count and is not unrolled whole. With `pairs` the floats are
+// bf16 pairs (kc counts pairs) and each FMA a vdpbf16ps: an A pair broadcast
+// against a B vector of W pairs adds two products to each lane.
+llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, bool pairs, const std::string& name,
                                     int64_t a_row, int64_t a_k) {
   auto& b = cx.b();
   const std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.ptr(), cx.i64(),
@@ -230,7 +280,8 @@ llvm::Function* define_micro_kernel(LoweringContext& cx, const GemmBlocking& g, 
         llvm::Value* ai = b.CreateAlignedLoad(b.getFloatTy(), gep(cx, a_col, cx.i64c(i * a_row)), llvm::Align(4));
         llvm::Value* splat = cx.splat(ai, g.w);
         for (int v = 0; v < vectors; ++v)
-          next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec}, {splat, bv[v], sums[i * vectors + v]}));
+          next.push_back(pairs ? dot_bf16_pairs(cx, sums[i * vectors + v], splat, bv[v])
+                               : b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec}, {splat, bv[v], sums[i * vectors + v]}));
       }
       return next;
     });
@@ -281,6 +332,12 @@ std::pair<Split, Split> split_tasks(const GemmBlocking& g, const GemmProblem& p,
 
 }  // namespace
 
+llvm::Value* dot_bf16_pairs(LoweringContext& cx, llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  auto* bf16s = llvm::FixedVectorType::get(cx.b().getBFloatTy(), 32);
+  return cx.b().CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+                                {acc, cx.b().CreateBitCast(a, bf16s), cx.b().CreateBitCast(b, bf16s)});
+}
+
 // Packing buffers live on the stack of the outlined task function (allocas in its
 // entry block, 64-byte aligned), sized by the task's blocks: at most (MC + NC) *
 // KC floats, 480 KiB with AVX-512 (MC = 224, NC = 256, KC = 256) and 224 KiB
@@ -298,23 +355,28 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   auto& b = cx.b();
   const GemmBlocking g = gemm_blocking(cx.vector_width());
   const auto [m_split, n_split] = split_tasks(g, p, std::max<int64_t>(1, kiln_num_threads()));
-  const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(g.kc, p.k);
-  const bool a_in_place = !p.ta && p.operands == DType::f32;  // a bf16 A is widened as it is packed
-  llvm::Function* micro = define_micro_kernel(cx, g, name + ".micro", 1, g.mr);
-  llvm::Function* micro_in_place = a_in_place ? define_micro_kernel(cx, g, name + ".micro_a", p.k, 1) : nullptr;
-  // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
   const DType t = p.operands;
-  llvm::Function* pack_a = p.ta ? define_pack(cx, g, t, name + ".pack_a", p.m, 1, g.mr)
-                                : define_pack(cx, g, t, name + ".pack_a", 1, p.k, g.mr);
-  llvm::Function* pack_b = p.tb ? define_pack(cx, g, t, name + ".pack_b", 1, p.k, g.nr)
-                                : define_pack(cx, g, t, name + ".pack_b", p.n, 1, g.nr);
+  // bf16 operands: pairs for vdpbf16ps where the target has it, else widened to f32 as they are packed.
+  const bool pairs = t == DType::bf16 && cx.target().bf16_dot;
+  // A K block of pairs holds as many bytes as one of floats, twice the k's.
+  const int64_t mc = m_split.largest(), nc = n_split.largest(), kc = std::min(pairs ? 2 * g.kc : g.kc, p.k);
+  // A row-major A is read in place as floats, or as pairs when its rows hold whole pairs.
+  const bool a_in_place = !p.ta && (t == DType::f32 || (pairs && p.k % 2 == 0));
+  llvm::Function* micro = define_micro_kernel(cx, g, pairs, name + ".micro", 1, g.mr);
+  llvm::Function* micro_in_place =
+      a_in_place ? define_micro_kernel(cx, g, pairs, name + ".micro_a", pairs_or_k(pairs, p.k), 1) : nullptr;
+  // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
+  llvm::Function* pack_a = p.ta ? define_pack(cx, g, t, pairs, name + ".pack_a", p.m, 1, g.mr)
+                                : define_pack(cx, g, t, pairs, name + ".pack_a", 1, p.k, g.mr);
+  llvm::Function* pack_b = p.tb ? define_pack(cx, g, t, pairs, name + ".pack_b", 1, p.k, g.nr)
+                                : define_pack(cx, g, t, pairs, name + ".pack_b", p.n, 1, g.nr);
 
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(
       name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
         llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
-        llvm::Value* a_pack = cx.stack_buffer((a_in_place ? g.mr : mc) * kc, "a_pack");
-        llvm::Value* b_pack = cx.stack_buffer(kc * nc, "b_pack");
+        llvm::Value* a_pack = cx.stack_buffer((a_in_place ? g.mr : mc) * pairs_or_k(pairs, kc), "a_pack");
+        llvm::Value* b_pack = cx.stack_buffer(pairs_or_k(pairs, kc) * nc, "b_pack");
         // The (batch, N block) pairs of the range, and each pair's M blocks in it.
         llvm::Value* first_pair = b.CreateUDiv(begin, cx.i64c(m_blocks));
         llvm::Value* end_pair = add(cx, b.CreateUDiv(b.CreateSub(end, cx.i64c(1)), cx.i64c(m_blocks)), cx.i64c(1));
@@ -334,6 +396,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           // NR columns right after its micro-kernels, while it is in L1.
           const auto k_block = [&](llvm::Value* pc, bool last) {
             llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
+            llvm::Value* units = pairs_or_k(cx, pairs, depth);  // of a packed panel's k groups
             llvm::Value* b_block =
                 operand_gep(cx, t, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
             b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
@@ -353,15 +416,15 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
                 llvm::Value* panel_cols = min_i64(cx, cx.i64c(g.nr), b.CreateSub(cols, jr));
                 cx.for_range(cx.i64c(0), rows, g.mr, [&](llvm::Value* ir) {
                   llvm::Value* kernel = micro;
-                  llvm::Value* a_panel = gep(cx, a_pack, b.CreateMul(b.CreateSub(ir, whole), depth));
+                  llvm::Value* a_panel = gep(cx, a_pack, b.CreateMul(b.CreateSub(ir, whole), units));
                   if (a_in_place) {
                     llvm::Value* in_place = b.CreateICmpSLT(ir, whole);
                     kernel = b.CreateSelect(in_place, micro_in_place, micro);
-                    a_panel = b.CreateSelect(in_place, gep(cx, a_block, mul(cx, ir, p.k)), a_pack);
+                    a_panel = b.CreateSelect(in_place, operand_gep(cx, t, a_block, mul(cx, ir, p.k)), a_pack);
                   }
                   b.CreateCall(micro->getFunctionType(), kernel,
-                               {buffers, a_panel, gep(cx, b_pack, b.CreateMul(jr, depth)),
-                                gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), depth,
+                               {buffers, a_panel, gep(cx, b_pack, b.CreateMul(jr, units)),
+                                gep(cx, c_block, add(cx, mul(cx, ir, p.n), jr)), cx.i64c(p.n), units,
                                 min_i64(cx, cx.i64c(g.mr), b.CreateSub(rows, ir)), panel_cols, accumulate});
                 });
                 if (last && p.epilogue) p.epilogue(bi, m0, rows, add(cx, n0, jr), panel_cols);

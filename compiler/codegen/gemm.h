@@ -21,6 +21,11 @@
 // or from C itself (later blocks) and adds a[i,k]*b[k,j] for k in order with
 // llvm.fmuladd, so every element is one fixed chain over k, whatever the tiling
 // or the thread that computes it.
+//
+// bf16 operands on a CPU with avx512_bf16 (Target::bf16_dot) stay bf16: they are
+// packed as pairs of k's (gemm.cpp) and vdpbf16ps adds two exact products to each
+// f32 lane, at twice the f32 FMA's rate (its denormal inputs and results are
+// zero). Elsewhere they are widened to f32 as they are packed.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -86,5 +91,9 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
 // product with the tied embeddings (kGemmRowsMaxM: gemm_shapes.h).
 bool use_gemm_rows(const GemmProblem& p);
 void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProblem& p);
+
+// acc (<16 x float>) + the dot products of the bf16 pairs in a's and b's lanes
+// (each <16 x float> holding pairs' bits): vdpbf16ps, for both GEMMs.
+llvm::Value* dot_bf16_pairs(LoweringContext& cx, llvm::Value* acc, llvm::Value* a, llvm::Value* b);
 
 }  // namespace kiln::compiler

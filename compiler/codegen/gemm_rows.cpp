@@ -13,7 +13,7 @@
 // element (i, j). Rows and columns past the edge read the last row or column
 // instead (in bounds; their sums are not stored). Summation order, per element:
 // W lane chains over k, then a fixed pairwise tree over the lanes, whatever the
-// threads.
+// threads. bf16 rows with vdpbf16ps (gemm.h) are read 2W at a time, as W pairs.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -43,9 +43,11 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
   // 16 (2 x 4), 24 of AVX-512's 32 (4 x 4), 8 of SSE's 16 (2 x 2).
   const int mt = w >= 16 ? 4 : 2, nt = w / mt;
   const int64_t unit = nt * ((2 * w + nt - 1) / nt);  // columns per work unit: whole tiles, at least 2W
-  const int64_t units = (p.n + unit - 1) / unit, k_main = p.k / w * w;
+  const bool pairs = p.operands == DType::bf16 && cx.target().bf16_dot;
+  const int step_k = pairs ? 2 * w : w;  // k's per step: W floats, or W pairs
+  const int64_t units = (p.n + unit - 1) / unit, k_main = p.k / step_k * step_k;
   auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(w));
-  auto* in_memory = llvm::FixedVectorType::get(cx.mem_type(p.operands), static_cast<unsigned>(w));
+  auto* in_memory = llvm::FixedVectorType::get(cx.mem_type(p.operands), static_cast<unsigned>(step_k));
   cx.parallel_for(name + ".rows", p.batches * units, LoweringContext::grain_for(p.m * unit * p.k),
                   [&](llvm::Value* begin, llvm::Value* end) {
     cx.for_range(begin, end, 1, [&](llvm::Value* u) {
@@ -67,21 +69,22 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
             b_rows.push_back(b.CreateInBoundsGEP(
                 elem, bm, b.CreateMul(min_i64(cx, b.CreateAdd(n0, cx.i64c(j)), cx.i64c(p.n - 1)),
                                                 cx.i64c(p.k))));
-          // One step of W k's at k0, `lanes` of them valid.
+          // One step of step_k k's at k0, `lanes` of them valid.
           const auto step = [&](llvm::Value* k0, int lanes, const LoweringContext::Carried& sums) {
-            // W elements as f32 (a bf16 operand widened).
+            // W elements as f32 (a bf16 operand widened), or W pairs' bits.
             const auto load = [&](llvm::Value* row) {
               llvm::Value* at = b.CreateInBoundsGEP(elem, row, k0);
               const llvm::Align align(dtype_size(p.operands));
               llvm::Value* x = nullptr;
-              if (lanes == w) {
+              if (lanes == step_k) {
                 x = b.CreateAlignedLoad(in_memory, at, align);
               } else {
                 std::vector<llvm::Constant*> bits;
-                for (int l = 0; l < w; ++l) bits.push_back(b.getInt1(l < lanes));
+                for (int l = 0; l < step_k; ++l) bits.push_back(b.getInt1(l < lanes));
                 x = b.CreateMaskedLoad(in_memory, at, align, llvm::ConstantVector::get(bits),
                                        llvm::Constant::getNullValue(in_memory));
               }
+              if (pairs) return b.CreateBitCast(x, vec);
               return p.operands == DType::bf16 ? cx.widen_bf16(x) : x;
             };
             std::vector<llvm::Value*> av, bv;
@@ -90,14 +93,16 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
             LoweringContext::Carried next;
             for (int i = 0; i < mt; ++i)
               for (int j = 0; j < nt; ++j)
-                next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec},
-                                                 {av[static_cast<size_t>(i)], bv[static_cast<size_t>(j)],
-                                                  sums[static_cast<size_t>(i * nt + j)]}));
+                next.push_back(pairs ? dot_bf16_pairs(cx, sums[static_cast<size_t>(i * nt + j)],
+                                                      av[static_cast<size_t>(i)], bv[static_cast<size_t>(j)])
+                                     : b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec},
+                                                         {av[static_cast<size_t>(i)], bv[static_cast<size_t>(j)],
+                                                          sums[static_cast<size_t>(i * nt + j)]}));
             return next;
           };
           LoweringContext::Carried acc(static_cast<size_t>(mt * nt), llvm::Constant::getNullValue(vec));
-          acc = cx.for_range(0, k_main, w, acc, [&](llvm::Value* k0, const LoweringContext::Carried& sums) {
-            return step(k0, w, sums);
+          acc = cx.for_range(0, k_main, step_k, acc, [&](llvm::Value* k0, const LoweringContext::Carried& sums) {
+            return step(k0, step_k, sums);
           });
           if (k_main < p.k) acc = step(cx.i64c(k_main), static_cast<int>(p.k - k_main), acc);
           // Row i's NT sums, lanes i*NT .., as one masked store of the columns below the edge.

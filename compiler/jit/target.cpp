@@ -72,6 +72,7 @@ Target detect_target(const std::string& cpu_override) {
   }
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(t);
   t.vector_width = vector_width_of(*tm->getMCSubtargetInfo());
+  t.bf16_dot = t.vector_width == 16 && tm->getMCSubtargetInfo()->checkFeatures("+avx512bf16");
   return t;
 }
 

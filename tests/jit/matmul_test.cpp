@@ -17,6 +17,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
@@ -39,6 +40,7 @@ namespace {
 struct Case {
   Shape a, b;  // operand shapes as stored (already transposed where the flag is set)
   bool ta = false, tb = false;
+  DType operands = DType::f32;  // or bf16 (C is f32 either way)
 };
 
 // The stored shape of an operand whose op() is rows x cols with batch dims in front.
@@ -54,10 +56,16 @@ Case make_case(int64_t m, int64_t k, int64_t n, bool ta, bool tb, const Shape& a
   return {stored(a_batch, m, k, ta), stored(b_batch, k, n, tb), ta, tb};
 }
 
+Case bf16_case(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+  Case c = make_case(m, k, n, ta, tb);
+  c.operands = DType::bf16;
+  return c;
+}
+
 Graph matmul_graph(const Case& c) {
   Graph g("matmul");
   Builder b(g);
-  b.output(ops::matmul(b, b.input("a", {DType::f32, c.a}), b.input("b", {DType::f32, c.b}), c.ta, c.tb));
+  b.output(ops::matmul(b, b.input("a", {c.operands, c.a}), b.input("b", {c.operands, c.b}), c.ta, c.tb));
   return g;
 }
 
@@ -70,13 +78,26 @@ const Tensor& run(Executable& exe, const Tensor& a, const Tensor& b) {
 
 Tensor absolute(const Tensor& t) {
   Tensor out = t;
+  if (t.dtype() == DType::bf16) {
+    for (bfloat16& v : out.bf16()) v.bits &= 0x7fff;
+    return out;
+  }
   for (float& v : out.f32()) v = std::fabs(v);
   return out;
 }
 
+// An f32 tensor's values rounded to `t` (f32 or bf16).
+Tensor as_operand(const Tensor& f, DType t) {
+  if (t == DType::f32) return f;
+  xt::xarray<bfloat16> out = xt::xarray<bfloat16>::from_shape(f.f32().shape());
+  std::transform(f.f32().begin(), f.f32().end(), out.begin(), [](float v) { return bfloat16(v); });
+  return Tensor(std::move(out));
+}
+
 std::string describe(const Case& c) {
   std::ostringstream os;
-  os << "a " << shape_str(c.a) << (c.ta ? "^T" : "") << " b " << shape_str(c.b) << (c.tb ? "^T" : "");
+  os << dtype_name(c.operands) << " a " << shape_str(c.a) << (c.ta ? "^T" : "") << " b " << shape_str(c.b)
+     << (c.tb ? "^T" : "");
   return os.str();
 }
 
@@ -112,7 +133,8 @@ void check_values(const Case& c, const Tensor& a, const Tensor& b, bool exact,
 }
 
 void check_random(Rng& rng, const Case& c, const compiler::JitOptions& options = {}) {
-  check_values(c, random_tensor(rng, {DType::f32, c.a}), random_tensor(rng, {DType::f32, c.b}), false, options);
+  check_values(c, as_operand(random_tensor(rng, {DType::f32, c.a}), c.operands),
+               as_operand(random_tensor(rng, {DType::f32, c.b}), c.operands), false, options);
 }
 
 Tensor small_integers(Rng& rng, const Shape& s) { return random_tensor(rng, {DType::f32, s}, Values::integers); }
@@ -180,6 +202,26 @@ TEST_CASE("jit matmul of a few rows, B stored n x k read in place (gemm_rows), o
       check_random(rng, make_case(5, 9, 23, ta, tb, {3}, {1}), jit_for_cpu(cpu));
       check_random(rng, make_case(5, 9, 23, ta, tb, {1}, {2}), jit_for_cpu(cpu));
     }
+  }
+}
+
+TEST_CASE("jit matmul of bf16 operands: vdpbf16ps where the host has avx512_bf16, widened on AVX2 and SSE") {
+  // The pairs of k's of the vdpbf16ps path (gemm.h) around an odd k, the register
+  // tile, a K block of pairs (2 KC) and gemm_rows' steps of 2W; every flag, so
+  // every packing (pairs along k, pairs interleaved across rows) and A read in
+  // place (even k) or packed (odd k). Products of bf16 values are exact in f32,
+  // so the bound of f32's sums holds.
+  const compiler::GemmBlocking g = host_blocking();
+  const std::vector<std::array<int64_t, 3>> mkn = {
+      {1, 1, 1},          {3, 2, 5},         {g.mr + 1, 3, g.nr + 1},  {g.mr - 1, 2 * g.kc + 1, g.nr - 1},
+      {97, 33, 2 * g.nr + 3}, {g.mc + 1, 2 * g.kc - 1, 5}, {40, 2 * g.kc + 2, 70}, {4, 2 * g.w + 1, 17},
+      {16, 64, 1000},     {5, 2 * g.w - 1, 3}};
+  Rng rng(45);
+  INFO("host bf16 dot: " << compiler::detect_target().bf16_dot);
+  for (const char* cpu : {"", "haswell", "nehalem"}) {
+    INFO("target cpu " << (*cpu ? cpu : "host"));
+    for (const auto& [m, k, n] : mkn)
+      for (const auto& [ta, tb] : kFlags) check_random(rng, bf16_case(m, k, n, ta, tb), jit_for_cpu(cpu));
   }
 }
 

@@ -199,7 +199,10 @@ TEST_CASE("greedy and beam search over the cache choose the full-prefix decoder'
       REQUIRE(got.size() == expected.size());
       for (size_t i = 0; i < got.size(); ++i) {
         CHECK(got[i].tokens == expected[i].tokens);
-        CHECK(got[i].log_prob == doctest::Approx(expected[i].log_prob).epsilon(1e-5));
+        // The cached step's products take the few-rows GEMM, the full prefix's
+        // the packed one: their sums round otherwise. With weights scaled by 3
+        // that moved a total by 3.1e-5 of it on AVX-512 (16-lane chains).
+        CHECK(got[i].log_prob == doctest::Approx(expected[i].log_prob).epsilon(5e-5));
         // Beam search reorders the rows of both alike: each hypothesis scored
         // alone, its tokens fed, checks the reordering itself. Alone, one row
         // runs other shapes than the beam's three, whose sums round otherwise;
