@@ -17,31 +17,37 @@ namespace {
 
 using Words = std::array<llvm::Value*, 4>;
 
+// The rounds run on 32-bit words held in the low halves of 64-bit lanes: each
+// multiply is then one vpmuludq/pmuludq (its operands' high halves are zero)
+// giving both the high and the low word, with no narrowing and widening per
+// round; the words are narrowed to i32 once, after the last round.
 struct Philox {
   LoweringContext& cx;
   int width;
 
-  llvm::Value* u32(uint32_t v) { return cx.i32c(static_cast<int32_t>(v), width); }
   llvm::Type* wide() { return cx.b().getInt64Ty(); }
   llvm::Type* wide_vec() { return width == 1 ? wide() : llvm::FixedVectorType::get(wide(), static_cast<unsigned>(width)); }
+  llvm::Value* u64(uint64_t v) { return llvm::ConstantInt::get(wide_vec(), v); }
 
-  // The 64-bit product of a constant and a 32-bit value, as (hi, lo) halves.
+  // The 64-bit product of a constant and a word, as (hi, lo) words.
   std::pair<llvm::Value*, llvm::Value*> mul_wide(uint32_t m, llvm::Value* x) {
     auto& b = cx.b();
-    llvm::Value* p = b.CreateMul(b.CreateZExt(x, wide_vec()), llvm::ConstantInt::get(wide_vec(), m));
-    llvm::Type* narrow = x->getType();
-    return {b.CreateTrunc(b.CreateLShr(p, llvm::ConstantInt::get(wide_vec(), 32)), narrow), b.CreateTrunc(p, narrow)};
+    llvm::Value* p = b.CreateMul(x, u64(m), "", /*HasNUW=*/true);
+    return {b.CreateLShr(p, u64(32)), b.CreateAnd(p, u64(0xffffffffu))};
   }
 
-  // philox::philox4x32_10 on lanes of counters with a constant key.
+  // philox::philox4x32_10 on lanes of counters (words, zero-extended) with a
+  // constant key; returns the four i32 words.
   Words words(Words c, philox::Key key) {
     auto& b = cx.b();
     for (int r = 0; r < philox::kRounds; ++r) {
       if (r > 0) key = {key[0] + philox::kWeyl0, key[1] + philox::kWeyl1};
       const auto [hi0, lo0] = mul_wide(philox::kMul0, c[0]);
       const auto [hi1, lo1] = mul_wide(philox::kMul1, c[2]);
-      c = {b.CreateXor(b.CreateXor(hi1, c[1]), u32(key[0])), lo1, b.CreateXor(b.CreateXor(hi0, c[3]), u32(key[1])), lo0};
+      c = {b.CreateXor(b.CreateXor(hi1, c[1]), u64(key[0])), lo1, b.CreateXor(b.CreateXor(hi0, c[3]), u64(key[1])),
+           lo0};
     }
+    for (llvm::Value*& w : c) w = b.CreateTrunc(w, cx.reg_type(DType::i32, width));
     return c;
   }
 };
@@ -59,11 +65,10 @@ llvm::Value* draws(LoweringContext& cx, llvm::Value* first, int width, llvm::Val
     for (int j = 0; j < calls; ++j) offsets.push_back(b.getInt64(static_cast<uint64_t>(j)));
     q = b.CreateAdd(q, llvm::ConstantVector::get(offsets), "", true, true);
   }
-  llvm::Type* u32 = cx.reg_type(DType::i32, calls);
   Philox philox{cx, calls};
-  const Words w = philox.words({b.CreateTrunc(q, u32), cx.splat(step, calls),
-                                b.CreateTrunc(b.CreateLShr(q, llvm::ConstantInt::get(q->getType(), 32)), u32),
-                                cx.i32c(0, calls)},
+  llvm::Value* step_word = cx.splat(b.CreateZExt(step, b.getInt64Ty()), calls);
+  const Words w = philox.words({b.CreateAnd(q, philox.u64(0xffffffffu)), step_word,
+                                b.CreateLShr(q, philox.u64(32)), philox.u64(0)},
                                key);
   llvm::Value* skip = b.CreateTrunc(b.CreateAnd(first, llvm::ConstantInt::get(i64, 3)), b.getInt32Ty());  // first % 4
   if (calls == 1)  // word first % 4
