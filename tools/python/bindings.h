@@ -48,6 +48,9 @@ py::array array_copy(const Tensor& t);
 // A pass list given as None (the default pipeline), "a,b" or a list of names.
 std::vector<std::string> pass_names(const py::object& passes);
 
+// The `precision` argument: 'f32' or 'bf16' (the bf16-matmuls pass); kiln::Error otherwise.
+DType parse_precision(const std::string& precision);
+
 void define_errors(py::module_& m);
 void define_graph(py::module_& m);
 void define_builder(py::module_& m);

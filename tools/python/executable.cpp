@@ -188,16 +188,14 @@ std::unique_ptr<PyExecutable> compile(const Graph& graph, const std::string& bac
                                       const py::object& passes, bool check_numerics, uint64_t seed,
                                       const std::string& target_cpu, bool cache, bool reuse,
                                       const std::string& dump_dir, const std::string& precision) {
-  const std::optional<DType> arithmetic = parse_dtype(precision);
-  if (!arithmetic || (*arithmetic != DType::f32 && *arithmetic != DType::bf16))
-    throw Error("precision must be 'f32' or 'bf16', got '" + precision + "'");
+  const DType arithmetic = parse_precision(precision);
   // Checked against the pool's limit here, where any Python int arrives (opts.threads is an int).
   if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions opts;
   opts.backend = backend;
   opts.target_cpu = target_cpu;
   opts.pipeline.passes.passes = pass_names(passes);
-  opts.pipeline.passes.precision = *arithmetic;
+  opts.pipeline.passes.precision = arithmetic;
   opts.pipeline.reuse = reuse;
   opts.pipeline.dump_dir = dump_dir;
   opts.kernels.cache = cache;
@@ -258,6 +256,13 @@ output). copy=True gives a writable copy instead.
 Not thread-safe: one call at a time per executable.)";
 
 }  // namespace
+
+DType parse_precision(const std::string& precision) {
+  const std::optional<DType> t = parse_dtype(precision);
+  if (!t || (*t != DType::f32 && *t != DType::bf16))
+    throw Error("precision must be 'f32' or 'bf16', got '" + precision + "'");
+  return *t;
+}
 
 void define_executable(py::module_& m) {
   py::class_<PyExecutable>(m, "Executable", kExecutableDoc)

@@ -60,10 +60,12 @@ void check_not_negative(const char* option, double value) {
 
 // The threads are set (and checked against the pool's limit) here, where any
 // Python int arrives; the executables then leave them as they are.
-compiler::BackendOptions backend_options(const std::string& backend, int64_t threads) {
+compiler::BackendOptions backend_options(const std::string& backend, int64_t threads, const std::string& precision) {
+  const DType arithmetic = parse_precision(precision);
   if (threads != 0) compiler::set_threads(threads, "threads");
   compiler::BackendOptions exec;
   exec.backend = backend;
+  exec.pipeline.passes.precision = arithmetic;
   return exec;
 }
 
@@ -74,7 +76,7 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
                           double lr_factor, int64_t eval_every, double eval_minutes, int64_t save_every,
                           int64_t keep_snapshots, int64_t eval_sentences, int64_t log_every,
                           const std::string& data_dir, const std::string& backend, int64_t threads,
-                          const py::object& log) {
+                          const std::string& precision, const py::object& log) {
   models::TrainOptions o;
   o.task = task;
   o.checkpoint_dir = checkpoint;
@@ -111,7 +113,7 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
   o.eval_sentences = eval_sentences;
   o.log_every = log_every;
   o.data_dir = data_dir;
-  o.exec = backend_options(backend, threads);
+  o.exec = backend_options(backend, threads, precision);
   std::optional<LineSink> sink;
   std::optional<std::ostream> stream;
   if (!log.is_none()) {
@@ -147,11 +149,11 @@ py::list step_losses(const std::vector<models::EvalPoint>& points) {
 class Translator {
  public:
   Translator(const std::string& checkpoint, int beam, double length_penalty, const std::string& data_dir,
-             const std::string& backend, int64_t threads)
+             const std::string& backend, int64_t threads, const std::string& precision)
       : decode_{beam, length_penalty} {
     if (beam < 1) throw Error("beam: " + std::to_string(beam) + " is not a beam size (1: greedy)");
     check_not_negative("length_penalty", length_penalty);
-    const compiler::BackendOptions exec = backend_options(backend, threads);
+    const compiler::BackendOptions exec = backend_options(backend, threads, precision);
     py::gil_scoped_release unlocked;
     model_ = models::load_trained_model(checkpoint, data_dir, exec);
   }
@@ -206,6 +208,7 @@ batch_tokens, max_train_len, warmup, lr_factor    0: the recipe's (max_train_len
 eval_every, eval_minutes, save_every, keep_snapshots, eval_sentences, log_every: as the command's flags
 data_dir        de-en: the trans-de-en dictionary
 backend, threads  'jit' or 'interp'; the JIT's threads (0: all cores)
+precision       'f32', or 'bf16': the matmuls' operands in bf16, f32 sums (`kiln train --precision bf16`)
 log             None: progress lines on stderr, as the command prints them; or a callable
                 called with each line (str)
 
@@ -251,17 +254,20 @@ void define_train(py::module_& m) {
         py::arg("eval_minutes") = 0.0, py::arg("save_every") = 0, py::arg("keep_snapshots") = 0,
         py::arg("eval_sentences") = 200, py::arg("log_every") = 100,
         py::arg("data_dir") = models::TrainOptions{}.data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
-        py::arg("log") = py::none(), kTrainDoc);
+        py::arg("precision") = "f32", py::arg("log") = py::none(), kTrainDoc);
 
   const std::string default_data_dir = models::TrainOptions{}.data_dir;
   py::class_<Translator>(m, "Translator",
                          "A trained checkpoint loaded once for many kiln.translate-like calls:\n\n"
                          "    t = kiln.Translator('ckpt'); t(['1 2 3 4 5 6 7 8 9 10'])")
-      .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int64_t>(),
+      .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int64_t,
+                    const std::string&>(),
            py::arg("checkpoint"), py::kw_only(), py::arg("beam") = 1, py::arg("length_penalty") = 0.6,
            py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
+           py::arg("precision") = "f32",
            "Loads the checkpoint directory of kiln.train (or `kiln train`). beam 1 decodes\n"
-           "greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty.\n"
+           "greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty;\n"
+           "precision 'bf16' runs the decoder's matmuls on bf16 operands.\n"
            "kiln.Error for a missing or corrupt checkpoint.")
       .def("__call__", &Translator::call, py::arg("sentences"),
            "The translation of a sentence (str), or of each of a list of them (a list).\n"
@@ -270,12 +276,12 @@ void define_train(py::module_& m) {
   m.def(
       "translate",
       [](const std::string& checkpoint, const py::handle& sentences, int beam, double length_penalty,
-         const std::string& data_dir, const std::string& backend, int64_t threads) {
-        return Translator(checkpoint, beam, length_penalty, data_dir, backend, threads).call(sentences);
+         const std::string& data_dir, const std::string& backend, int64_t threads, const std::string& precision) {
+        return Translator(checkpoint, beam, length_penalty, data_dir, backend, threads, precision).call(sentences);
       },
       py::arg("checkpoint"), py::arg("sentences"), py::kw_only(), py::arg("beam") = 1,
       py::arg("length_penalty") = 0.6, py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit",
-      py::arg("threads") = 0,
+      py::arg("threads") = 0, py::arg("precision") = "f32",
       "Translates a sentence (str) or a list of them with a trained checkpoint, as\n"
       "`kiln translate --checkpoint DIR` does: kiln.Translator(checkpoint, ...)(sentences).");
 }
