@@ -1,5 +1,6 @@
 #include "compiler/jit/kernel_cache.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -22,8 +23,25 @@ namespace {
 // Past any compiled kernel; a bigger file in the cache is not an entry.
 constexpr size_t kEntryLimit = 64 * kMiB;
 
-int note_build_id(dl_phdr_info* info, size_t, void* out) {
-  auto& id = *static_cast<std::string*>(out);
+// The object holding `address` (the executable, or the shared object kiln's
+// code is linked into: the Python module) and its GNU build-id, hex.
+struct BuildIdSearch {
+  uintptr_t address = 0;
+  std::string id;
+};
+
+bool holds(const dl_phdr_info* info, uintptr_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && address >= start && address < start + ph.p_memsz) return true;
+  }
+  return false;
+}
+
+int note_build_id(dl_phdr_info* info, size_t, void* data) {
+  auto& search = *static_cast<BuildIdSearch*>(data);
+  if (!holds(info, search.address)) return 0;  // another object: go on
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
@@ -35,27 +53,32 @@ int note_build_id(dl_phdr_info* info, size_t, void* out) {
       if (note->n_type == NT_GNU_BUILD_ID && desc + note->n_descsz <= end) {
         static const char hex[] = "0123456789abcdef";
         for (uint32_t b = 0; b < note->n_descsz; ++b) {
-          id += hex[static_cast<unsigned char>(desc[b]) >> 4];
-          id += hex[static_cast<unsigned char>(desc[b]) & 15];
+          search.id += hex[static_cast<unsigned char>(desc[b]) >> 4];
+          search.id += hex[static_cast<unsigned char>(desc[b]) & 15];
         }
         return 1;
       }
       p = desc + ((note->n_descsz + 3) & ~3u);
     }
   }
-  return 1;  // only the first object: the executable
+  return 1;  // the object, without a build-id
 }
 
 }  // namespace
 
 const std::string& build_identity() {
+  // The object this code is in, not the process's executable: loaded into
+  // Python, the executable is python3, whose build-id stays when kiln changes.
   static const std::string id = [] {
-    std::string out;
-    dl_iterate_phdr(note_build_id, &out);
-    if (!out.empty()) return "build-id " + out;
+    BuildIdSearch search;
+    search.address = reinterpret_cast<uintptr_t>(&build_identity);
+    dl_iterate_phdr(note_build_id, &search);
+    if (!search.id.empty()) return "build-id " + search.id;
+    Dl_info object{};
     struct stat st {};
-    if (stat("/proc/self/exe", &st) == 0)
-      return "exe " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+    if (dladdr(reinterpret_cast<void*>(&build_identity), &object) != 0 && object.dli_fname &&
+        stat(object.dli_fname, &st) == 0)
+      return "file " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
              std::to_string(st.st_mtim.tv_nsec);
     return std::string("unknown build");
   }();

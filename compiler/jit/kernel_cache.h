@@ -41,8 +41,9 @@ class KernelCache {
   std::string dir_;
 };
 
-// An identifier of the running kiln build (its ELF build ID, or the size and
-// time of the executable if it has none): part of every cache key, so a rebuilt
+// An identifier of the running kiln build: the ELF build ID of the object kiln's
+// code is in (the executable, or the Python module's shared object), or that
+// file's size and time if it has none. Part of every cache key, so a rebuilt
 // kiln never loads kernels an older build compiled.
 const std::string& build_identity();
 

@@ -1,4 +1,9 @@
 # kiln.compile and running: the JIT against the interpreter, params, errors.
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -23,6 +28,19 @@ def test_compile_options(mlp, mlp_inputs):
     assert kiln.compile(mlp, backend="interp").compiled_graph is None
     np.testing.assert_allclose(exe.run(**mlp_inputs)["loss"], fused.run(**mlp_inputs)["loss"], rtol=1e-5)
     assert str(exe.graph) == str(mlp)
+
+
+def elf_build_id(path):
+    """The GNU build-id note of an ELF file, hex (readelf -n)."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
+
+
+def test_build_identity_is_the_modules_not_pythons():
+    # The kernel cache's keys carry it: were it python3's (the process's
+    # executable), a rebuilt module would load kernels an older one compiled.
+    assert kiln.build_identity() == "build-id " + elf_build_id(kiln.__file__)
+    assert elf_build_id(kiln.__file__) != elf_build_id(os.path.realpath(sys.executable))
 
 
 def test_bf16_precision_rounds_the_matmul_operands(mlp, mlp_inputs):

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "compiler/backend.h"
+#include "compiler/jit/kernel_cache.h"
 #include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
@@ -302,6 +303,10 @@ void define_executable(py::module_& m) {
       .def("__repr__", [](const PyExecutable& self) {
         return "<kiln.Executable @" + self.exe().graph().name() + " (" + self.backend() + ")>";
       });
+  m.def("build_identity", &compiler::build_identity,
+        "What identifies this build of kiln in the kernel cache's keys: the ELF build ID of\n"
+        "the module's shared object (not python3's), so a rebuilt kiln never loads kernels an\n"
+        "older build compiled.");
   m.def("compile", &compile, py::arg("graph"), py::arg("backend") = "jit", py::arg("threads") = 0,
         py::arg("passes") = py::none(), py::arg("check_numerics") = false, py::arg("seed") = 0,
         py::arg("target_cpu") = "", py::arg("cache") = true, py::arg("reuse") = true, py::arg("dump_dir") = "",
