@@ -10,10 +10,12 @@
 // backward recomputes each row's weights from the forward's log-sum-exp.
 // Operands packed by heads ({heads}: [..., T, H*d]) are read and written in
 // place: a head's rows are H*d floats apart instead of d.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 
+#include "compiler/codegen/blocked_sum.h"
 #include "compiler/codegen/elemental.h"
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/fast_math.h"
@@ -105,6 +107,21 @@ class Lanes {
   int w_;
 };
 
+// The largest lane of v (maxnum: a nan lane is passed over), in log2(W) steps of
+// halves: llvm.vector.reduce.fmax lowers to a chain of W dependent scalar steps,
+// as costly as a row's products at these sizes.
+llvm::Value* max_lanes(LoweringContext& cx, llvm::Value* v) {
+  auto& b = cx.b();
+  for (auto n = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); n > 1; n /= 2) {
+    std::vector<int> upper;
+    for (unsigned l = 0; l < n / 2; ++l) upper.push_back(static_cast<int>(n / 2 + l));
+    std::vector<int> lower(upper.size());
+    for (size_t l = 0; l < lower.size(); ++l) lower[l] = static_cast<int>(l);
+    v = b.CreateMaxNum(b.CreateShuffleVector(v, lower), b.CreateShuffleVector(v, upper));
+  }
+  return b.CreateExtractElement(v, uint64_t{0});
+}
+
 llvm::Value* offset(LoweringContext& cx, llvm::Value* i, int64_t stride, int64_t plus = 0) {
   return cx.b().CreateAdd(cx.b().CreateMul(i, cx.i64c(stride), "", true, true), cx.i64c(plus), "", true, true);
 }
@@ -136,19 +153,67 @@ void zero_rows(LoweringContext& cx, llvm::Value* ptr, int64_t rows, int64_t cols
   });
 }
 
+// Partial sums per accumulator so that at least 8 FMA chains run at once
+// (chains of a few accumulators wait on the FMA's latency, 4 cycles): the sums
+// are split over `ways` interleaved ranges of the summed index, then added.
+int split_ways(int64_t accumulators, int64_t length) {
+  int ways = 1;
+  while (ways < 4 && accumulators * ways < 8 && 2 * ways <= length) ways *= 2;
+  return ways;
+}
+
+// for i in [0, n): acc = step(i, acc), the chains split `ways` ways (index i
+// into part i % ways), then summed pairwise: acc[k] = (part0 + part1) + ...
+LoweringContext::Carried split_sum(LoweringContext& cx, int64_t n, size_t accumulators, llvm::Value* zero, int ways,
+                                   const std::function<LoweringContext::Carried(llvm::Value*,
+                                                                                const LoweringContext::Carried&)>& step) {
+  auto& b = cx.b();
+  const auto part_of = [&](const LoweringContext::Carried& all, int u) {
+    return LoweringContext::Carried(all.begin() + static_cast<std::ptrdiff_t>(u * accumulators),
+                                    all.begin() + static_cast<std::ptrdiff_t>((u + 1) * accumulators));
+  };
+  LoweringContext::Carried init(accumulators * static_cast<size_t>(ways), zero);
+  const int64_t main = n / ways * ways;
+  LoweringContext::Carried parts =
+      cx.for_range(0, main, ways, init, [&](llvm::Value* i0, const LoweringContext::Carried& acc) {
+        LoweringContext::Carried next;
+        for (int u = 0; u < ways; ++u) {
+          const LoweringContext::Carried stepped = step(b.CreateAdd(i0, cx.i64c(u)), part_of(acc, u));
+          next.insert(next.end(), stepped.begin(), stepped.end());
+        }
+        return next;
+      });
+  for (int64_t i = main; i < n; ++i) {  // the tail, into the first parts
+    const int u = static_cast<int>(i - main);
+    const LoweringContext::Carried stepped = step(cx.i64c(i), part_of(parts, u));
+    std::copy(stepped.begin(), stepped.end(), parts.begin() + static_cast<std::ptrdiff_t>(u * accumulators));
+  }
+  for (int width = ways; width > 1; width /= 2)
+    for (int u = 0; u < width / 2; ++u)
+      for (size_t k = 0; k < accumulators; ++k)
+        parts[u * accumulators + k] =
+            b.CreateFAdd(parts[u * accumulators + k], parts[(u + width / 2) * accumulators + k]);
+  parts.resize(accumulators);
+  return parts;
+}
+
 // sum over c < depth of splat(row[c]) * rows_t[c * sp + vector j]: for every key
-// vector j at once (one accumulator each), with row and rows_t f32 pointers.
+// vector j at once (one accumulator each, split_sum's parts), with row and
+// rows_t f32 pointers.
 std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a,
                                                llvm::Value* row, llvm::Value* rows_t, int64_t depth) {
-  LoweringContext::Carried init(static_cast<size_t>(a.key_vectors), lanes.splat(0.0f));
-  return cx.for_range(0, depth, 1, init, [&](llvm::Value* c, const LoweringContext::Carried& acc) {
-    llvm::Value* x = lanes.broadcast(row, c);
-    LoweringContext::Carried next;
-    for (int64_t j = 0; j < a.key_vectors; ++j)
-      next.push_back(lanes.fma(x, lanes.load(rows_t, offset(cx, c, a.sp, j * cx.vector_width()), cx.vector_width()),
-                               acc[static_cast<size_t>(j)]));
-    return next;
-  });
+  const auto vectors = static_cast<size_t>(a.key_vectors);
+  return split_sum(cx, depth, vectors, lanes.splat(0.0f), split_ways(a.key_vectors, depth),
+                   [&](llvm::Value* c, const LoweringContext::Carried& acc) {
+                     llvm::Value* x = lanes.broadcast(row, c);
+                     LoweringContext::Carried next;
+                     for (size_t j = 0; j < vectors; ++j)
+                       next.push_back(lanes.fma(
+                           x, lanes.load(rows_t, offset(cx, c, a.sp, static_cast<int64_t>(j) * cx.vector_width()),
+                                         cx.vector_width()),
+                           acc[j]));
+                     return next;
+                   });
 }
 
 // The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
@@ -280,7 +345,7 @@ void emit_forward(const KernelEmitArgs& args) {
             !transpose_k, i);
         llvm::Value* max_v = s[0];
         for (size_t j = 1; j < s.size(); ++j) max_v = b.CreateMaxNum(max_v, s[j]);
-        llvm::Value* max = b.CreateFPMaxReduce(max_v);
+        llvm::Value* max = max_lanes(cx, max_v);
         // A row with every key masked attends to nothing: weights 0, o 0, lse -inf.
         llvm::Value* empty = b.CreateFCmpOEQ(max, cx.f32c(-kInf));
         llvm::Value* shift = cx.splat(b.CreateSelect(empty, cx.f32c(0.0f), max), w);
@@ -290,14 +355,14 @@ void emit_forward(const KernelEmitArgs& args) {
           lanes.store(e, weights, cx.i64c(j * w), w);
           sum_v = b.CreateFAdd(sum_v, e);
         }
-        llvm::Value* total = b.CreateFAddReduce(cx.f32c(0.0f), sum_v);
+        llvm::Value* total = add_lanes(cx, sum_v);
         llvm::Value* inverse = b.CreateSelect(empty, cx.f32c(0.0f), b.CreateFDiv(cx.f32c(1.0f), total));
         llvm::Value* row_lse = b.CreateSelect(empty, cx.f32c(-kInf), b.CreateFAdd(max, emit_log(cx, total)));
         b.CreateStore(row_lse, b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
         // o_i = sum_j weight_j v_j / total, every value vector in its own accumulator.
-        LoweringContext::Carried init(static_cast<size_t>(value_vectors), lanes.splat(0.0f));
-        const LoweringContext::Carried acc =
-            cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
+        const LoweringContext::Carried acc = split_sum(
+            cx, a.s, static_cast<size_t>(value_vectors), lanes.splat(0.0f), split_ways(value_vectors, a.s),
+            [&](llvm::Value* j, const LoweringContext::Carried& sums) {
               llvm::Value* wj = lanes.broadcast(weights, j);
               LoweringContext::Carried next;
               for (int64_t c = 0; c < value_vectors; ++c)
@@ -359,7 +424,7 @@ void emit_backward(const KernelEmitArgs& args) {
           dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n), lanes.load(o, offset(cx, i, v_stride, c * w), n),
                             dot_v);
         }
-        llvm::Value* row_dot = cx.splat(b.CreateFAddReduce(cx.f32c(0.0f), dot_v), w);
+        llvm::Value* row_dot = cx.splat(add_lanes(cx, dot_v), w);
         // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
         const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, v_t, a.dv);
         for (int64_t j = 0; j < a.key_vectors; ++j) {
