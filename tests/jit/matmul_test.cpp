@@ -215,7 +215,7 @@ TEST_CASE("jit matmul of bf16 operands: vdpbf16ps where the host has avx512_bf16
   const std::vector<std::array<int64_t, 3>> mkn = {
       {1, 1, 1},          {3, 2, 5},         {g.mr + 1, 3, g.nr + 1},  {g.mr - 1, 2 * g.kc + 1, g.nr - 1},
       {97, 33, 2 * g.nr + 3}, {g.mc + 1, 2 * g.kc - 1, 5}, {40, 2 * g.kc + 2, 70}, {4, 2 * g.w + 1, 17},
-      {16, 64, 1000},     {5, 2 * g.w - 1, 3}};
+      {16, 64, 1000},     {5, 2 * g.w - 1, 3},  {2 * g.mr + 3, 2048, 37}};  // the last: rows 4 KiB apart
   Rng rng(45);
   INFO("host bf16 dot: " << compiler::detect_target().bf16_dot);
   for (const char* cpu : {"", "haswell", "nehalem"}) {
@@ -232,7 +232,8 @@ TEST_CASE("jit matmul on shapes around the cache blocks") {
                                                    {3, g.kc - 1, g.nc + 1},
                                                    {g.mc - 1, 2 * g.kc + 7, 33},
                                                    {g.mc + g.mr + 1, 5, g.nc - 1},
-                                                   {300, 257, 129}};
+                                                   {300, 257, 129},
+                                                   {2 * g.mr + 3, 1024, 37}};  // rows 4 KiB apart: A packed
   for (const auto& [m, k, n] : mkn)
     for (const auto& [ta, tb] : kFlags) check_random(rng, make_case(m, k, n, ta, tb));
 }
