@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "compiler/passes/constants.h"
+#include "compiler/passes/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -63,7 +64,17 @@ Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
 }
 
 Graph with_precision(const Graph& g, DType precision) {
-  return precision == DType::bf16 ? bf16_matmuls(rewrite_flash_attention(g)) : g;
+  if (precision != DType::bf16) return g;
+  // The default pipeline's rewrites up to flash-attention first, as it runs them:
+  // which attention it finds, and so keeps f32, can depend on them (a transposed
+  // key folded into the product's flag by transpose-folding).
+  const PassRegistry& registry = PassRegistry::global();
+  Graph out = g;
+  for (const std::string& name : registry.default_pipeline()) {
+    out = registry.get(name).run(out, nullptr);
+    if (name == "flash-attention") break;
+  }
+  return bf16_matmuls(out);
 }
 
 }  // namespace kiln::compiler

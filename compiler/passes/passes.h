@@ -48,8 +48,9 @@ Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
 // product (bf16_matmuls.cpp).
 Graph bf16_matmuls(const Graph& g, std::ostream* remarks = nullptr);
 // The arithmetic --precision gives g, for a backend that runs no passes (the
-// interpreter) and for tests: f32: g; bf16: flash-attention then bf16-matmuls,
-// as the default pipeline runs them (attention the first rewrites stays f32).
+// interpreter) and for tests: f32: g; bf16: the default pipeline's passes up to
+// flash-attention, then bf16-matmuls, as the default pipeline runs them
+// (attention that flash-attention rewrites stays f32).
 Graph with_precision(const Graph& g, DType precision);
 
 // Operator fusion: fusion.h.
