@@ -191,9 +191,8 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pair
 // packs kc x extent elements of a source of dtype t with these strides (element
 // (k, p) at src + k*stride_k + p*stride_p) into `dst` in panels of `panel` (MR
 // or NR), the layout of gemm.h, as f32 (or bf16 pairs), zero-padding the last
-// panel. Not
-// inlined: with the block sizes as constants LLVM would unroll the copy loops
-// into huge code.
+// panel. Not inlined: with the block sizes as constants LLVM would unroll the
+// copy loops into huge code.
 llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs,
                             const std::string& name, int64_t stride_k, int64_t stride_p, int panel) {
   auto& b = cx.b();
