@@ -162,12 +162,13 @@ int split_ways(int64_t accumulators, int64_t length) {
   return ways;
 }
 
-// for i in [0, n): acc = step(i, acc), the chains split `ways` ways (index i
-// into part i % ways), then summed pairwise: acc[k] = (part0 + part1) + ...
-LoweringContext::Carried split_sum(LoweringContext& cx, int64_t n, size_t accumulators, llvm::Value* zero, int ways,
-                                   const std::function<LoweringContext::Carried(llvm::Value*,
-                                                                                const LoweringContext::Carried&)>& step) {
+// for i in [0, n): acc = step(i, acc), the chains split split_ways ways (index
+// i into part i % ways), then summed pairwise: acc[k] = (part0 + part1) + ...
+LoweringContext::Carried split_sum(
+    LoweringContext& cx, int64_t n, size_t accumulators, llvm::Value* zero,
+    const std::function<LoweringContext::Carried(llvm::Value*, const LoweringContext::Carried&)>& step) {
   auto& b = cx.b();
+  const int ways = split_ways(static_cast<int64_t>(accumulators), n);
   const auto part_of = [&](const LoweringContext::Carried& all, int u) {
     return LoweringContext::Carried(all.begin() + static_cast<std::ptrdiff_t>(u * accumulators),
                                     all.begin() + static_cast<std::ptrdiff_t>((u + 1) * accumulators));
@@ -200,20 +201,18 @@ LoweringContext::Carried split_sum(LoweringContext& cx, int64_t n, size_t accumu
 // sum over c < depth of splat(row[c]) * rows_t[c * sp + vector j]: for every key
 // vector j at once (one accumulator each, split_sum's parts), with row and
 // rows_t f32 pointers.
-std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a,
-                                               llvm::Value* row, llvm::Value* rows_t, int64_t depth) {
+std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row,
+                                               llvm::Value* rows_t, int64_t depth) {
   const auto vectors = static_cast<size_t>(a.key_vectors);
-  return split_sum(cx, depth, vectors, lanes.splat(0.0f), split_ways(a.key_vectors, depth),
-                   [&](llvm::Value* c, const LoweringContext::Carried& acc) {
-                     llvm::Value* x = lanes.broadcast(row, c);
-                     LoweringContext::Carried next;
-                     for (size_t j = 0; j < vectors; ++j)
-                       next.push_back(lanes.fma(
-                           x, lanes.load(rows_t, offset(cx, c, a.sp, static_cast<int64_t>(j) * cx.vector_width()),
-                                         cx.vector_width()),
-                           acc[j]));
-                     return next;
-                   });
+  return split_sum(cx, depth, vectors, lanes.splat(0.0f), [&](llvm::Value* c, const LoweringContext::Carried& acc) {
+    llvm::Value* x = lanes.broadcast(row, c);
+    LoweringContext::Carried next;
+    for (size_t j = 0; j < vectors; ++j)
+      next.push_back(lanes.fma(
+          x, lanes.load(rows_t, offset(cx, c, a.sp, static_cast<int64_t>(j) * cx.vector_width()), cx.vector_width()),
+          acc[j]));
+    return next;
+  });
 }
 
 // The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
@@ -360,17 +359,17 @@ void emit_forward(const KernelEmitArgs& args) {
         llvm::Value* row_lse = b.CreateSelect(empty, cx.f32c(-kInf), b.CreateFAdd(max, emit_log(cx, total)));
         b.CreateStore(row_lse, b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
         // o_i = sum_j weight_j v_j / total, every value vector in its own accumulator.
-        const LoweringContext::Carried acc = split_sum(
-            cx, a.s, static_cast<size_t>(value_vectors), lanes.splat(0.0f), split_ways(value_vectors, a.s),
-            [&](llvm::Value* j, const LoweringContext::Carried& sums) {
-              llvm::Value* wj = lanes.broadcast(weights, j);
-              LoweringContext::Carried next;
-              for (int64_t c = 0; c < value_vectors; ++c)
-                next.push_back(lanes.fma(
-                    wj, lanes.load(x.v, offset(cx, j, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv)),
-                    sums[static_cast<size_t>(c)]));
-              return next;
-            });
+        const LoweringContext::Carried acc =
+            split_sum(cx, a.s, static_cast<size_t>(value_vectors), lanes.splat(0.0f),
+                      [&](llvm::Value* j, const LoweringContext::Carried& sums) {
+                        llvm::Value* wj = lanes.broadcast(weights, j);
+                        LoweringContext::Carried next;
+                        for (int64_t c = 0; c < value_vectors; ++c)
+                          next.push_back(lanes.fma(
+                              wj, lanes.load(x.v, offset(cx, j, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv)),
+                              sums[static_cast<size_t>(c)]));
+                        return next;
+                      });
         for (int64_t c = 0; c < value_vectors; ++c)
           lanes.store(b.CreateFMul(acc[static_cast<size_t>(c)], cx.splat(inverse, w)), o,
                       offset(cx, i, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv));

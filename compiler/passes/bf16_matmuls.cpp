@@ -65,16 +65,18 @@ Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
 
 Graph with_precision(const Graph& g, DType precision) {
   if (precision != DType::bf16) return g;
-  // The default pipeline's rewrites up to flash-attention first, as it runs them:
-  // which attention it finds, and so keeps f32, can depend on them (a transposed
-  // key folded into the product's flag by transpose-folding).
+  // The default bf16 pipeline up to its bf16-matmuls (pipeline_names places it):
+  // which attention flash-attention finds, and so keeps f32, can depend on the
+  // passes before it (a transposed key folded into the product's flag).
+  PassOptions options;
+  options.precision = DType::bf16;
   const PassRegistry& registry = PassRegistry::global();
   Graph out = g;
-  for (const std::string& name : registry.default_pipeline()) {
+  for (const std::string& name : pipeline_names(options, registry)) {
     out = registry.get(name).run(out, nullptr);
-    if (name == "flash-attention") break;
+    if (name == kBf16Pass) break;
   }
-  return bf16_matmuls(out);
+  return out;
 }
 
 }  // namespace kiln::compiler
