@@ -93,19 +93,11 @@ void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
 
 void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
-  std::vector<Value> grads =
-      opts.update_freq > 1 || opts.allreduce ? weighted_grads(g, loss, params) : grad(g, loss, params);
   Builder b(g);
-  if (opts.update_freq > 1)
-    for (size_t i = 0; i < params.size(); ++i)
-      grads[i] = accumulated(b, params[i], grads[i], [&](Value) {
-        return ops::fill(b, g.type(params[i]).shape, 0.0);
-      });
-  // One allreduce per gradient, in order; the allreduce-buckets pass groups them.
-  if (opts.allreduce)
-    for (Value& gp : grads) gp = ops::allreduce(b, gp);
+  // The step, learning rate and bias corrections come before the gradients, so
+  // that each param's update can run as soon as its gradient is made (fused
+  // into the matmul that makes it: compiler/passes/fusion.cpp).
   const Value t = advance_step(b);
-
   Value lr;
   if (opts.constant_lr > 0) {
     lr = scalar(b, opts.constant_lr);
@@ -126,6 +118,15 @@ void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const Value beta1 = scalar(b, opts.beta1), one_minus_beta1 = scalar(b, 1 - opts.beta1);
   const Value beta2 = scalar(b, opts.beta2), one_minus_beta2 = scalar(b, 1 - opts.beta2);
   const Value eps = scalar(b, opts.eps);
+
+  std::vector<Value> grads =
+      opts.update_freq > 1 || opts.allreduce ? weighted_grads(g, loss, params) : grad(g, loss, params);
+  if (opts.update_freq > 1)
+    for (size_t i = 0; i < params.size(); ++i)
+      grads[i] = accumulated(b, params[i], grads[i], [&](Value) { return ops::fill(b, g.type(params[i]).shape, 0.0); });
+  // One allreduce per gradient, in order; the allreduce-buckets pass groups them.
+  if (opts.allreduce)
+    for (Value& gp : grads) gp = ops::allreduce(b, gp);
 
   for (size_t i = 0; i < params.size(); ++i) {
     const Value p = params[i], gp = grads[i];

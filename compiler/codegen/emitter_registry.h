@@ -36,13 +36,21 @@
 
 namespace kiln::compiler {
 
-// A loop fused after a kernel op (a matmul's bias, activation, residual): the
-// kernel writes its result into `output`'s buffer and, once a block of it is
-// final and still in cache, replaces each of its elements by value(index).
-// `value` reads the kernel's result back from that buffer at its own index only.
+// A loop fused after a kernel op (a matmul's bias, activation, residual; an
+// optimizer's update of the param whose gradient it makes): the kernel writes
+// its result into `product`'s buffer and, once a block of it is final and still
+// in cache, stores each output's value(index) at that index of the output. The
+// values read the product back at their own index only. `product` is the one
+// output (its elements are replaced in place) or, when the kernel stores its
+// result, the result itself.
 struct Epilogue {
-  Value output;
-  Generator value;
+  struct Output {
+    Value value;
+    DType dtype;
+    Generator generator;
+  };
+  Value product;
+  std::vector<Output> outputs;
 };
 
 struct KernelEmitArgs {
@@ -53,7 +61,7 @@ struct KernelEmitArgs {
 
   // Data pointers of operand i / result i in the function being emitted.
   llvm::Value* operand_ptr(size_t i) const { return cx.buffer(node.node.operands[i]); }
-  llvm::Value* result_ptr(size_t i = 0) const { return cx.buffer(epilogue ? epilogue->output : node.node.results[i]); }
+  llvm::Value* result_ptr(size_t i = 0) const { return cx.buffer(epilogue ? epilogue->product : node.node.results[i]); }
 };
 using KernelFn = std::function<void(const KernelEmitArgs& args)>;
 

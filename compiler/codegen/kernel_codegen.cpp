@@ -192,14 +192,28 @@ void emit_kernel_op(LoweringContext& cx, const Graph& k, FusionKind kind) {
     emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
     return;
   }
-  const Value out = k.outputs().front();
   if (!emitter.epilogue) misfit(k, kind, hero.op() + " takes no epilogue");
-  if (k.outputs().size() != 1 || hero.results.size() != 1 || out == hero.results[0] ||
-      !(k.type(out) == k.type(hero.results[0])))
-    misfit(k, kind, "not one output of " + hero.op() + "'s type computed from its result");
-  // The hero writes into the output's buffer; the epilogue reads it back there.
-  gens.set(hero.results[0], buffer_generator(cx, out, k.type(out)));
-  const Epilogue e{out, gens.of(out)};
+  if (hero.results.size() != 1) misfit(k, kind, hero.op() + " has several results");
+  const Value result = hero.results[0];
+  const std::vector<Value>& outs = k.outputs();
+  Epilogue e;
+  if (std::find(outs.begin(), outs.end(), result) != outs.end()) {
+    e.product = result;  // stored: the outputs go to buffers of their own
+  } else {
+    if (outs.size() != 1 || !(k.type(outs.front()) == k.type(result)))
+      misfit(k, kind, "not one output of " + hero.op() + "'s type computed from its result, nor its result stored");
+    e.product = outs.front();  // the output's buffer, replaced in place
+  }
+  for (Value v : outs) {
+    if (v == result) continue;
+    if (!(k.type(v).shape == k.type(result).shape))
+      misfit(k, kind, "output %" + k.name_of(v) + " is not of " + hero.op() + "'s shape");
+    e.outputs.push_back({v, k.type(v).dtype, Generator{}});
+  }
+  if (e.outputs.empty()) misfit(k, kind, "no output computed from " + hero.op() + "'s result");
+  // The hero writes into the product's buffer; the epilogue reads it back there.
+  gens.set(result, buffer_generator(cx, e.product, k.type(result)));
+  for (Epilogue::Output& o : e.outputs) o.generator = gens.of(o.value);
   emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands, &e});
 }
 

@@ -25,10 +25,13 @@
 //     each reduction folds its row into a scalar, then the outputs' row is
 //     computed with the scalars broadcast (softmax's backward y * (dy - sum(dy *
 //     y)), a layer norm's backward);
-//   * epilogue: one kernel-emitter op that takes an epilogue (matmul) and one
-//     output of its result's type computed from it by elementwise ops: the op
-//     writes into the output's buffer and applies the output's generator there
-//     in place (emitter_registry.h, Epilogue);
+//   * epilogue: one kernel-emitter op that takes an epilogue (matmul) and
+//     outputs of its result's shape computed from it by elementwise ops: one
+//     output of its type, into whose buffer the op writes and applies the
+//     output's generator in place; or, when its result is an output too (stored),
+//     several, each stored from its generator, which may overwrite in place
+//     inputs the epilogue reads at the same index (an optimizer's update of a
+//     param and its moments; emitter_registry.h, Epilogue);
 //   * horizontal: loop fusions sharing only inputs (its parts, run one after
 //     the other): each distinct part body is one function, called in a loop
 //     over a table of its parts' arguments, so the code grows with the

@@ -24,7 +24,7 @@ llvm::Value* matrix_start(LoweringContext& cx, DType t, llvm::Value* base, llvm:
 Shape batch_dims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
 // Applies `e` to rows m0..m0+rows and columns n0..n0+cols of result batch bi
-// (all i64), in place: W columns at a time, then the rest one at a time.
+// (all i64): W columns at a time, then the rest one at a time.
 void apply_epilogue(LoweringContext& cx, const Epilogue& e, const Shape& out, llvm::Value* bi, llvm::Value* m0,
                     llvm::Value* rows, llvm::Value* n0, llvm::Value* cols) {
   auto& b = cx.b();
@@ -37,8 +37,12 @@ void apply_epilogue(LoweringContext& cx, const Epilogue& e, const Shape& out, ll
     dims[rank - 2] = i;
     const auto step = [&](llvm::Value* j, int width) {
       dims[rank - 1] = b.CreateAdd(n0, j);
-      llvm::Value* v = e.value(ElementIndex{dims, width, width > 1 ? static_cast<int>(rank - 1) : -1});
-      cx.store(DType::f32, cx.buffer(e.output), flat_offset(cx, dims, out), v);
+      const ElementIndex index{dims, width, width > 1 ? static_cast<int>(rank - 1) : -1};
+      std::vector<llvm::Value*> values;  // all read before any is stored: an output may overwrite an input
+      for (const Epilogue::Output& o : e.outputs) values.push_back(o.generator(index));
+      llvm::Value* offset = flat_offset(cx, dims, out);
+      for (size_t i = 0; i < values.size(); ++i)
+        cx.store(e.outputs[i].dtype, cx.buffer(e.outputs[i].value), offset, values[i]);
     };
     cx.for_range(cx.i64c(0), vector_end, w, [&](llvm::Value* j) { step(j, w); });
     cx.for_range(vector_end, cols, 1, [&](llvm::Value* j) { step(j, 1); });

@@ -1,5 +1,6 @@
 #include "compiler/passes/fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -136,7 +137,6 @@ class Fuser {
     outside_users(p, group, compute_outside, sink_outside);
     if (compute_outside) return own_kernel + "its result is also used outside this loop";
     if (sink_outside) return own_kernel + "its result is stored for an assign or output";
-    if (!group.extra_outputs.empty()) return "the loop also stores " + label(group.extra_outputs.front());
     // Candidates come in decreasing node order, so every member is later than p:
     // walk them in order from p's result.
     const TensorType& type = g_.type(pn.results[0]);
@@ -306,36 +306,99 @@ class Fuser {
     return false;
   }
 
+  // An epilogue of several results, or whose result goes to an assign (an
+  // optimizer's update of the param whose gradient the matmul makes, an
+  // accumulated gradient), stores the matmul's product in a buffer of its own:
+  // the results may then overwrite in place the param and state the epilogue
+  // reads (codegen/kernel_codegen.h).
+  bool stores_product(const Group& group) const {
+    if (kind_of(group) != FusionKind::epilogue) return false;
+    if (!group.extra_outputs.empty()) return true;
+    for (Value r : node(group.root).results)
+      for (int u : users_[static_cast<size_t>(r.id)])
+        if (node(u).def->side_effect) return true;
+    return false;
+  }
+
+  // Where an epilogue that stores its product runs, if not at its root: right
+  // after its kernel op, or after the last node that reads what it assigns (a
+  // param's update waits for the backward product that still reads the param),
+  // whichever is later. Run at its root, at the end of the step, an optimizer's
+  // update would keep its gradient's operands alive until then. -1: at its root.
+  int early_position(const Group& group) const {
+    if (!stores_product(group)) return -1;
+    int at = epilogue_hero(group);
+    std::vector<int> results = group.extra_outputs;
+    results.push_back(group.root);
+    for (int s : results)
+      for (Value r : node(s).results)
+        for (int a : users_[static_cast<size_t>(r.id)]) {
+          if (!node(a).def->side_effect) continue;
+          for (int u : users_[static_cast<size_t>(node(a).operands[0].id)])
+            if (!group.members.count(u) && !node(u).def->side_effect)
+              at = std::max(at, groups_[static_cast<size_t>(owner_[static_cast<size_t>(u)])].root);
+        }
+    return at < group.root ? at : -1;
+  }
+
   Graph build() {
     GraphRewriter rw(g_);
     std::vector<size_t> assigns;
+    std::vector<bool> emitted(groups_.size(), false);
+    std::multimap<int, size_t> early;  // position -> group emitted right after it
+    for (size_t gi = 0; gi < groups_.size(); ++gi)
+      if (const int at = early_position(groups_[gi]); at >= 0) early.emplace(at, gi);
     for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
       const Node& n = node(i);
       if (n.def->side_effect) {
         assigns.push_back(static_cast<size_t>(i));  // after every fusion: their values may come from a later one
         continue;
       }
-      const Group& group = groups_[static_cast<size_t>(owner_[static_cast<size_t>(i)])];
-      if (group.root != i) continue;  // emitted with its root
-      if (group.members.size() == 1 && group.copies.empty()) {
-        rw.copy(static_cast<size_t>(i));
-        continue;
+      const auto gi = static_cast<size_t>(owner_[static_cast<size_t>(i)]);
+      const Group& group = groups_[gi];
+      if (group.root == i && !emitted[gi]) {
+        if (group.members.size() == 1 && group.copies.empty())
+          rw.copy(static_cast<size_t>(i));
+        else
+          emit_fusion(group, rw);
       }
-      emit_fusion(group, rw);
+      // What an early group reads may come later than planned (the step and
+      // learning rate an optimizer's update reads after the backward pass):
+      // then it runs at its root.
+      for (auto [at, end] = early.equal_range(i); at != end; ++at)
+        if (inputs_ready(groups_[at->second], rw)) {
+          emit_fusion(groups_[at->second], rw);
+          emitted[at->second] = true;
+        }
     }
     for (size_t a : assigns) rw.copy(a);
     return rw.finish();
   }
 
-  void emit_fusion(const Group& group, GraphRewriter& rw) {
+  // Whether every value the group reads from outside is already in rw's graph.
+  bool inputs_ready(const Group& group, const GraphRewriter& rw) const {
+    for (const ExtractedBody& body = extract(group); Value v : body.inputs)
+      if (!rw.mapped(v)) return false;
+    return true;
+  }
+
+  // The group's body, and the values of g_ its fusion node replaces.
+  ExtractedBody extract(const Group& group, std::vector<Value>* replaced = nullptr) const {
     std::set<int> members = group.members;
     members.insert(group.copies.begin(), group.copies.end());
     const std::vector<size_t> nodes(members.begin(), members.end());
-    std::vector<Value> replaced = node(group.root).results;  // then the extra outputs' results
+    std::vector<Value> results = node(group.root).results;  // then the extra outputs', then the stored product
     for (int i : group.extra_outputs)
-      for (Value r : node(i).results) replaced.push_back(r);
-    const ExtractedBody body =
-        extract_body(g_, nodes, replaced, "f_" + g_.name_of(node(group.root).results[0]));
+      for (Value r : node(i).results) results.push_back(r);
+    if (stores_product(group))
+      for (Value r : node(epilogue_hero(group)).results) results.push_back(r);
+    if (replaced) *replaced = results;
+    return extract_body(g_, nodes, results, "f_" + g_.name_of(node(group.root).results[0]));
+  }
+
+  void emit_fusion(const Group& group, GraphRewriter& rw) {
+    std::vector<Value> replaced;
+    const ExtractedBody body = extract(group, &replaced);
     std::vector<Value> operands;
     for (Value v : body.inputs) operands.push_back(rw.map(v));
     rw.emit_fusion(body.graph, operands, {{"kind", std::string(fusion_kind_name(kind_of(group)))}}, replaced);

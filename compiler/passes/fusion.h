@@ -9,9 +9,17 @@
 //               C block while it is in cache (`relu(x @ w + b)`, `h @ w2 + b2 +
 //               residual`, dropout included): the loop takes the matmul as its
 //               hero when the matmul's result is used only in the loop, every
-//               member reading it (directly or not) is pointwise at its shape,
-//               and the loop stores nothing else. Operands of the matmul stay in
-//               memory (the GEMM packs from there). A reduction, softmax or
+//               member reading it (directly or not) is pointwise at its shape.
+//               A loop that also stores values for assigns (Adam's update of the
+//               param whose gradient the matmul makes: the param and both
+//               moments) or whose result is assigned stores the matmul's product
+//               in a buffer of its own, so its results may overwrite in place
+//               what it reads, and runs right after the matmul or after the last
+//               node that still reads an assigned param, whichever is later (at
+//               the end of the step it would keep the matmul's operands alive):
+//               a weight's gradient is never read back from memory for its
+//               update. Operands of the matmul stay in memory (the GEMM packs
+//               from there). A reduction, softmax or
 //               layer_norm consumer does not take the matmul: it keeps its
 //               elemental producers as before (`softmax(q @ k * scale + mask)`
 //               stays one attention kernel, and so does `layer_norm(x +

@@ -1,6 +1,7 @@
 // horizontal-fusion (XLA's horizontal_loop_fusion.cc): the loop fusions whose
 // every result only goes to assigns (an optimizer's update of each param and
-// its moments) become one `horizontal` fusion placed before the assigns at the
+// its moments, where it is not in the epilogue of the matmul that makes the
+// param's gradient: biases, layer norms) become one `horizontal` fusion placed before the assigns at the
 // end of the step: one kernel, one pass over each param, its gradient and its
 // moments, instead of a kernel call per param. Its body holds the loop fusions
 // themselves (its parts), reading the inputs they share once; codegen compiles

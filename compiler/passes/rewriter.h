@@ -34,6 +34,8 @@ class GraphRewriter {
 
   // The new graph's value for a source value (valid once its node has been visited).
   Value map(Value source_value) const;
+  // Whether a source value has a value in the new graph yet.
+  bool mapped(Value source_value) const { return map_.at(static_cast<size_t>(source_value.id)).valid(); }
   // The new graph's values for a source node's operands.
   std::vector<Value> mapped_operands(const Node& n) const;
 

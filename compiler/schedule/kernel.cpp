@@ -114,6 +114,22 @@ std::vector<std::pair<size_t, size_t>> loop_in_place_pairs(const Graph& k) {
   return pairs;
 }
 
+// An epilogue kernel's pairs: none when the kernel op writes its result into
+// the output's buffer; when it stores its result in a buffer of its own, the
+// epilogue's inputs read pointwise and its outputs (not that result, which the
+// kernel op writes before the epilogue reads them).
+std::vector<std::pair<size_t, size_t>> epilogue_in_place_pairs(const Graph& k) {
+  const std::vector<const Node*> ops = kernel_ops(k);
+  if (ops.size() != 1 || ops.front()->results.size() != 1) return {};
+  const std::vector<Value>& outs = k.outputs();
+  const auto product = std::find(outs.begin(), outs.end(), ops.front()->results[0]);
+  if (product == outs.end()) return {};
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (const auto& pair : loop_in_place_pairs(k))
+    if (pair.second != static_cast<size_t>(product - outs.begin())) pairs.push_back(pair);
+  return pairs;
+}
+
 // A horizontal kernel's pairs: each part's own, for the inputs that part alone
 // reads, once (its parts run grouped by body, not in order). Each distinct
 // body is looked at once.
@@ -164,6 +180,7 @@ Kernel make_kernel(const Graph& g, const Node& node) {
   k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph);
   k.hash = fnv1a_64(k.text);
   if (k.kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
+  if (k.kind == FusionKind::epilogue) k.in_place = epilogue_in_place_pairs(*k.graph);
   if (k.kind == FusionKind::horizontal) k.in_place = horizontal_in_place_pairs(*k.graph);
   // A lone op that overwrites its operand 0 (update_slice) may write into it.
   const Graph& kg = *k.graph;

