@@ -51,6 +51,9 @@ struct Epilogue {
   };
   Value product;
   std::vector<Output> outputs;
+  // If valid, the output that receives the sums of the rows of the kernel
+  // op's operand B (a bias gradient beside its weight's), computed as B is packed.
+  Value column_sums_of_b;
 };
 
 struct KernelEmitArgs {

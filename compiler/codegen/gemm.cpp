@@ -5,10 +5,12 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 #include <vector>
 
 #include "compiler/runtime/kiln_runtime.h"
+#include "engine/ir/error.h"
 
 namespace kiln::compiler {
 
@@ -88,36 +90,50 @@ llvm::Value* interleave_pairs(LoweringContext& cx, int w, llvm::Value* a, llvm::
 
 // p runs along memory: per k (pair of k's), ceil(P/W) masked vector loads
 // (lanes past `valid` read as 0) and stores of the panel's P floats (pairs).
-void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst,
-                  llvm::Value* src, int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel) {
+// With `sums` (f64, the panel's P columns), each column's kc elements are also
+// added to its sum, in f64 vectors carried along k.
+void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst, llvm::Value* src,
+                  int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel, llvm::Value* sums = nullptr) {
   auto& b = cx.b();
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
   auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(g.w));
-  cx.for_range(cx.i64c(0), pairs_or_k(cx, pairs, kc), 1, [&](llvm::Value* k) {
-    llvm::Value* row = operand_gep(cx, t, src, mul(cx, k, pairs ? 2 * stride_k : stride_k));
-    llvm::Value* out = gep(cx, dst, mul(cx, k, panel));
-    // The pair's second row, when 2k + 1 < kc (past it: not read, 0).
-    llvm::Value* second = pairs ? b.CreateICmpSLT(add(cx, mul(cx, k, 2), cx.i64c(1)), kc) : nullptr;
-    for (int first = 0; first < panel; first += g.w) {
-      llvm::Value* in_panel = lanes_below(cx, g.w, first, valid);
-      llvm::Value* x = nullptr;
-      if (pairs) {
-        // Not inbounds: the second row of an odd kc's last pair may be past the operand.
-        const auto half = [&](int64_t r, llvm::Value* mask) {
-          return b.CreateMaskedLoad(halves, b.CreateGEP(b.getInt16Ty(), row, cx.i64c(r * stride_k + first)),
-                                    llvm::Align(2), mask, llvm::Constant::getNullValue(halves));
-        };
-        x = interleave_pairs(cx, g.w, half(0, in_panel), half(1, b.CreateAnd(in_panel, cx.splat(second, g.w))));
-      } else {
-        x = load_operand(cx, t, g.w, row, cx.i64c(first), in_panel);
-      }
-      llvm::Value* to = gep(cx, out, cx.i64c(first));
-      if (first + g.w <= panel)
-        b.CreateAlignedStore(x, to, store_align);
-      else
-        b.CreateMaskedStore(x, to, store_align, lanes_below(cx, g.w, first, cx.i64c(panel)));
-    }
-  });
+  auto* doubles = llvm::FixedVectorType::get(b.getDoubleTy(), static_cast<unsigned>(g.w));
+  const auto sum_at = [&](int first) { return b.CreateGEP(b.getDoubleTy(), sums, cx.i64c(first)); };
+  LoweringContext::Carried column_sums;
+  if (sums)
+    for (int first = 0; first < panel; first += g.w)
+      column_sums.push_back(b.CreateAlignedLoad(doubles, sum_at(first), llvm::Align(8)));
+  column_sums = cx.for_range(
+      cx.i64c(0), pairs_or_k(cx, pairs, kc), 1, column_sums, [&](llvm::Value* k, const LoweringContext::Carried& in) {
+        LoweringContext::Carried next;
+        llvm::Value* row = operand_gep(cx, t, src, mul(cx, k, pairs ? 2 * stride_k : stride_k));
+        llvm::Value* out = gep(cx, dst, mul(cx, k, panel));
+        // The pair's second row, when 2k + 1 < kc (past it: not read, 0).
+        llvm::Value* second = pairs ? b.CreateICmpSLT(add(cx, mul(cx, k, 2), cx.i64c(1)), kc) : nullptr;
+        for (int first = 0; first < panel; first += g.w) {
+          llvm::Value* in_panel = lanes_below(cx, g.w, first, valid);
+          llvm::Value* x = nullptr;
+          if (pairs) {
+            // Not inbounds: the second row of an odd kc's last pair may be past the operand.
+            const auto half = [&](int64_t r, llvm::Value* mask) {
+              return b.CreateMaskedLoad(halves, b.CreateGEP(b.getInt16Ty(), row, cx.i64c(r * stride_k + first)),
+                                        llvm::Align(2), mask, llvm::Constant::getNullValue(halves));
+            };
+            x = interleave_pairs(cx, g.w, half(0, in_panel), half(1, b.CreateAnd(in_panel, cx.splat(second, g.w))));
+          } else {
+            x = load_operand(cx, t, g.w, row, cx.i64c(first), in_panel);
+          }
+          llvm::Value* to = gep(cx, out, cx.i64c(first));
+          if (first + g.w <= panel)
+            b.CreateAlignedStore(x, to, store_align);
+          else
+            b.CreateMaskedStore(x, to, store_align, lanes_below(cx, g.w, first, cx.i64c(panel)));
+          if (sums) next.push_back(b.CreateFAdd(in[static_cast<size_t>(first / g.w)], b.CreateFPExt(x, doubles)));
+        }
+        return next;
+      });
+  for (int first = 0; sums && first < panel; first += g.w)
+    b.CreateAlignedStore(column_sums[static_cast<size_t>(first / g.w)], sum_at(first), llvm::Align(8));
 }
 
 // The transpose of a W x W block held as W row vectors: log2(W) stages of
@@ -193,10 +209,14 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pair
 // or NR), the layout of gemm.h, as f32 (or bf16 pairs), zero-padding the last
 // panel. Not inlined: with the block sizes as constants LLVM would unroll the
 // copy loops into huge code.
-llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs,
-                            const std::string& name, int64_t stride_k, int64_t stride_p, int panel) {
+// With `sums` (only for p along memory), NAME takes one more argument, ptr sums:
+// f64 [extent rounded up to panels], to which each column's kc elements are added.
+llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, const std::string& name,
+                            int64_t stride_k, int64_t stride_p, int panel, bool sums = false) {
   auto& b = cx.b();
-  llvm::Function* f = cx.define_function(name, {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()}, [&](llvm::Function* f) {
+  std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()};
+  if (sums) params.push_back(cx.ptr());
+  llvm::Function* f = cx.define_function(name, params, [&](llvm::Function* f) {
     llvm::Value* dst = f->getArg(1);
     llvm::Value* src = f->getArg(2);
     llvm::Value* kc = f->getArg(3);
@@ -209,7 +229,8 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t,
       llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
       llvm::Value* from = operand_gep(cx, t, src, mul(cx, p0, stride_p));
       if (stride_p == 1)
-        pack_along_p(cx, g, t, pairs, to, from, stride_k, kc, valid, panel);
+        pack_along_p(cx, g, t, pairs, to, from, stride_k, kc, valid, panel,
+                     sums ? b.CreateGEP(b.getDoubleTy(), f->getArg(5), p0) : nullptr);
       else
         pack_along_k(cx, g, t, pairs, to, from, stride_p, kc, valid, panel);
     });
@@ -375,12 +396,21 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   llvm::Function* pack_b = p.tb ? define_pack(cx, g, t, pairs, name + ".pack_b", 1, p.k, g.nr)
                                 : define_pack(cx, g, t, pairs, name + ".pack_b", p.n, 1, g.nr);
 
+  // B's column sums: the thread that runs the first M block of an N block adds
+  // them up as it packs B's K blocks, in f64 on its stack, then rounds them.
+  const bool column_sums = static_cast<bool>(p.column_sums);
+  if (column_sums && (p.batches != 1 || p.tb || t != DType::f32))
+    throw Error("jit: a GEMM's column sums of B need one batch, f32 operands and B stored k x n");
+  llvm::Function* pack_b_sums =
+      column_sums ? define_pack(cx, g, t, pairs, name + ".pack_b_sums", p.n, 1, g.nr, true) : nullptr;
+
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(
       name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
         llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
         llvm::Value* a_pack = cx.stack_buffer((a_in_place ? g.mr : mc) * pairs_or_k(pairs, kc), "a_pack");
         llvm::Value* b_pack = cx.stack_buffer(pairs_or_k(pairs, kc) * nc, "b_pack");
+        llvm::Value* sums = column_sums ? cx.stack_buffer(2 * nc, "b_sums") : nullptr;  // nc doubles
         // The (batch, N block) pairs of the range, and each pair's M blocks in it.
         llvm::Value* first_pair = b.CreateUDiv(begin, cx.i64c(m_blocks));
         llvm::Value* end_pair = add(cx, b.CreateUDiv(b.CreateSub(end, cx.i64c(1)), cx.i64c(m_blocks)), cx.i64c(1));
@@ -396,6 +426,20 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           llvm::Value* a_matrix = p.a_matrix(bi);
           llvm::Value* b_matrix = p.b_matrix(bi);
           llvm::Value* c_matrix = p.c_matrix(bi);
+          // Whether this thread sums this N block's columns of B.
+          llvm::Value* sums_here = column_sums ? b.CreateICmpEQ(mb_begin, cx.i64c(0)) : nullptr;
+          const auto only_if = [&](llvm::Value* cond, const std::function<void()>& body) {
+            cx.only_if(
+                cond, {},
+                [&] {
+                  body();
+                  return LoweringContext::Carried{};
+                },
+                "");
+          };
+          if (column_sums)
+            only_if(sums_here,
+                    [&] { b.CreateMemSet(sums, b.getInt8(0), static_cast<uint64_t>(nc) * 8, llvm::Align(64)); });
           // The K block at pc; in the last one the epilogue finishes each panel of
           // NR columns right after its micro-kernels, while it is in L1.
           const auto k_block = [&](llvm::Value* pc, bool last) {
@@ -403,7 +447,13 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
             llvm::Value* units = pairs_or_k(cx, pairs, depth);  // of a packed panel's k groups
             llvm::Value* b_block =
                 operand_gep(cx, t, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
-            b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols});
+            const auto pack = [&] { b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols}); };
+            if (column_sums) {
+              only_if(sums_here, [&] { b.CreateCall(pack_b_sums, {buffers, b_pack, b_block, depth, cols, sums}); });
+              only_if(b.CreateNot(sums_here), pack);
+            } else {
+              pack();
+            }
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
             cx.for_range(mb_begin, mb_end, 1, [&](llvm::Value* mb) {
               llvm::Value* m0 = m_split.start(cx, mb);
@@ -438,6 +488,15 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           const int64_t last_pc = (p.k - 1) / kc * kc;
           cx.for_range(0, last_pc, kc, [&](llvm::Value* pc) { k_block(pc, false); });
           k_block(cx.i64c(last_pc), true);
+          if (column_sums)
+            only_if(sums_here, [&] {
+              llvm::Value* out = gep(cx, p.column_sums(), n0);
+              cx.for_range(cx.i64c(0), cols, 1, [&](llvm::Value* j) {
+                llvm::Value* sum =
+                    b.CreateAlignedLoad(b.getDoubleTy(), b.CreateGEP(b.getDoubleTy(), sums, j), llvm::Align(8));
+                b.CreateAlignedStore(b.CreateFPTrunc(sum, b.getFloatTy()), gep(cx, out, j), llvm::Align(4));
+              });
+            });
         });
       });
 }

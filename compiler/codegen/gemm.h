@@ -9,6 +9,8 @@
 //       pack the B block (KC x NC) into NR-column panels } broadcasting end here
 //       for each NR panel of B: for each MR panel of A: micro-kernel on C's tile
 //                               (last K block: then the epilogue on the panel)
+//     (with column sums of B: the thread running an N block's first M block
+//      adds B's rows into f64 sums as it packs them, and rounds them at the end)
 //
 // Packed layout (one layout whatever the operand's transpose flag): a block of
 // `extent` rows (A) or columns (B) times kc is cut into panels of P = MR (A) or
@@ -78,6 +80,10 @@ struct GemmProblem {
   std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
   std::function<void(llvm::Value* batch, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols)>
       epilogue;
+  // If set (one batch, f32 operands, B stored k x n), the first float of an f32
+  // [n] that receives the sums of B's rows (a bias gradient beside x^T dy),
+  // added up in f64 as B is packed and rounded once: B is read once for both.
+  std::function<llvm::Value*()> column_sums;
 };
 
 // Emits the blocked, parallel GEMM at the builder's position. `name` prefixes

@@ -181,8 +181,9 @@ void emit_row(LoweringContext& cx, const Graph& k, FusionKind kind, const std::s
 // into the one output's buffer and applies the output's generator there.
 void emit_kernel_op(LoweringContext& cx, const Graph& k, FusionKind kind) {
   const std::vector<const Node*> ops = kernel_ops(k);
-  if (ops.size() != 1) misfit(k, kind, std::to_string(ops.size()) + " kernel ops, not 1");
-  const Node& hero = *ops.front();
+  if (ops.empty() || (kind != FusionKind::epilogue && ops.size() != 1))
+    misfit(k, kind, std::to_string(ops.size()) + " kernel ops, not 1");
+  const Node& hero = kind == FusionKind::epilogue && epilogue_hero(k) ? *epilogue_hero(k) : *ops.front();
   const OpEmitter& emitter = *EmitterRegistry::global().find(hero.op());
   Generators gens(cx, k);
   std::vector<Generator> operands;
@@ -197,15 +198,28 @@ void emit_kernel_op(LoweringContext& cx, const Graph& k, FusionKind kind) {
   const Value result = hero.results[0];
   const std::vector<Value>& outs = k.outputs();
   Epilogue e;
+  // Besides the hero, at most one kernel op: the column sums of its B operand, an output.
+  for (const Node* op : ops) {
+    if (op == &hero) continue;
+    if (!is_column_sum_of_b(k, *op, hero) || e.column_sums_of_b.valid() ||
+        k.value(hero.operands[1]).kind == ValueKind::result ||
+        std::find(outs.begin(), outs.end(), op->results[0]) == outs.end())
+      misfit(k, kind,
+             "%" + k.name_of(op->results[0]) + " (" + op->op() + ") is not one output summing the rows of " +
+                 hero.op() + "'s operand B");
+    e.column_sums_of_b = op->results[0];
+  }
+  std::vector<Value> computed;  // the outputs computed from the result
+  for (Value v : outs)
+    if (v != result && v != e.column_sums_of_b) computed.push_back(v);
   if (std::find(outs.begin(), outs.end(), result) != outs.end()) {
     e.product = result;  // stored: the outputs go to buffers of their own
   } else {
-    if (outs.size() != 1 || !(k.type(outs.front()) == k.type(result)))
+    if (computed.size() != 1 || !(k.type(computed.front()) == k.type(result)))
       misfit(k, kind, "not one output of " + hero.op() + "'s type computed from its result, nor its result stored");
-    e.product = outs.front();  // the output's buffer, replaced in place
+    e.product = computed.front();  // the output's buffer, replaced in place
   }
-  for (Value v : outs) {
-    if (v == result) continue;
+  for (Value v : computed) {
     if (!(k.type(v).shape == k.type(result).shape))
       misfit(k, kind, "output %" + k.name_of(v) + " is not of " + hero.op() + "'s shape");
     e.outputs.push_back({v, k.type(v).dtype, Generator{}});
@@ -246,6 +260,22 @@ std::vector<const Node*> kernel_ops(const Graph& k) {
   for (const Node& node : k.nodes())
     if (const OpEmitter* e = EmitterRegistry::global().find(node.op()); e && e->kernel) ops.push_back(&node);
   return ops;
+}
+
+const Node* epilogue_hero(const Graph& k) {
+  for (const Node* n : kernel_ops(k))
+    if (EmitterRegistry::global().find(n->op())->epilogue) return n;
+  return nullptr;
+}
+
+bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm) {
+  if (n.op() != "sum" || gemm.op() != "matmul" || gemm.attrs.get_bool("transpose_b")) return false;
+  const TensorType& b = g.type(gemm.operands[1]);
+  if (n.operands[0] != gemm.operands[1] || b.dtype != DType::f32 || b.shape.size() != 2 ||
+      g.type(gemm.operands[0]).shape.size() != 2)
+    return false;
+  const std::vector<int64_t>& axes = n.attrs.get_ints("axes");
+  return axes.size() == 1 && normalize_axis(axes[0], 2) == 0;
 }
 
 bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape) {

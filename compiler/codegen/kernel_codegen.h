@@ -31,7 +31,9 @@
 //     output's generator in place; or, when its result is an output too (stored),
 //     several, each stored from its generator, which may overwrite in place
 //     inputs the epilogue reads at the same index (an optimizer's update of a
-//     param and its moments; emitter_registry.h, Epilogue);
+//     param and its moments; emitter_registry.h, Epilogue); and at most one
+//     other kernel op, a sum of the rows of the matmul's B operand, an output
+//     the GEMM computes as it packs B (is_column_sum_of_b);
 //   * horizontal: loop fusions sharing only inputs (its parts, run one after
 //     the other): each distinct part body is one function, called in a loop
 //     over a table of its parts' arguments, so the code grows with the
@@ -58,6 +60,14 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& kernel, FusionKind
 // The kernel graph's kernel ops (ops with a kernel emitter, not an elemental
 // one), in order: an input or epilogue kernel has one, a row kernel its reductions.
 std::vector<const Node*> kernel_ops(const Graph& kernel);
+
+// An epilogue kernel's kernel op that takes the epilogue (its matmul), or null.
+const Node* epilogue_hero(const Graph& kernel);
+
+// Whether `n` sums the rows of `gemm`'s B operand, a matmul of rank-2 f32
+// operands with B not transposed (a linear layer's bias gradient beside its
+// weight's, x^T dy): an epilogue kernel computes such sums as it packs B.
+bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm);
 
 // Whether `n` is a reduction a row kernel of `shape` computes: sum, mean or max of
 // an f32 value of that shape over its last axis, keepdims.

@@ -66,9 +66,13 @@ void emit_matmul(const KernelEmitArgs& args) {
     p.epilogue = [&](llvm::Value* bi, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols) {
       apply_epilogue(cx, *args.epilogue, out, bi, m0, rows, n0, cols);
     };
+  const Value column_sums = args.epilogue ? args.epilogue->column_sums_of_b : Value{};
+  if (column_sums.valid()) p.column_sums = [&cx, column_sums] { return cx.buffer(column_sums); };
   if (p.k == 0) {  // empty sums
     cx.b().CreateMemSet(args.result_ptr(), cx.b().getInt8(0), static_cast<uint64_t>(p.batches * p.m * p.n) * 4,
                         llvm::Align(4));
+    if (column_sums.valid())
+      cx.b().CreateMemSet(cx.buffer(column_sums), cx.b().getInt8(0), static_cast<uint64_t>(p.n) * 4, llvm::Align(4));
     if (p.epilogue)
       cx.for_range(0, p.batches, 1,
                    [&](llvm::Value* bi) { p.epilogue(bi, cx.i64c(0), cx.i64c(p.m), cx.i64c(0), cx.i64c(p.n)); });

@@ -53,6 +53,7 @@ struct Group {
   std::set<int> members;  // owned nodes (the root included)
   std::set<int> copies;   // constants and index ops recomputed here
   std::vector<int> extra_outputs;
+  std::vector<int> column_sums;  // sums of the rows of the epilogue's matmul's operand B
 };
 
 class Fuser {
@@ -335,51 +336,92 @@ class Fuser {
         for (int a : users_[static_cast<size_t>(r.id)]) {
           if (!node(a).def->side_effect) continue;
           for (int u : users_[static_cast<size_t>(node(a).operands[0].id)])
-            if (!group.members.count(u) && !node(u).def->side_effect)
-              at = std::max(at, groups_[static_cast<size_t>(owner_[static_cast<size_t>(u)])].root);
+            if (!group.members.count(u) && !node(u).def->side_effect) at = std::max(at, position_of(u));
         }
     return at < group.root ? at : -1;
   }
 
+  // Where the group of node n is emitted: right after this node's index.
+  int position_of(int n) const { return position_[static_cast<size_t>(owner_[static_cast<size_t>(n)])]; }
+
+  // Whether every value the group reads from outside is made by a group emitted by `at`.
+  bool inputs_before(const Group& group, int at) const {
+    for (const std::set<int>* nodes : {&group.members, &group.copies})
+      for (int m : *nodes)
+        for (Value v : node(m).operands) {
+          const ValueInfo& info = g_.value(v);
+          if (info.kind == ValueKind::result && !group.members.count(info.node) && !group.copies.count(info.node) &&
+              position_of(info.node) > at)
+            return false;
+        }
+    return true;
+  }
+
+  // Each group runs at its root, an epilogue storing its product earlier where
+  // it can (early_position).
+  void place_groups() {
+    position_.resize(groups_.size());
+    for (size_t gi = 0; gi < groups_.size(); ++gi) position_[gi] = groups_[gi].root;
+    for (size_t gi = 0; gi < groups_.size(); ++gi)
+      if (const int at = early_position(groups_[gi]); at >= 0 && inputs_before(groups_[gi], at)) position_[gi] = at;
+  }
+
+  // A sum of the rows of an epilogue's matmul's operand B (the bias gradient
+  // beside x^T dy) joins the epilogue, which computes it as it packs B
+  // (codegen/gemm.h), if it is a kernel of its own and nothing reads it before
+  // the epilogue runs: B is then read once for both.
+  void absorb_column_sums() {
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      Group& group = groups_[gi];
+      const int hero = epilogue_hero(group);
+      if (hero < 0 || owner_[static_cast<size_t>(group.root)] != static_cast<int>(gi)) continue;
+      const Node& h = node(hero);
+      if (h.op() != "matmul") continue;
+      for (int u : users_[static_cast<size_t>(h.operands[1].id)]) {
+        if (!is_column_sum_of_b(g_, node(u), h)) continue;
+        const auto ui = static_cast<size_t>(owner_[static_cast<size_t>(u)]);
+        const Group& alone = groups_[ui];
+        if (alone.root != u || alone.members.size() != 1 || !alone.copies.empty()) continue;
+        bool read_later = true;
+        for (Value r : node(u).results)
+          for (int reader : users_[static_cast<size_t>(r.id)])
+            read_later = read_later && (node(reader).def->side_effect || position_of(reader) > position_[gi]);
+        if (!read_later) {
+          decide(u, group.root, "it is read before " + label(hero) + "'s kernel runs");
+          continue;
+        }
+        own(group, static_cast<int>(gi), u);
+        group.column_sums.push_back(u);
+        break;  // one per matmul
+      }
+    }
+  }
+
   Graph build() {
+    place_groups();
+    absorb_column_sums();
+    // By position; at one node, the group rooted there before those placed after it.
+    std::multimap<std::pair<int, bool>, size_t> at_position;
+    for (size_t gi = 0; gi < groups_.size(); ++gi)
+      if (owner_[static_cast<size_t>(groups_[gi].root)] == static_cast<int>(gi))  // not absorbed
+        at_position.emplace(std::pair{position_[gi], position_[gi] != groups_[gi].root}, gi);
     GraphRewriter rw(g_);
     std::vector<size_t> assigns;
-    std::vector<bool> emitted(groups_.size(), false);
-    std::multimap<int, size_t> early;  // position -> group emitted right after it
-    for (size_t gi = 0; gi < groups_.size(); ++gi)
-      if (const int at = early_position(groups_[gi]); at >= 0) early.emplace(at, gi);
     for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
-      const Node& n = node(i);
-      if (n.def->side_effect) {
+      if (node(i).def->side_effect) {
         assigns.push_back(static_cast<size_t>(i));  // after every fusion: their values may come from a later one
         continue;
       }
-      const auto gi = static_cast<size_t>(owner_[static_cast<size_t>(i)]);
-      const Group& group = groups_[gi];
-      if (group.root == i && !emitted[gi]) {
+      for (auto at = at_position.lower_bound({i, false}); at != at_position.end() && at->first.first == i; ++at) {
+        const Group& group = groups_[at->second];
         if (group.members.size() == 1 && group.copies.empty())
-          rw.copy(static_cast<size_t>(i));
+          rw.copy(static_cast<size_t>(group.root));
         else
           emit_fusion(group, rw);
       }
-      // What an early group reads may come later than planned (the step and
-      // learning rate an optimizer's update reads after the backward pass):
-      // then it runs at its root.
-      for (auto [at, end] = early.equal_range(i); at != end; ++at)
-        if (inputs_ready(groups_[at->second], rw)) {
-          emit_fusion(groups_[at->second], rw);
-          emitted[at->second] = true;
-        }
     }
     for (size_t a : assigns) rw.copy(a);
     return rw.finish();
-  }
-
-  // Whether every value the group reads from outside is already in rw's graph.
-  bool inputs_ready(const Group& group, const GraphRewriter& rw) const {
-    for (const ExtractedBody& body = extract(group); Value v : body.inputs)
-      if (!rw.mapped(v)) return false;
-    return true;
   }
 
   // The group's body, and the values of g_ its fusion node replaces.
@@ -392,6 +434,8 @@ class Fuser {
       for (Value r : node(i).results) results.push_back(r);
     if (stores_product(group))
       for (Value r : node(epilogue_hero(group)).results) results.push_back(r);
+    for (int c : group.column_sums)
+      for (Value r : node(c).results) results.push_back(r);
     if (replaced) *replaced = results;
     return extract_body(g_, nodes, results, "f_" + g_.name_of(node(group.root).results[0]));
   }
@@ -410,6 +454,7 @@ class Fuser {
   std::vector<bool> is_output_;
   std::vector<int> owner_;  // group index per node, -1: not yet grouped
   std::vector<Group> groups_;
+  std::vector<int> position_;  // per group: emitted right after this node index
 };
 
 }  // namespace

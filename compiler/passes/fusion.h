@@ -18,8 +18,11 @@
 //               node that still reads an assigned param, whichever is later (at
 //               the end of the step it would keep the matmul's operands alive):
 //               a weight's gradient is never read back from memory for its
-//               update. Operands of the matmul stay in memory (the GEMM packs
-//               from there). A reduction, softmax or
+//               update. A sum of the rows of the matmul's B operand (a bias
+//               gradient beside x^T dy) that is a kernel of its own and read
+//               only after the epilogue runs joins it: the GEMM sums it as it
+//               packs B, which it then reads once for both. Operands of the
+//               matmul stay in memory (the GEMM packs from there). A reduction, softmax or
 //               layer_norm consumer does not take the matmul: it keeps its
 //               elemental producers as before (`softmax(q @ k * scale + mask)`
 //               stays one attention kernel, and so does `layer_norm(x +

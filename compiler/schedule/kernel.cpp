@@ -119,10 +119,10 @@ std::vector<std::pair<size_t, size_t>> loop_in_place_pairs(const Graph& k) {
 // epilogue's inputs read pointwise and its outputs (not that result, which the
 // kernel op writes before the epilogue reads them).
 std::vector<std::pair<size_t, size_t>> epilogue_in_place_pairs(const Graph& k) {
-  const std::vector<const Node*> ops = kernel_ops(k);
-  if (ops.size() != 1 || ops.front()->results.size() != 1) return {};
+  const Node* hero = epilogue_hero(k);
+  if (!hero || hero->results.size() != 1) return {};
   const std::vector<Value>& outs = k.outputs();
-  const auto product = std::find(outs.begin(), outs.end(), ops.front()->results[0]);
+  const auto product = std::find(outs.begin(), outs.end(), hero->results[0]);
   if (product == outs.end()) return {};
   std::vector<std::pair<size_t, size_t>> pairs;
   for (const auto& pair : loop_in_place_pairs(k))
@@ -168,8 +168,9 @@ Kernel make_kernel(const Graph& g, const Node& node) {
     k.kind = fusion_kind_of(node);
     // An input or epilogue kernel is named after its kernel op ("matmul"), as profiles always named it.
     const std::vector<const Node*> ops = kernel_ops(*k.graph);
-    const bool by_op = (k.kind == FusionKind::input || k.kind == FusionKind::epilogue) && !ops.empty();
-    k.label = by_op ? ops.front()->op() : std::string(fusion_kind_name(k.kind));
+    const Node* hero = k.kind == FusionKind::epilogue ? epilogue_hero(*k.graph) : nullptr;
+    if (k.kind == FusionKind::input && !ops.empty()) hero = ops.front();
+    k.label = hero ? hero->op() : std::string(fusion_kind_name(k.kind));
   } else {
     k.graph = std::make_shared<const Graph>(one_node_graph(g, node));
     const OpEmitter* e = EmitterRegistry::global().find(node.op());

@@ -8,6 +8,7 @@
 // same way in both backends: the JIT must match the interpreter bit for bit.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <functional>
 #include <sstream>
 
@@ -303,4 +304,73 @@ TEST_CASE(
     check_jit_matches_interpreter(g, integer_bindings(g, rng), {1e-6, 1e-6, 1e-6}, 3,
                                   jit_for_cpu(cpus[static_cast<size_t>(i) % cpus.size()]));
   }
+}
+
+TEST_CASE("a bias gradient, the column sums of dy beside x^T dy, is summed as the GEMM packs dy") {
+  // Shapes around the K block (256 rows of dy), the N block (256 columns) and
+  // the M blocks (224 rows of x^T), so sums span K blocks and threads share
+  // N blocks; the host, AVX2 and SSE2.
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      // tokens (k), x's width (m), dy's width (n)
+      {1, 1, 1}, {7, 3, 33}, {257, 17, 40}, {300, 230, 270}, {1024, 64, 300}, {513, 450, 31}};
+  const std::vector<std::string> cpus = {"", "haswell", "x86-64"};
+  Rng rng(5);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [k, m, n] = shapes[i];
+    CAPTURE(k);
+    CAPTURE(m);
+    CAPTURE(n);
+    for (const bool update : {false, true}) {
+      CAPTURE(update);
+      Graph g("linear_grads");
+      Builder b(g);
+      const Value x = b.input("x", {DType::f32, {k, m}});
+      const Value dy = b.input("dy", {DType::f32, {k, n}});
+      // The sums are read after the epilogue's root (its position).
+      const Value dw = ops::matmul(b, x, dy, true, false);
+      if (update) {  // an SGD step on w in the epilogue: the product stored
+        const Value w = b.param("w", {DType::f32, {m, n}});
+        ops::assign(b, w, ops::sub(b, w, ops::mul(b, ops::fill(b, {}, 0.5), dw)));
+      } else {
+        b.output(ops::relu(b, dw));
+      }
+      b.output(ops::reshape(b, ops::sum(b, dy, {0}, true), {n}));  // the bias gradient
+      const compiler::CompiledGraph c = compiler::compile_graph(g);
+      int sums = 0;
+      for (const Node& node : c.graph.nodes()) sums += node.op() == "sum";
+      CHECK(sums == 0);  // inside the matmul's epilogue kernel
+      CHECK(matmul_kernels(g) == 1);
+      // Integers: the GEMM's sums and the column sums (f64, rounded once) are exact.
+      check_jit_matches_interpreter(g, integer_bindings(g, rng), {0, 0}, 2, jit_for_cpu(cpus[i % cpus.size()]));
+    }
+  }
+}
+
+TEST_CASE("column sums of dy read before the matmul's kernel runs, or of a transposed dy, stay kernels of their own") {
+  Rng rng(6);
+  // Read before: a loop on the sums comes before the matmul in node order.
+  Graph g("read_before");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {40, 9}});
+  const Value dy = b.input("dy", {DType::f32, {40, 12}});
+  b.output(ops::mul(b, ops::sum(b, dy, {0}, true), ops::fill(b, {}, 2.0)));
+  b.output(ops::relu(b, ops::matmul(b, x, dy, true, false)));
+  std::ostringstream decisions;
+  compiler::PipelineOptions o;
+  o.passes.remarks = &decisions;
+  compiler::compile_graph(g, o);
+  CHECK(decisions.str().find("it is read before %") != std::string::npos);
+  check_jit_matches_interpreter(g, integer_bindings(g, rng), {0, 0});
+  // dy stored n x k (transpose_b): its packing runs along k, not along the sums.
+  Graph t("transposed");
+  Builder bt(t);
+  const Value xt = bt.input("x", {DType::f32, {40, 9}});
+  const Value dyt = bt.input("dy", {DType::f32, {12, 40}});
+  bt.output(ops::sum(bt, dyt, {0}, true));
+  bt.output(ops::relu(bt, ops::matmul(bt, xt, dyt, true, true)));
+  int sums = 0;
+  const compiler::CompiledGraph ct = compiler::compile_graph(t);
+  for (const Node& node : ct.graph.nodes()) sums += node.op() == "sum";
+  CHECK(sums == 1);
+  check_jit_matches_interpreter(t, integer_bindings(t, rng), {0, 0});
 }

@@ -113,14 +113,19 @@ TEST_CASE("the compiler fuses the tiny training step: attention, matmul epilogue
   // which the gathers' scatter-adds are added there), which stores the gradient
   // and writes the param and its moments; the biases' and layer norms' updates
   // are one horizontal kernel.
-  int updates_in_epilogues = 0, horizontal = 0;
+  // Each of those with a bias (all but the embeddings) sums the bias gradient
+  // as it packs dy (a fifth result).
+  int updates_in_epilogues = 0, with_bias_gradient = 0, horizontal = 0;
   for (const Node& n : c.graph.nodes()) {
     horizontal += n.body && n.attrs.get_string("kind") == "horizontal";
-    updates_in_epilogues += n.body && n.attrs.get_string("kind") == "epilogue" && n.results.size() == 4;
+    const bool epilogue = n.body && n.attrs.get_string("kind") == "epilogue";
+    updates_in_epilogues += epilogue && n.results.size() >= 4;
+    with_bias_gradient += epilogue && n.results.size() == 5;
   }
   int weight_matrices = 0;
   for (Value p : g.declarations(ValueKind::param)) weight_matrices += g.type(p).shape.size() == 2;
   CHECK(updates_in_epilogues == weight_matrices);
+  CHECK(with_bias_gradient == weight_matrices - 1);
   CHECK(horizontal == 1);
   // Every param and moment is written in place; only the step counter, whose
   // old value dropout's backward still reads after the new one is computed
