@@ -59,15 +59,27 @@ llvm::Value* lanes_below(LoweringContext& cx, int w, int64_t first, llvm::Value*
 
 llvm::Value* add(LoweringContext& cx, llvm::Value* a, llvm::Value* b) { return cx.b().CreateAdd(a, b, "", true, true); }
 
-// W elements of an operand of dtype t from `from` as f32 (lanes off `mask`: 0).
+// W elements of an operand of dtype t from `from` as f32 (lanes off `mask`: 0),
+// rounded to bf16 if `round` (an f32 operand of a bf16 product: GemmProblem).
 // Not inbounds: past the mask the address may leave the operand.
 llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base, llvm::Value* offset,
-                          llvm::Value* mask) {
+                          llvm::Value* mask, bool round) {
   auto& b = cx.b();
   auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(w));
   llvm::Value* x = b.CreateMaskedLoad(vec, b.CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)),
                                       mask, llvm::Constant::getNullValue(vec));
-  return t == DType::bf16 ? cx.widen_bf16(x) : x;
+  if (t == DType::bf16) return cx.widen_bf16(x);
+  return round ? cx.round_bf16(x) : x;
+}
+
+// n elements of an operand of dtype t (bf16, or f32 rounded to it) as bf16 bits, <n x i16>.
+llvm::Value* load_halves(LoweringContext& cx, DType t, int n, llvm::Value* base, llvm::Value* offset,
+                         llvm::Value* mask) {
+  auto& b = cx.b();
+  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(n));
+  llvm::Value* x = b.CreateMaskedLoad(vec, b.CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)), mask,
+                                      llvm::Constant::getNullValue(vec));
+  return t == DType::bf16 ? x : cx.narrow_bf16(cx.round_bf16(x));
 }
 
 // With vdpbf16ps (Target::bf16_dot) a bf16 operand is packed as pairs along k:
@@ -92,11 +104,11 @@ llvm::Value* interleave_pairs(LoweringContext& cx, int w, llvm::Value* a, llvm::
 // (lanes past `valid` read as 0) and stores of the panel's P floats (pairs).
 // With `sums` (f64, the panel's P columns), each column's kc elements are also
 // added to its sum, in f64 vectors carried along k.
-void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst, llvm::Value* src,
-                  int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel, llvm::Value* sums = nullptr) {
+void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, bool round, llvm::Value* dst,
+                  llvm::Value* src, int64_t stride_k, llvm::Value* kc, llvm::Value* valid, int panel,
+                  llvm::Value* sums = nullptr) {
   auto& b = cx.b();
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
-  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(g.w));
   auto* doubles = llvm::FixedVectorType::get(b.getDoubleTy(), static_cast<unsigned>(g.w));
   const auto sum_at = [&](int first) { return b.CreateGEP(b.getDoubleTy(), sums, cx.i64c(first)); };
   LoweringContext::Carried column_sums;
@@ -116,12 +128,11 @@ void pack_along_p(LoweringContext& cx, const GemmBlocking& g, DType t, bool pair
           if (pairs) {
             // Not inbounds: the second row of an odd kc's last pair may be past the operand.
             const auto half = [&](int64_t r, llvm::Value* mask) {
-              return b.CreateMaskedLoad(halves, b.CreateGEP(b.getInt16Ty(), row, cx.i64c(r * stride_k + first)),
-                                        llvm::Align(2), mask, llvm::Constant::getNullValue(halves));
+              return load_halves(cx, t, g.w, row, cx.i64c(r * stride_k + first), mask);
             };
             x = interleave_pairs(cx, g.w, half(0, in_panel), half(1, b.CreateAnd(in_panel, cx.splat(second, g.w))));
           } else {
-            x = load_operand(cx, t, g.w, row, cx.i64c(first), in_panel);
+            x = load_operand(cx, t, g.w, row, cx.i64c(first), in_panel, round);
           }
           llvm::Value* to = gep(cx, out, cx.i64c(first));
           if (first + g.w <= panel)
@@ -161,11 +172,10 @@ std::vector<llvm::Value*> transpose(LoweringContext& cx, std::vector<llvm::Value
 // (pairs of k's) at a time; each W x W block is loaded as W row vectors (masked
 // past `valid` rows and past kc), transposed in registers and stored as W groups
 // of P.
-void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, llvm::Value* dst,
+void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, bool round, llvm::Value* dst,
                   llvm::Value* src, int64_t stride_p, llvm::Value* kc, llvm::Value* valid, int panel) {
   auto& b = cx.b();
   auto* vec = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(g.w));
-  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(2 * g.w));
   llvm::Value* zero = llvm::Constant::getNullValue(vec);
   const llvm::Align store_align(panel % g.w == 0 ? 4 * static_cast<uint64_t>(g.w) : 4);
   llvm::Value* units = pairs_or_k(cx, pairs, kc);
@@ -182,13 +192,12 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pair
         }
         llvm::Value* row_ok = b.CreateICmpSLT(cx.i64c(r), valid);
         if (pairs) {
-          llvm::Value* at = b.CreateGEP(b.getInt16Ty(), src, add(cx, cx.i64c(r * stride_p), mul(cx, k0, 2)));
           llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(row_ok, 2 * g.w));
           rows.push_back(b.CreateBitCast(
-              b.CreateMaskedLoad(halves, at, llvm::Align(2), mask, llvm::Constant::getNullValue(halves)), vec));
+              load_halves(cx, t, 2 * g.w, src, add(cx, cx.i64c(r * stride_p), mul(cx, k0, 2)), mask), vec));
         } else {
           llvm::Value* mask = b.CreateAnd(k_lanes, cx.splat(row_ok, g.w));
-          rows.push_back(load_operand(cx, t, g.w, src, add(cx, cx.i64c(r * stride_p), k0), mask));
+          rows.push_back(load_operand(cx, t, g.w, src, add(cx, cx.i64c(r * stride_p), k0), mask, round));
         }
       }
       const std::vector<llvm::Value*> columns = transpose(cx, std::move(rows), g.w);
@@ -211,8 +220,9 @@ void pack_along_k(LoweringContext& cx, const GemmBlocking& g, DType t, bool pair
 // copy loops into huge code.
 // With `sums` (only for p along memory), NAME takes one more argument, ptr sums:
 // f64 [extent rounded up to panels], to which each column's kc elements are added.
-llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, const std::string& name,
-                            int64_t stride_k, int64_t stride_p, int panel, bool sums = false) {
+// With `round`, the source is f32 and packed as bf16 (rounded).
+llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t, bool pairs, bool round,
+                            const std::string& name, int64_t stride_k, int64_t stride_p, int panel, bool sums = false) {
   auto& b = cx.b();
   std::vector<llvm::Type*> params = {cx.ptr(), cx.ptr(), cx.i64(), cx.i64()};
   if (sums) params.push_back(cx.ptr());
@@ -229,10 +239,10 @@ llvm::Function* define_pack(LoweringContext& cx, const GemmBlocking& g, DType t,
       llvm::Value* to = gep(cx, dst, b.CreateMul(q, panel_size, "", true, true));
       llvm::Value* from = operand_gep(cx, t, src, mul(cx, p0, stride_p));
       if (stride_p == 1)
-        pack_along_p(cx, g, t, pairs, to, from, stride_k, kc, valid, panel,
+        pack_along_p(cx, g, t, pairs, round, to, from, stride_k, kc, valid, panel,
                      sums ? b.CreateGEP(b.getDoubleTy(), f->getArg(5), p0) : nullptr);
       else
-        pack_along_k(cx, g, t, pairs, to, from, stride_p, kc, valid, panel);
+        pack_along_k(cx, g, t, pairs, round, to, from, stride_p, kc, valid, panel);
     });
   });
   f->addFnAttr(llvm::Attribute::NoInline);
@@ -385,16 +395,21 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   // f32s, 2048 bf16s: a Transformer's feed-forward width): the MR rows of a panel
   // then share their L1 sets and 4 KiB aliasing offsets, and on Zen 4 such a
   // product ran at 57-61 GFLOP/s in about half the runs (packed: 82-83).
-  const bool a_in_place = !p.ta && (t == DType::f32 || (pairs && p.k % 2 == 0)) &&
+  // An f32 operand of a bf16 product (a param's bf16 copy the GEMM makes
+  // itself) is read as f32 and rounded as it is packed.
+  const DType a_memory = p.a_memory.value_or(t), b_memory = p.b_memory.value_or(t);
+  const bool round_a = a_memory != t, round_b = b_memory != t;
+  if ((round_a || round_b) && t != DType::bf16) throw Error("jit: a GEMM rounds an operand only to bf16");
+  const bool a_in_place = !p.ta && !round_a && (t == DType::f32 || (pairs && p.k % 2 == 0)) &&
                           p.k * static_cast<int64_t>(dtype_size(t)) % 4096 != 0;
   llvm::Function* micro = define_micro_kernel(cx, g, pairs, name + ".micro", 1, g.mr);
   llvm::Function* micro_in_place =
       a_in_place ? define_micro_kernel(cx, g, pairs, name + ".micro_a", pairs_or_k(pairs, p.k), 1) : nullptr;
   // Element (k, i) of op(A) at a + k*stride_k + i*stride_p, likewise (k, j) of op(B).
-  llvm::Function* pack_a = p.ta ? define_pack(cx, g, t, pairs, name + ".pack_a", p.m, 1, g.mr)
-                                : define_pack(cx, g, t, pairs, name + ".pack_a", 1, p.k, g.mr);
-  llvm::Function* pack_b = p.tb ? define_pack(cx, g, t, pairs, name + ".pack_b", 1, p.k, g.nr)
-                                : define_pack(cx, g, t, pairs, name + ".pack_b", p.n, 1, g.nr);
+  llvm::Function* pack_a = p.ta ? define_pack(cx, g, a_memory, pairs, round_a, name + ".pack_a", p.m, 1, g.mr)
+                                : define_pack(cx, g, a_memory, pairs, round_a, name + ".pack_a", 1, p.k, g.mr);
+  llvm::Function* pack_b = p.tb ? define_pack(cx, g, b_memory, pairs, round_b, name + ".pack_b", 1, p.k, g.nr)
+                                : define_pack(cx, g, b_memory, pairs, round_b, name + ".pack_b", p.n, 1, g.nr);
 
   // B's column sums: the thread that runs the first M block of an N block adds
   // them up as it packs B's K blocks, in f64 on its stack, then rounds them.
@@ -402,7 +417,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   if (column_sums && (p.batches != 1 || p.tb || t != DType::f32))
     throw Error("jit: a GEMM's column sums of B need one batch, f32 operands and B stored k x n");
   llvm::Function* pack_b_sums =
-      column_sums ? define_pack(cx, g, t, pairs, name + ".pack_b_sums", p.n, 1, g.nr, true) : nullptr;
+      column_sums ? define_pack(cx, g, t, pairs, false, name + ".pack_b_sums", p.n, 1, g.nr, true) : nullptr;
 
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(
@@ -445,8 +460,8 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           const auto k_block = [&](llvm::Value* pc, bool last) {
             llvm::Value* depth = min_i64(cx, cx.i64c(kc), b.CreateSub(cx.i64c(p.k), pc));
             llvm::Value* units = pairs_or_k(cx, pairs, depth);  // of a packed panel's k groups
-            llvm::Value* b_block =
-                operand_gep(cx, t, b_matrix, p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
+            llvm::Value* b_block = operand_gep(cx, b_memory, b_matrix,
+                                               p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
             const auto pack = [&] { b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols}); };
             if (column_sums) {
               only_if(sums_here, [&] { b.CreateCall(pack_b_sums, {buffers, b_pack, b_block, depth, cols, sums}); });
@@ -459,11 +474,11 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
               llvm::Value* m0 = m_split.start(cx, mb);
               llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);
               // The block's first element, (pc, m0) of op(A).
-              llvm::Value* a_block =
-                  operand_gep(cx, t, a_matrix, p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
+              llvm::Value* a_block = operand_gep(cx, a_memory, a_matrix,
+                                                 p.ta ? add(cx, mul(cx, pc, p.m), m0) : add(cx, mul(cx, m0, p.k), pc));
               // Rows read in place: the whole panels of MR.
               llvm::Value* whole = a_in_place ? b.CreateSub(rows, b.CreateURem(rows, cx.i64c(g.mr))) : cx.i64c(0);
-              b.CreateCall(pack_a, {buffers, a_pack, operand_gep(cx, t, a_block, mul(cx, whole, p.k)), depth,
+              b.CreateCall(pack_a, {buffers, a_pack, operand_gep(cx, a_memory, a_block, mul(cx, whole, p.k)), depth,
                                     b.CreateSub(rows, whole)});
               llvm::Value* c_block = gep(cx, c_matrix, add(cx, mul(cx, m0, p.n), n0));
               cx.for_range(cx.i64c(0), cols, g.nr, [&](llvm::Value* jr) {
@@ -474,7 +489,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
                   if (a_in_place) {
                     llvm::Value* in_place = b.CreateICmpSLT(ir, whole);
                     kernel = b.CreateSelect(in_place, micro_in_place, micro);
-                    a_panel = b.CreateSelect(in_place, operand_gep(cx, t, a_block, mul(cx, ir, p.k)), a_pack);
+                    a_panel = b.CreateSelect(in_place, operand_gep(cx, a_memory, a_block, mul(cx, ir, p.k)), a_pack);
                   }
                   b.CreateCall(micro->getFunctionType(), kernel,
                                {buffers, a_panel, gep(cx, b_pack, b.CreateMul(jr, units)),

@@ -30,6 +30,7 @@
 // zero). Elsewhere they are widened to f32 as they are packed.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "compiler/codegen/lowering_context.h"
@@ -77,6 +78,10 @@ struct GemmProblem {
   // A's and B's dtype: f32, or bf16, widened to f32 as it is packed (or, by
   // emit_gemm_rows, as it is loaded); the products and sums are f32, C is f32.
   DType operands = DType::f32;
+  // If set, the dtype A (B) is stored in, when it differs from `operands`: f32
+  // for a bf16 product, rounded as it is packed (the cast of a param to bf16
+  // fused into the GEMM: no bf16 copy in memory). Not for emit_gemm_rows.
+  std::optional<DType> a_memory, b_memory;
   std::function<llvm::Value*(llvm::Value*)> a_matrix, b_matrix, c_matrix;
   std::function<void(llvm::Value* batch, llvm::Value* m0, llvm::Value* rows, llvm::Value* n0, llvm::Value* cols)>
       epilogue;

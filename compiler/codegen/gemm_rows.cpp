@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/codegen/gemm.h"
+#include "engine/ir/error.h"
 
 namespace kiln::compiler {
 namespace {
@@ -37,6 +38,7 @@ llvm::Value* mul_add(LoweringContext& cx, llvm::Value* a, int64_t b, llvm::Value
 bool use_gemm_rows(const GemmProblem& p) { return !p.ta && p.tb && p.m <= kGemmRowsMaxM; }
 
 void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
+  if (p.a_memory || p.b_memory) throw Error("jit: the few-rows GEMM reads its operands as they are stored");
   auto& b = cx.b();
   const int w = cx.vector_width();
   // W accumulators, MT rows of A and NT rows of B in registers: 14 of AVX2's

@@ -268,6 +268,11 @@ const Node* epilogue_hero(const Graph& k) {
   return nullptr;
 }
 
+bool is_bf16_cast_of_declaration(const Graph& g, const Node& n) {
+  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32 &&
+         g.value(n.operands[0]).kind != ValueKind::result;
+}
+
 bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm) {
   if (n.op() != "sum" || gemm.op() != "matmul" || gemm.attrs.get_bool("transpose_b")) return false;
   const TensorType& b = g.type(gemm.operands[1]);

@@ -64,6 +64,11 @@ std::vector<const Node*> kernel_ops(const Graph& kernel);
 // An epilogue kernel's kernel op that takes the epilogue (its matmul), or null.
 const Node* epilogue_hero(const Graph& kernel);
 
+// Whether `n` casts an f32 declaration (a param; in a kernel, an input) to
+// bf16: a matmul reading the cast rounds the declaration as it packs it, so
+// fusion copies such a cast into every matmul kernel that reads it.
+bool is_bf16_cast_of_declaration(const Graph& g, const Node& n);
+
 // Whether `n` sums the rows of `gemm`'s B operand, a matmul of rank-2 f32
 // operands with B not transposed (a linear layer's bias gradient beside its
 // weight's, x^T dy): an epilogue kernel computes such sums as it packs B.

@@ -6,6 +6,7 @@
 // last K block (gemm.h); the sums themselves are the same with or without one.
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/gemm.h"
+#include "compiler/codegen/kernel_codegen.h"
 
 namespace kiln::compiler {
 
@@ -22,6 +23,22 @@ llvm::Value* matrix_start(LoweringContext& cx, DType t, llvm::Value* base, llvm:
 }
 
 Shape batch_dims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
+
+// Where operand i is read: the value itself, or for a bf16 cast of a kernel
+// input fused here (is_bf16_cast_of_declaration), that input in f32, which the
+// GEMM rounds as it packs it.
+struct OperandMemory {
+  Value value;
+  DType dtype;
+};
+OperandMemory operand_memory(const NodeRef& n, size_t i) {
+  const Value v = n.node.operands[i];
+  if (n.graph.value(v).kind == ValueKind::result) {
+    const Node& producer = n.graph.producer(v);
+    if (is_bf16_cast_of_declaration(n.graph, producer)) return {producer.operands[0], DType::f32};
+  }
+  return {v, n.in(i).dtype};
+}
 
 // Applies `e` to rows m0..m0+rows and columns n0..n0+cols of result batch bi
 // (all i64): W columns at a time, then the rest one at a time.
@@ -79,11 +96,14 @@ void emit_matmul(const KernelEmitArgs& args) {
     return;
   }
   p.operands = args.node.in(0).dtype;
+  const OperandMemory a_memory = operand_memory(args.node, 0), b_memory = operand_memory(args.node, 1);
+  if (a_memory.dtype != p.operands) p.a_memory = a_memory.dtype;
+  if (b_memory.dtype != p.operands) p.b_memory = b_memory.dtype;
   p.a_matrix = [&](llvm::Value* bi) {
-    return matrix_start(cx, p.operands, args.operand_ptr(0), bi, batch, a_batch, p.m * p.k);
+    return matrix_start(cx, a_memory.dtype, cx.buffer(a_memory.value), bi, batch, a_batch, p.m * p.k);
   };
   p.b_matrix = [&](llvm::Value* bi) {
-    return matrix_start(cx, p.operands, args.operand_ptr(1), bi, batch, b_batch, p.k * p.n);
+    return matrix_start(cx, b_memory.dtype, cx.buffer(b_memory.value), bi, batch, b_batch, p.k * p.n);
   };
   p.c_matrix = [&](llvm::Value* bi) {
     return matrix_start(cx, DType::f32, args.result_ptr(), bi, batch, batch, p.m * p.n);

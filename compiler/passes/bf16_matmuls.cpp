@@ -1,8 +1,10 @@
 // bf16-matmuls (--precision bf16): every f32 matmul takes its operands in bf16,
 // as CPU autocast does, with f32 products, sums and result. The casts are new
 // elementwise nodes, so fusion puts each into the loop of the value it rounds
-// (a layer norm's output, a ReLU, a param's read) and memory planning keeps the
-// bf16 copy, at half the bytes, where a backward matmul reads it again. One cast
+// (a layer norm's output, a ReLU) and memory planning keeps the bf16 copy, at
+// half the bytes, where a backward matmul reads it again; a param's cast is
+// copied into each matmul kernel that reads it, whose GEMM rounds the param as
+// it packs it (no bf16 copy of the weights at all). One cast
 // per value, however many products read it: a layer's input feeds its forward
 // projections and its weight gradient's product through the same copy; a ReLU's
 // output, its gradient's mask too, so only the copy lives until the backward.

@@ -10,6 +10,7 @@
 #include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/kernel_codegen.h"
+#include "compiler/gemm_shapes.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "compiler/schedule/kernel.h"
@@ -163,6 +164,7 @@ class Fuser {
     group.members.insert(root);
     owner_[static_cast<size_t>(root)] = gi;
     const Node& r = node(root);
+    copy_packed_casts(group, root);
     // Only elemental consumers and the heroes that read generators absorb producers.
     if (!is_elemental(r) && !fuses_producers(r)) return;
     if (is_wide_concat(r)) {
@@ -215,9 +217,10 @@ class Fuser {
       }
       if (!is_elemental(pn)) {
         const std::string refusal = epilogue_refusal(group, p);
-        if (refusal.empty())
+        if (refusal.empty()) {
           own(group, gi, p);  // its operands stay in memory: no producers to absorb
-        else
+          copy_packed_casts(group, p);
+        } else
           decide(p, root, refusal);
         continue;
       }
@@ -242,6 +245,21 @@ class Fuser {
                                : "it is stored for an assign or output and the loop's shape differs");
       }
     }
+  }
+
+  // A matmul's bf16 casts of params (or inputs) are recomputed in its kernel:
+  // the GEMM rounds the f32 param as it packs it (codegen/gemm.h), so no bf16
+  // copy of the weights is made, nor kept from the forward pass to the
+  // backward. Not for a product the few-rows GEMM takes (it reads B in place).
+  void copy_packed_casts(Group& group, int m) {
+    const Node& mm = node(m);
+    if (mm.op() != "matmul") return;
+    const Shape& out = g_.type(mm.results[0]).shape;
+    if (!mm.attrs.get_bool("transpose_a") && mm.attrs.get_bool("transpose_b") && out[out.size() - 2] <= kGemmRowsMaxM)
+      return;
+    for (Value v : mm.operands)
+      if (g_.value(v).kind == ValueKind::result && is_bf16_cast_of_declaration(g_, g_.producer(v)))
+        group.copies.insert(g_.value(v).node);
   }
 
   void own(Group& group, int gi, int p) {
@@ -335,8 +353,12 @@ class Fuser {
       for (Value r : node(s).results)
         for (int a : users_[static_cast<size_t>(r.id)]) {
           if (!node(a).def->side_effect) continue;
-          for (int u : users_[static_cast<size_t>(node(a).operands[0].id)])
-            if (!group.members.count(u) && !node(u).def->side_effect) at = std::max(at, position_of(u));
+          for (int u : users_[static_cast<size_t>(node(a).operands[0].id)]) {
+            if (group.members.count(u) || node(u).def->side_effect) continue;
+            at = std::max(at, position_of(u));
+            for (const Group& other : groups_)  // kernels that read the target through a copy of u
+              if (other.copies.count(u)) at = std::max(at, position_[static_cast<size_t>(&other - groups_.data())]);
+          }
         }
     return at < group.root ? at : -1;
   }

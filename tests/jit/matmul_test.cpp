@@ -26,11 +26,13 @@
 
 #include "compiler/codegen/gemm.h"
 #include "compiler/jit/target.h"
+#include "compiler/pipeline.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/printer.h"
 #include "jit/differential.h"
+#include "ops/elementwise.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -41,6 +43,7 @@ struct Case {
   Shape a, b;  // operand shapes as stored (already transposed where the flag is set)
   bool ta = false, tb = false;
   DType operands = DType::f32;  // or bf16 (C is f32 either way)
+  bool cast = false;            // f32 inputs cast to bf16 in the graph (the GEMM rounds them as it packs)
 };
 
 // The stored shape of an operand whose op() is rows x cols with batch dims in front.
@@ -65,7 +68,13 @@ Case bf16_case(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
 Graph matmul_graph(const Case& c) {
   Graph g("matmul");
   Builder b(g);
-  b.output(ops::matmul(b, b.input("a", {c.operands, c.a}), b.input("b", {c.operands, c.b}), c.ta, c.tb));
+  const DType stored = c.cast ? DType::f32 : c.operands;
+  Value a = b.input("a", {stored, c.a}), bm = b.input("b", {stored, c.b});
+  if (c.cast) {
+    a = ops::cast(b, a, DType::bf16);
+    bm = ops::cast(b, bm, DType::bf16);
+  }
+  b.output(ops::matmul(b, a, bm, c.ta, c.tb));
   return g;
 }
 
@@ -96,8 +105,8 @@ Tensor as_operand(const Tensor& f, DType t) {
 
 std::string describe(const Case& c) {
   std::ostringstream os;
-  os << dtype_name(c.operands) << " a " << shape_str(c.a) << (c.ta ? "^T" : "") << " b " << shape_str(c.b)
-     << (c.tb ? "^T" : "");
+  os << (c.cast ? "f32 cast to " : "") << dtype_name(c.operands) << " a " << shape_str(c.a) << (c.ta ? "^T" : "")
+     << " b " << shape_str(c.b) << (c.tb ? "^T" : "");
   return os.str();
 }
 
@@ -133,8 +142,9 @@ void check_values(const Case& c, const Tensor& a, const Tensor& b, bool exact,
 }
 
 void check_random(Rng& rng, const Case& c, const compiler::JitOptions& options = {}) {
-  check_values(c, as_operand(random_tensor(rng, {DType::f32, c.a}), c.operands),
-               as_operand(random_tensor(rng, {DType::f32, c.b}), c.operands), false, options);
+  const DType stored = c.cast ? DType::f32 : c.operands;
+  check_values(c, as_operand(random_tensor(rng, {DType::f32, c.a}), stored),
+               as_operand(random_tensor(rng, {DType::f32, c.b}), stored), false, options);
 }
 
 Tensor small_integers(Rng& rng, const Shape& s) { return random_tensor(rng, {DType::f32, s}, Values::integers); }
@@ -222,6 +232,40 @@ TEST_CASE("jit matmul of bf16 operands: vdpbf16ps where the host has avx512_bf16
     INFO("target cpu " << (*cpu ? cpu : "host"));
     for (const auto& [m, k, n] : mkn)
       for (const auto& [ta, tb] : kFlags) check_random(rng, bf16_case(m, k, n, ta, tb), jit_for_cpu(cpu));
+  }
+}
+
+TEST_CASE("jit matmul of f32 operands cast to bf16: the GEMM rounds them as it packs, on every target") {
+  // The same shapes and packings as bf16 operands (above), with f32 inputs and
+  // the casts in the graph: fusion copies each cast into the matmul's kernel
+  // (the input is a declaration), so there is no cast kernel, except for a
+  // product the few-rows GEMM takes, which reads B as stored. Rounding to
+  // nearest even as the interpreter's cast does, the bound of f32's sums holds.
+  const compiler::GemmBlocking g = host_blocking();
+  const std::vector<std::array<int64_t, 3>> mkn = {{1, 1, 1},
+                                                   {3, 2, 5},
+                                                   {g.mr + 1, 3, g.nr + 1},
+                                                   {g.mr - 1, 2 * g.kc + 1, g.nr - 1},
+                                                   {97, 33, 2 * g.nr + 3},
+                                                   {g.mc + 1, 2 * g.kc - 1, 5},
+                                                   {40, 2 * g.kc + 2, 70},
+                                                   {4, 2 * g.w + 1, 17},
+                                                   {5, 2 * g.w - 1, 3},
+                                                   {2 * g.mr + 3, 2048, 37}};
+  Rng rng(46);
+  for (const char* cpu : {"", "haswell", "nehalem"}) {
+    INFO("target cpu " << (*cpu ? cpu : "host"));
+    for (const auto& [m, k, n] : mkn)
+      for (const auto& [ta, tb] : kFlags) {
+        Case c = bf16_case(m, k, n, ta, tb);
+        c.cast = true;
+        const bool few_rows = !ta && tb && m <= compiler::kGemmRowsMaxM;
+        size_t casts = 0;
+        const compiler::CompiledGraph compiled = compiler::compile_graph(matmul_graph(c));
+        for (const Node& node : compiled.graph.nodes()) casts += node.op() == "cast";
+        CHECK(casts == (few_rows ? 2 : 0));
+        check_random(rng, c, jit_for_cpu(cpu));
+      }
   }
 }
 
