@@ -116,17 +116,20 @@ std::vector<std::pair<size_t, size_t>> loop_in_place_pairs(const Graph& k) {
 
 // An epilogue kernel's pairs: none when the kernel op writes its result into
 // the output's buffer; when it stores its result in a buffer of its own, the
-// epilogue's inputs read pointwise and its outputs (not that result, which the
-// kernel op writes before the epilogue reads them).
+// epilogue's inputs read pointwise and the outputs it computes (not the
+// kernel ops' results, which are written before the epilogue reads them).
 std::vector<std::pair<size_t, size_t>> epilogue_in_place_pairs(const Graph& k) {
   const Node* hero = epilogue_hero(k);
   if (!hero || hero->results.size() != 1) return {};
   const std::vector<Value>& outs = k.outputs();
-  const auto product = std::find(outs.begin(), outs.end(), hero->results[0]);
-  if (product == outs.end()) return {};
+  if (std::find(outs.begin(), outs.end(), hero->results[0]) == outs.end()) return {};
+  std::vector<bool> of_kernel_op(outs.size(), false);
+  for (const Node* op : kernel_ops(k))
+    for (Value r : op->results)
+      for (size_t j = 0; j < outs.size(); ++j) of_kernel_op[j] = of_kernel_op[j] || outs[j] == r;
   std::vector<std::pair<size_t, size_t>> pairs;
   for (const auto& pair : loop_in_place_pairs(k))
-    if (pair.second != static_cast<size_t>(product - outs.begin())) pairs.push_back(pair);
+    if (!of_kernel_op[pair.second]) pairs.push_back(pair);
   return pairs;
 }
 
