@@ -413,52 +413,69 @@ void emit_backward(const KernelEmitArgs& args) {
         const std::vector<llvm::Value*> s = score_row(
             cx, args, lanes, a, x.index, [&](int64_t j) { return products[static_cast<size_t>(j)]; }, false, i);
         llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
-        // A row that attended to nothing (lse -inf) has weights 0 and passes no gradient.
+        // A row that attended to nothing (lse -inf) has weights 0 and passes no
+        // gradient: its dq row is 0 and it adds nothing to dk and dv (skipped, as
+        // the reference does: 0 times a non-finite do would be nan).
         llvm::Value* empty = b.CreateFCmpOEQ(row_lse, cx.f32c(-kInf));
-        llvm::Value* shift = cx.splat(b.CreateSelect(empty, cx.f32c(kInf), row_lse), w);
-        // D_i = do_i . o_i
-        llvm::Value* dot_v = lanes.splat(0.0f);
-        for (int64_t c = 0; c < value_vectors; ++c) {
-          const int64_t n = lanes.in_vector(c, a.dv);
-          dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n), lanes.load(o, offset(cx, i, v_stride, c * w), n),
-                            dot_v);
-        }
-        llvm::Value* row_dot = cx.splat(add_lanes(cx, dot_v), w);
-        // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
-        const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, v_t, a.dv);
-        for (int64_t j = 0; j < a.key_vectors; ++j) {
-          llvm::Value* p = emit_exp(cx, b.CreateFSub(s[static_cast<size_t>(j)], shift));
-          lanes.store(p, weights, cx.i64c(j * w), w);
-          llvm::Value* ds = b.CreateFMul(b.CreateFMul(p, b.CreateFSub(dp[static_cast<size_t>(j)], row_dot)),
-                                         lanes.splat(a.scale));
-          lanes.store(ds, d_scores, cx.i64c(j * w), w);
-        }
-        // dq_i = sum_j ds_ij k_j; dk_j += ds_ij q_i; dv_j += p_ij do_i
-        std::vector<llvm::Value*> q_v, do_v;
-        for (int64_t c = 0; c < q_vectors; ++c) q_v.push_back(lanes.load(q_row, cx.i64c(c * w), lanes.in_vector(c, a.d)));
-        for (int64_t c = 0; c < value_vectors; ++c)
-          do_v.push_back(lanes.load(do_row, cx.i64c(c * w), lanes.in_vector(c, a.dv)));
-        LoweringContext::Carried init(static_cast<size_t>(q_vectors), lanes.splat(0.0f));
-        const LoweringContext::Carried dq_acc =
-            cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
-              llvm::Value* ds = lanes.broadcast(d_scores, j);
-              llvm::Value* p = lanes.broadcast(weights, j);
-              LoweringContext::Carried next;
-              for (int64_t c = 0; c < q_vectors; ++c) {
-                const int64_t n = lanes.in_vector(c, a.d);
-                llvm::Value* at_j = offset(cx, j, qk_stride, c * w);
-                next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n), sums[static_cast<size_t>(c)]));
-                lanes.store(lanes.fma(ds, q_v[static_cast<size_t>(c)], lanes.load(dk, at_j, n)), dk, at_j, n);
-              }
+        cx.only_if(
+            empty, {},
+            [&] {
+              zero(cx, row_ptr(cx, dq, i, qk_stride), a.d);
+              return LoweringContext::Carried{};
+            },
+            "empty_row");
+        cx.only_if(
+            b.CreateNot(empty), {},
+            [&] {
+              llvm::Value* shift = cx.splat(row_lse, w);
+              // D_i = do_i . o_i
+              llvm::Value* dot_v = lanes.splat(0.0f);
               for (int64_t c = 0; c < value_vectors; ++c) {
                 const int64_t n = lanes.in_vector(c, a.dv);
-                llvm::Value* at_j = offset(cx, j, v_stride, c * w);
-                lanes.store(lanes.fma(p, do_v[static_cast<size_t>(c)], lanes.load(dv, at_j, n)), dv, at_j, n);
+                dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n),
+                                  lanes.load(o, offset(cx, i, v_stride, c * w), n), dot_v);
               }
-              return next;
-            });
-        for (int64_t c = 0; c < q_vectors; ++c)
-          lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, qk_stride, c * w), lanes.in_vector(c, a.d));
+              llvm::Value* row_dot = cx.splat(add_lanes(cx, dot_v), w);
+              // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
+              const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, v_t, a.dv);
+              for (int64_t j = 0; j < a.key_vectors; ++j) {
+                llvm::Value* p = emit_exp(cx, b.CreateFSub(s[static_cast<size_t>(j)], shift));
+                lanes.store(p, weights, cx.i64c(j * w), w);
+                llvm::Value* ds = b.CreateFMul(b.CreateFMul(p, b.CreateFSub(dp[static_cast<size_t>(j)], row_dot)),
+                                               lanes.splat(a.scale));
+                lanes.store(ds, d_scores, cx.i64c(j * w), w);
+              }
+              // dq_i = sum_j ds_ij k_j; dk_j += ds_ij q_i; dv_j += p_ij do_i
+              std::vector<llvm::Value*> q_v, do_v;
+              for (int64_t c = 0; c < q_vectors; ++c)
+                q_v.push_back(lanes.load(q_row, cx.i64c(c * w), lanes.in_vector(c, a.d)));
+              for (int64_t c = 0; c < value_vectors; ++c)
+                do_v.push_back(lanes.load(do_row, cx.i64c(c * w), lanes.in_vector(c, a.dv)));
+              LoweringContext::Carried init(static_cast<size_t>(q_vectors), lanes.splat(0.0f));
+              const LoweringContext::Carried dq_acc =
+                  cx.for_range(0, a.s, 1, init, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
+                    llvm::Value* ds = lanes.broadcast(d_scores, j);
+                    llvm::Value* p = lanes.broadcast(weights, j);
+                    LoweringContext::Carried next;
+                    for (int64_t c = 0; c < q_vectors; ++c) {
+                      const int64_t n = lanes.in_vector(c, a.d);
+                      llvm::Value* at_j = offset(cx, j, qk_stride, c * w);
+                      next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n), sums[static_cast<size_t>(c)]));
+                      lanes.store(lanes.fma(ds, q_v[static_cast<size_t>(c)], lanes.load(dk, at_j, n)), dk, at_j, n);
+                    }
+                    for (int64_t c = 0; c < value_vectors; ++c) {
+                      const int64_t n = lanes.in_vector(c, a.dv);
+                      llvm::Value* at_j = offset(cx, j, v_stride, c * w);
+                      lanes.store(lanes.fma(p, do_v[static_cast<size_t>(c)], lanes.load(dv, at_j, n)), dv, at_j, n);
+                    }
+                    return next;
+                  });
+              for (int64_t c = 0; c < q_vectors; ++c)
+                lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, qk_stride, c * w),
+                            lanes.in_vector(c, a.d));
+              return LoweringContext::Carried{};
+            },
+            "attended_row");
       });
     });
   });

@@ -41,10 +41,10 @@ class FusionGenerator {
     // Attention and the reductions and normalizations around it are what most
     // fusion rules are about: they come up most often.
     const std::vector<void (FusionGenerator::*)()> motifs = {
-        &FusionGenerator::attention,       &FusionGenerator::attention,     &FusionGenerator::reduction,
-        &FusionGenerator::reduction,       &FusionGenerator::normalization, &FusionGenerator::normalization,
+        &FusionGenerator::attention,       &FusionGenerator::attention,       &FusionGenerator::reduction,
+        &FusionGenerator::reduction,       &FusionGenerator::normalization,   &FusionGenerator::normalization,
         &FusionGenerator::matmul_epilogue, &FusionGenerator::matmul_epilogue, &FusionGenerator::reshape_or_transpose,
-        &FusionGenerator::integer_chain};
+        &FusionGenerator::integer_chain,   &FusionGenerator::linear};
     for (int i = 0; i < opt_.motifs; ++i) (this->*rng_.pick(motifs))();
     if (rng_.coin(opt_.joint)) backward();
     state_updates();
@@ -310,6 +310,21 @@ class FusionGenerator {
     keep(y);
   }
 
+  // A linear layer, x w + b with params w and b, then maybe relu: in a joint
+  // graph w's gradient x^T dy and b's, the column sums of dy, are one GEMM
+  // kernel, in whose epilogue w's update runs.
+  void linear() {
+    const Value x = f32_value(2, 2);
+    const Shape xs = g_.type(x).shape;
+    const int64_t n = vector_dim(rng_);
+    if (!fits({xs[1], n}) || !fits({xs[0], n})) return;
+    const Value w = keep(g_.declare(ValueKind::param, g_.fresh_name("w"), {DType::f32, {xs[1], n}}));
+    const Value bias = keep(g_.declare(ValueKind::param, g_.fresh_name("b"), {DType::f32, {n}}));
+    Value y = ops::add(b_, ops::matmul(b_, x, w), bias);
+    if (rng_.coin()) y = ops::relu(b_, y);
+    linear_results_.push_back(keep(y));
+  }
+
   void reshape_or_transpose() {
     const Value x = f32_value(1, 3);
     const Shape s = g_.type(x).shape;
@@ -376,6 +391,7 @@ class FusionGenerator {
   void backward() {
     std::vector<Value> ys = results();
     if (ys.empty()) return;
+    if (!linear_results_.empty() && rng_.coin(0.7)) ys.push_back(rng_.pick(linear_results_));
     if (!attention_results_.empty() && rng_.coin(0.7)) ys.push_back(rng_.pick(attention_results_));
     Value loss;
     for (int64_t i = rng_.uniform(1, 2); i > 0; --i) {
@@ -483,6 +499,7 @@ class FusionGenerator {
   FusionGraphOptions opt_;
   std::vector<Value> pool_;  // f32 values so far, declarations included
   std::vector<Value> attention_results_;
+  std::vector<Value> linear_results_;
   std::vector<Value> side_results_;  // outputs that no motif reads (i32 sums, lse)
   std::vector<Value> outputs_;
   std::vector<Value> assigned_;

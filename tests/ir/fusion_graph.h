@@ -7,7 +7,8 @@
 //   - reductions (sum, mean, max over random axes, keepdims or not) with
 //     elementwise producers and consumers, two of them sharing a producer;
 //   - softmax, log_softmax and layer_norm with producers and consumers;
-//   - matmuls with epilogues (bias add, scale, relu, residual add) in any order;
+//   - matmuls with epilogues (bias add, scale, relu, residual add) in any order,
+//     and linear layers x w + b of params (their gradients one GEMM);
 //   - reshapes, transposes and slices between fused ops; i32 chains (an i32
 //     division by an input that may be 0 included: a run-time error);
 // over shapes of scalars, size-1 dims and sizes off the vector widths, where a

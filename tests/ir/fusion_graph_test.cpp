@@ -30,7 +30,7 @@ TEST_CASE("fusion-biased random graphs verify, round-trip through .kir and depen
 
 TEST_CASE("fusion-biased random graphs hold every motif") {
   std::set<std::string> seen;
-  for (uint64_t seed = 0; seed < 60; ++seed) {
+  for (uint64_t seed = 0; seed < 100; ++seed) {
     const Graph g = fusion_graph(seed);
     for (const Node& n : g.nodes()) {
       seen.insert(n.op());
