@@ -20,7 +20,7 @@ GemmBlocking gemm_blocking(int vector_width) {
   const int registers = vector_width >= 16 ? 32 : 16;  // AVX-512 has zmm0-31; AVX2 and SSE 16
   g.nr = 2 * vector_width;
   g.mr = (registers - 3) / 2;
-  g.kc = 256;
+  g.kc = vector_width >= 16 ? 1024 : 256;
   g.mc = 16 * g.mr;
   g.nc = 8 * g.nr;
   return g;
@@ -370,9 +370,9 @@ llvm::Value* dot_bf16_pairs(LoweringContext& cx, llvm::Value* acc, llvm::Value* 
 
 // Packing buffers live on the stack of the outlined task function (allocas in its
 // entry block, 64-byte aligned), sized by the task's blocks: at most (MC + NC) *
-// KC floats, 480 KiB with AVX-512 (MC = 224, NC = 256, KC = 256) and 224 KiB
-// with AVX2, well within the default 8 MiB stacks of the runtime's threads and
-// the main thread. Nothing is allocated while a kernel runs.
+// KC floats, 1.9 MiB with AVX-512 (MC = 224, NC = 256, KC = 1024) and 224 KiB
+// with AVX2 (KC = 256), well within the default 8 MiB stacks of the runtime's
+// threads and the main thread. Nothing is allocated while a kernel runs.
 //
 // Tasks are numbered (batch, N block, M block) with the M block fastest, and a
 // thread runs a contiguous range of them: the tasks of one (batch, N block) in
