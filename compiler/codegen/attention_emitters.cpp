@@ -417,15 +417,8 @@ void emit_backward(const KernelEmitArgs& args) {
         // gradient: its dq row is 0 and it adds nothing to dk and dv (skipped, as
         // the reference does: 0 times a non-finite do would be nan).
         llvm::Value* empty = b.CreateFCmpOEQ(row_lse, cx.f32c(-kInf));
-        cx.only_if(
-            empty, {},
-            [&] {
-              zero(cx, row_ptr(cx, dq, i, qk_stride), a.d);
-              return LoweringContext::Carried{};
-            },
-            "empty_row");
-        cx.only_if(
-            b.CreateNot(empty), {},
+        cx.if_else(
+            empty, [&] { zero(cx, row_ptr(cx, dq, i, qk_stride), a.d); },
             [&] {
               llvm::Value* shift = cx.splat(row_lse, w);
               // D_i = do_i . o_i
@@ -473,9 +466,8 @@ void emit_backward(const KernelEmitArgs& args) {
               for (int64_t c = 0; c < q_vectors; ++c)
                 lanes.store(dq_acc[static_cast<size_t>(c)], dq, offset(cx, i, qk_stride, c * w),
                             lanes.in_vector(c, a.d));
-              return LoweringContext::Carried{};
             },
-            "attended_row");
+            "empty_row");
       });
     });
   });

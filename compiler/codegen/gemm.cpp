@@ -5,7 +5,6 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -59,15 +58,20 @@ llvm::Value* lanes_below(LoweringContext& cx, int w, int64_t first, llvm::Value*
 
 llvm::Value* add(LoweringContext& cx, llvm::Value* a, llvm::Value* b) { return cx.b().CreateAdd(a, b, "", true, true); }
 
-// W elements of an operand of dtype t from `from` as f32 (lanes off `mask`: 0),
-// rounded to bf16 if `round` (an f32 operand of a bf16 product: GemmProblem).
-// Not inbounds: past the mask the address may leave the operand.
+// n elements of dtype t as stored, from `offset` of `base` (lanes off `mask`:
+// 0). Not inbounds: past the mask the address may leave the operand.
+llvm::Value* load_stored(LoweringContext& cx, DType t, int n, llvm::Value* base, llvm::Value* offset,
+                         llvm::Value* mask) {
+  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(n));
+  return cx.b().CreateMaskedLoad(vec, cx.b().CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)), mask,
+                                 llvm::Constant::getNullValue(vec));
+}
+
+// W elements of an operand of dtype t as f32, rounded to bf16 if `round` (an
+// f32 operand of a bf16 product: GemmProblem).
 llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base, llvm::Value* offset,
                           llvm::Value* mask, bool round) {
-  auto& b = cx.b();
-  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(w));
-  llvm::Value* x = b.CreateMaskedLoad(vec, b.CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)),
-                                      mask, llvm::Constant::getNullValue(vec));
+  llvm::Value* x = load_stored(cx, t, w, base, offset, mask);
   if (t == DType::bf16) return cx.widen_bf16(x);
   return round ? cx.round_bf16(x) : x;
 }
@@ -75,10 +79,7 @@ llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base
 // n elements of an operand of dtype t (bf16, or f32 rounded to it) as bf16 bits, <n x i16>.
 llvm::Value* load_halves(LoweringContext& cx, DType t, int n, llvm::Value* base, llvm::Value* offset,
                          llvm::Value* mask) {
-  auto& b = cx.b();
-  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(n));
-  llvm::Value* x = b.CreateMaskedLoad(vec, b.CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)), mask,
-                                      llvm::Constant::getNullValue(vec));
+  llvm::Value* x = load_stored(cx, t, n, base, offset, mask);
   return t == DType::bf16 ? x : cx.narrow_bf16(cx.round_bf16(x));
 }
 
@@ -443,18 +444,10 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           llvm::Value* c_matrix = p.c_matrix(bi);
           // Whether this thread sums this N block's columns of B.
           llvm::Value* sums_here = column_sums ? b.CreateICmpEQ(mb_begin, cx.i64c(0)) : nullptr;
-          const auto only_if = [&](llvm::Value* cond, const std::function<void()>& body) {
-            cx.only_if(
-                cond, {},
-                [&] {
-                  body();
-                  return LoweringContext::Carried{};
-                },
-                "");
-          };
           if (column_sums)
-            only_if(sums_here,
-                    [&] { b.CreateMemSet(sums, b.getInt8(0), static_cast<uint64_t>(nc) * 8, llvm::Align(64)); });
+            cx.if_else(
+                sums_here, [&] { b.CreateMemSet(sums, b.getInt8(0), static_cast<uint64_t>(nc) * 8, llvm::Align(64)); },
+                {}, "zero_sums");
           // The K block at pc; in the last one the epilogue finishes each panel of
           // NR columns right after its micro-kernels, while it is in L1.
           const auto k_block = [&](llvm::Value* pc, bool last) {
@@ -463,12 +456,15 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
             llvm::Value* b_block = operand_gep(cx, b_memory, b_matrix,
                                                p.tb ? add(cx, mul(cx, n0, p.k), pc) : add(cx, mul(cx, pc, p.n), n0));
             const auto pack = [&] { b.CreateCall(pack_b, {buffers, b_pack, b_block, depth, cols}); };
-            if (column_sums) {
-              only_if(sums_here, [&] { b.CreateCall(pack_b_sums, {buffers, b_pack, b_block, depth, cols, sums}); });
-              only_if(b.CreateNot(sums_here), pack);
-            } else {
+            if (column_sums)
+              cx.if_else(
+                  sums_here,
+                  [&] {
+                    b.CreateCall(pack_b_sums, {buffers, b_pack, b_block, depth, cols, sums});
+                  },
+                  pack, "pack_b");
+            else
               pack();
-            }
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
             cx.for_range(mb_begin, mb_end, 1, [&](llvm::Value* mb) {
               llvm::Value* m0 = m_split.start(cx, mb);
@@ -504,14 +500,17 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
           cx.for_range(0, last_pc, kc, [&](llvm::Value* pc) { k_block(pc, false); });
           k_block(cx.i64c(last_pc), true);
           if (column_sums)
-            only_if(sums_here, [&] {
-              llvm::Value* out = gep(cx, p.column_sums(), n0);
-              cx.for_range(cx.i64c(0), cols, 1, [&](llvm::Value* j) {
-                llvm::Value* sum =
-                    b.CreateAlignedLoad(b.getDoubleTy(), b.CreateGEP(b.getDoubleTy(), sums, j), llvm::Align(8));
-                b.CreateAlignedStore(b.CreateFPTrunc(sum, b.getFloatTy()), gep(cx, out, j), llvm::Align(4));
-              });
-            });
+            cx.if_else(
+                sums_here,
+                [&] {
+                  llvm::Value* out = gep(cx, p.column_sums(), n0);
+                  cx.for_range(cx.i64c(0), cols, 1, [&](llvm::Value* j) {
+                    llvm::Value* sum =
+                        b.CreateAlignedLoad(b.getDoubleTy(), b.CreateGEP(b.getDoubleTy(), sums, j), llvm::Align(8));
+                    b.CreateAlignedStore(b.CreateFPTrunc(sum, b.getFloatTy()), gep(cx, out, j), llvm::Align(4));
+                  });
+                },
+                {}, "store_sums");
         });
       });
 }

@@ -258,6 +258,24 @@ LoweringContext::Carried LoweringContext::only_if(llvm::Value* cond, const Carri
   return out;
 }
 
+void LoweringContext::if_else(llvm::Value* cond, const std::function<void()>& then,
+                              const std::function<void()>& otherwise, const std::string& name) {
+  llvm::Function* f = builder_.GetInsertBlock()->getParent();
+  auto* then_block = llvm::BasicBlock::Create(context(), name, f);
+  auto* else_block = otherwise ? llvm::BasicBlock::Create(context(), name + ".else", f) : nullptr;
+  auto* done = llvm::BasicBlock::Create(context(), name + ".done", f);
+  builder_.CreateCondBr(cond, then_block, else_block ? else_block : done);
+  builder_.SetInsertPoint(then_block);
+  then();
+  builder_.CreateBr(done);
+  if (else_block) {
+    builder_.SetInsertPoint(else_block);
+    otherwise();
+    builder_.CreateBr(done);
+  }
+  builder_.SetInsertPoint(done);
+}
+
 LoweringContext::Carried LoweringContext::for_range(llvm::Value* begin, llvm::Value* end, int64_t step, Carried init,
                                                    const std::function<Carried(llvm::Value*, const Carried&)>& body) {
   llvm::Function* f = builder_.GetInsertBlock()->getParent();

@@ -110,6 +110,10 @@ class LoweringContext {
   // `name`. For work worth skipping, not for a select.
   Carried only_if(llvm::Value* cond, const Carried& otherwise, const std::function<Carried()>& body,
                   const std::string& name);
+  // `then`'s code where `cond` (i1) holds, else `otherwise`'s (if given): a
+  // branch, for work that makes no values.
+  void if_else(llvm::Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise,
+               const std::string& name);
   // Splits [0, n) into ranges run by the runtime's thread pool (kiln_parallel_for)
   // with at least `grain` indices per task; body(begin, end) is emitted into an
   // outlined function (ask for buffers again inside it). Calls the body directly

@@ -356,8 +356,8 @@ class Fuser {
           for (int u : users_[static_cast<size_t>(node(a).operands[0].id)]) {
             if (group.members.count(u) || node(u).def->side_effect) continue;
             at = std::max(at, position_of(u));
-            for (const Group& other : groups_)  // kernels that read the target through a copy of u
-              if (other.copies.count(u)) at = std::max(at, position_[static_cast<size_t>(&other - groups_.data())]);
+            for (int other : copied_in_[static_cast<size_t>(u)])  // kernels reading the target through a copy of u
+              at = std::max(at, position_[static_cast<size_t>(other)]);
           }
         }
     return at < group.root ? at : -1;
@@ -383,7 +383,11 @@ class Fuser {
   // it can (early_position).
   void place_groups() {
     position_.resize(groups_.size());
-    for (size_t gi = 0; gi < groups_.size(); ++gi) position_[gi] = groups_[gi].root;
+    copied_in_.assign(g_.nodes().size(), {});
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      position_[gi] = groups_[gi].root;
+      for (int c : groups_[gi].copies) copied_in_[static_cast<size_t>(c)].push_back(static_cast<int>(gi));
+    }
     for (size_t gi = 0; gi < groups_.size(); ++gi)
       if (const int at = early_position(groups_[gi]); at >= 0 && inputs_before(groups_[gi], at)) position_[gi] = at;
   }
@@ -476,7 +480,8 @@ class Fuser {
   std::vector<bool> is_output_;
   std::vector<int> owner_;  // group index per node, -1: not yet grouped
   std::vector<Group> groups_;
-  std::vector<int> position_;  // per group: emitted right after this node index
+  std::vector<int> position_;                // per group: emitted right after this node index
+  std::vector<std::vector<int>> copied_in_;  // per node: the groups that recompute it
 };
 
 }  // namespace
