@@ -27,6 +27,11 @@ double product_flops(const Graph& g, const Node& n) {
     const double s = dim(1, 2), d = dim(0, 1), dv = dim(2, 1);
     return n.op() == "flash_attention" ? 2 * batch_t * s * (d + dv) : 2 * batch_t * s * (3 * d + 2 * dv);
   }
+  // h [N, D], w [V, D]: the logits N x V x D; the backward makes them again and
+  // then dh and dw (each N x V x D); the train op makes them once for all three.
+  const double logits = n.op().rfind("linear_cross_entropy", 0) == 0 ? 2 * dim(0, 2) * dim(0, 1) * dim(1, 2) : 0;
+  if (n.op() == "linear_cross_entropy") return logits;
+  if (n.op() == "linear_cross_entropy_backward" || n.op() == "linear_cross_entropy_train") return 3 * logits;
   return 0;
 }
 

@@ -14,6 +14,7 @@ void register_gather(OpRegistry& r);         // gather.cpp
 void register_dropout(OpRegistry& r);        // dropout.cpp (Philox RNG in engine/tensor/philox.h)
 void register_attention(OpRegistry& r);     // attention.cpp: flash_attention and its backward
 void register_loss(OpRegistry& r);           // loss.cpp: cross_entropy
+void register_linear_cross_entropy(OpRegistry& r);  // linear_cross_entropy.cpp: and its backward
 void register_assign(OpRegistry& r);         // assign.cpp
 void register_identity(OpRegistry& r);       // identity.cpp: identity, stop_gradient
 void register_collectives(OpRegistry& r);    // collective.cpp: allreduce

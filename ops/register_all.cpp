@@ -18,6 +18,7 @@ void register_all_ops() {
     ops::register_gather(r);
     ops::register_dropout(r);
     ops::register_loss(r);
+    ops::register_linear_cross_entropy(r);
     ops::register_assign(r);
     ops::register_identity(r);
     ops::register_collectives(r);

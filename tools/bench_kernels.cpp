@@ -21,10 +21,18 @@ struct KindTime {
 int64_t matmul_flops(const Graph& g) {
   int64_t flops = 0;
   for (const Node& n : g.nodes()) {
-    if (n.op() != "matmul") continue;
-    const Shape& lhs = g.type(n.operands[0]).shape;
-    const int64_t k = lhs[lhs.size() - (n.attrs.get_bool("transpose_a") ? 2 : 1)];
-    flops += 2 * g.type(n.results[0]).numel() * k;
+    if (n.op() == "matmul") {
+      const Shape& lhs = g.type(n.operands[0]).shape;
+      const int64_t k = lhs[lhs.size() - (n.attrs.get_bool("transpose_a") ? 2 : 1)];
+      flops += 2 * g.type(n.results[0]).numel() * k;
+    }
+    // The fused loss counts as the products it stands for: the logits h w^T
+    // (N x D x V), and for the gradient G w and G^T h; not its recomputation.
+    if (n.op().rfind("linear_cross_entropy", 0) == 0) {
+      const Shape &h = g.type(n.operands[0]).shape, &w = g.type(n.operands[1]).shape;
+      const int64_t products = n.op() == "linear_cross_entropy" ? 1 : n.op() == "linear_cross_entropy_train" ? 3 : 2;
+      flops += products * 2 * h[0] * h[1] * w[0];
+    }
   }
   return flops;
 }

@@ -34,6 +34,7 @@ namespace {
 Graph train_graph(const BenchOptions& opts) {
   models::TransformerConfig cfg = models::preset_config(opts.config);
   cfg.vocab = opts.vocab;
+  cfg.fused_loss = !opts.unfused_loss;
   AdamOptions adam;
   adam.d_model = cfg.d_model;
   adam.allreduce = collectives().size() > 1;
@@ -64,7 +65,8 @@ double warm_compile_seconds(const BenchOptions& opts, const std::string& cache) 
   const std::string cmd = std::string("'") + exe + "' bench --model transformer --config " + opts.config +
                           " --batch " + std::to_string(opts.batch) + " --src-len " + std::to_string(opts.src_len) +
                           " --tgt-len " + std::to_string(opts.tgt_len) + " --vocab " + std::to_string(opts.vocab) +
-                          " --precision " + std::string(dtype_name(opts.precision)) + " --compile-only '" + cache + "'";
+                          " --precision " + std::string(dtype_name(opts.precision)) +
+                          (opts.unfused_loss ? " --unfused-loss" : "") + " --compile-only '" + cache + "'";
   std::FILE* p = popen(cmd.c_str(), "r");
   if (!p) throw Error("bench: cannot run " + cmd);
   double seconds = -1;

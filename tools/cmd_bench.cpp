@@ -66,6 +66,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
   cmd->add_option("--src-len", opts.src_len, "--model: source length")->check(positive(opts.src_len))->capture_default_str()->needs(model);
   cmd->add_option("--tgt-len", opts.tgt_len, "--model: target length")->check(positive(opts.tgt_len))->capture_default_str()->needs(model);
   cmd->add_option("--vocab", opts.vocab, "--model: vocabulary size")->check(in_range(opts.vocab, 2, 1 << 24))->capture_default_str()->needs(model);
+  cmd->add_flag("--unfused-loss", opts.unfused_loss,
+                "--model: the output projection's matmul, then cross_entropy, instead of linear_cross_entropy "
+                "(which never stores the [tokens, vocab] logits)")
+      ->needs(model);
   cmd->add_option("--compile-only", opts.compile_only_cache,
                   "--model: only compile the training step with this kernel cache directory and print the seconds "
                   "(how the benchmark measures a warm cache in a fresh process)")

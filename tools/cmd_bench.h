@@ -27,6 +27,7 @@ struct BenchOptions {
   std::string config = "small";
   int64_t batch = 0;  // 0: 32, or 16 for base
   int64_t src_len = 32, tgt_len = 32, vocab = 8000;
+  bool unfused_loss = false;       // --model: the loss as matmul then cross_entropy (TransformerConfig::fused_loss)
   std::string compile_only_cache;  // internal: compile with this cache, print the seconds, exit
   bool peak = false;               // measure the f32 FMA peak (with --model: also report the step's share of it)
   bool per_kernel = false;         // --model: the step's time by kernel kind, at 1 thread and at --threads

@@ -22,6 +22,7 @@ models::TransformerConfig export_config(const ExportOptions& opts) {
   cfg.vocab = opts.vocab;
   if (opts.dropout >= 0) cfg.dropout = opts.dropout;
   if (opts.max_len > 0) cfg.max_len = opts.max_len;
+  cfg.fused_loss = !opts.unfused_loss;
   return cfg;
 }
 
@@ -62,6 +63,9 @@ CLI::App* add_export_command(CLI::App& app, ExportOptions& opts) {
   cmd->add_option("--factor", opts.factor, "Adam: factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)")
       ->check(positive(opts.factor))
       ->capture_default_str();
+  cmd->add_flag("--unfused-loss", opts.unfused_loss,
+                "the output projection's matmul, then cross_entropy, instead of linear_cross_entropy (which never "
+                "stores the [tokens, vocab] logits)");
   cmd->add_option("-o,--output", opts.output_dir, "the directory to write the .kir files into")
       ->check(dir_to_write())
       ->required();

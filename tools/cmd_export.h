@@ -19,6 +19,7 @@ struct ExportOptions {
   int64_t max_len = 0;    // 0: the preset's
   int64_t warmup = 4000;  // Adam's warm-up steps
   double factor = 1.0;    // Adam's schedule factor
+  bool unfused_loss = false;  // the loss as matmul then cross_entropy (TransformerConfig::fused_loss)
   std::string output_dir;
 };
 

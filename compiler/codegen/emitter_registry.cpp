@@ -48,6 +48,7 @@ void register_all_emitters() {
     register_reduction_emitters(r);
     register_normalization_emitters(r);
     register_loss_emitters(r);
+    register_linear_loss_emitters(r);
     register_gather_emitters(r);
     register_matmul_emitters(r);
     register_attention_emitters(r);

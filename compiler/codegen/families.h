@@ -14,6 +14,7 @@ void register_reduction_emitters(EmitterRegistry& r);    // sum, mean, max
 void register_normalization_emitters(EmitterRegistry& r);  // softmax, log_softmax, layer_norm
 void register_attention_emitters(EmitterRegistry& r);      // flash_attention and its backward
 void register_loss_emitters(EmitterRegistry& r);           // cross_entropy
+void register_linear_loss_emitters(EmitterRegistry& r);    // linear_cross_entropy and its backward
 void register_gather_emitters(EmitterRegistry& r);         // gather, scatter_add
 void register_matmul_emitters(EmitterRegistry& r);         // matmul (packed, register-blocked GEMM)
 

@@ -423,7 +423,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
   const int64_t m_blocks = m_split.blocks, n_blocks = n_split.blocks, tasks = p.batches * m_blocks * n_blocks;
   cx.parallel_for(
       name + ".tasks", tasks, LoweringContext::grain_for(mc * nc * p.k), [&](llvm::Value* begin, llvm::Value* end) {
-        llvm::Value* buffers = b.GetInsertBlock()->getParent()->getArg(0);
+        llvm::Value* buffers = cx.buffer_table();
         llvm::Value* a_pack = cx.stack_buffer((a_in_place ? g.mr : mc) * pairs_or_k(pairs, kc), "a_pack");
         llvm::Value* b_pack = cx.stack_buffer(pairs_or_k(pairs, kc) * nc, "b_pack");
         llvm::Value* sums = column_sums ? cx.stack_buffer(2 * nc, "b_sums") : nullptr;  // nc doubles
@@ -466,6 +466,7 @@ void emit_gemm(LoweringContext& cx, const std::string& name, const GemmProblem& 
             else
               pack();
             llvm::Value* accumulate = b.CreateICmpSGT(pc, cx.i64c(0));
+            if (p.accumulate) accumulate = b.CreateOr(accumulate, p.accumulate());
             cx.for_range(mb_begin, mb_end, 1, [&](llvm::Value* mb) {
               llvm::Value* m0 = m_split.start(cx, mb);
               llvm::Value* rows = b.CreateSub(m_split.start(cx, add(cx, mb, cx.i64c(1))), m0);

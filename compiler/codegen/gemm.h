@@ -95,6 +95,9 @@ struct GemmProblem {
   // [n] that receives the sums of B's rows (a bias gradient beside x^T dy),
   // added up in f64 as B is packed and rounded once: B is read once for both.
   std::function<llvm::Value*()> column_sums;
+  // If set, an i1 asked for in each task: where it holds, C += op(A) op(B)
+  // (the first K block starts from C's values instead of 0). Not for emit_gemm_rows.
+  std::function<llvm::Value*()> accumulate;
 };
 
 // Emits the blocked, parallel GEMM at the builder's position. `name` prefixes

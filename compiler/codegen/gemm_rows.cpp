@@ -39,6 +39,7 @@ bool use_gemm_rows(const GemmProblem& p) { return !p.ta && p.tb && p.m <= kGemmR
 
 void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProblem& p) {
   if (p.a_memory || p.b_memory) throw Error("jit: the few-rows GEMM reads its operands as they are stored");
+  if (p.accumulate) throw Error("jit: the few-rows GEMM does not add to C");
   auto& b = cx.b();
   const int w = cx.vector_width();
   // W accumulators, MT rows of A and NT rows of B in registers: 14 of AVX2's

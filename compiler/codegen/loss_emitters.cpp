@@ -29,6 +29,7 @@
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/line_fold.h"
 #include "compiler/codegen/fast_math.h"
+#include "compiler/codegen/row_cross_entropy.h"
 #include "compiler/runtime/kiln_runtime.h"
 
 namespace kiln::compiler {
@@ -41,46 +42,61 @@ constexpr int kSlotsPerChunk = 2;  // loss sum, kept rows
 
 // Runs body(partials, begin, end) over chunks [0, chunks) on the runtime's thread
 // pool; `partials` is a double[chunks * kSlotsPerChunk] array in the calling
-// kernel's frame, which the caller reads after this returns. (LoweringContext's
-// parallel_for hands its bodies only the buffer table, so this passes
-// {buffers, partials} through kiln_parallel_for's context pointer and a trampoline.)
+// kernel's frame (passed to the tasks as an ambient value), which the caller
+// reads after this returns.
 llvm::Value* parallel_chunks(LoweringContext& cx, const std::string& name, int64_t chunks,
                              const std::function<void(llvm::Value*, llvm::Value*, llvm::Value*)>& body) {
   auto& b = cx.b();
   llvm::Function* kernel = b.GetInsertBlock()->getParent();
-  llvm::Value* buffers = kernel->getArg(0);
   llvm::IRBuilder<> entry(&kernel->getEntryBlock(), kernel->getEntryBlock().begin());
   llvm::Value* partials = entry.CreateAlloca(b.getDoubleTy(), cx.i64c(chunks * kSlotsPerChunk), "partials");
-  auto* context_type = llvm::StructType::get(cx.ptr(), cx.ptr());
-  llvm::Value* context = entry.CreateAlloca(context_type, nullptr, "context");
-
-  llvm::Function* work = cx.define_function(name, {cx.ptr(), cx.i64(), cx.i64()},
-                                            [&](llvm::Function* f) { body(f->getArg(1), f->getArg(2), f->getArg(3)); });
-  if (chunks == 1) {
-    b.CreateCall(work, {buffers, partials, cx.i64c(0), cx.i64c(1)});
-    return partials;
-  }
-  llvm::Function* task = cx.define_function(name + ".task", {cx.i64(), cx.i64()}, [&](llvm::Function* f) {
-    // Argument 0 is the context {buffers, partials}, not a buffer table.
-    llvm::Value* task_buffers = b.CreateLoad(cx.ptr(), b.CreateStructGEP(context_type, f->getArg(0), 0));
-    llvm::Value* task_partials = b.CreateLoad(cx.ptr(), b.CreateStructGEP(context_type, f->getArg(0), 1));
-    b.CreateCall(work, {task_buffers, task_partials, f->getArg(1), f->getArg(2)});
+  cx.with_ambient({partials}, [&] {
+    cx.parallel_for(name, chunks, 1, [&](llvm::Value* begin, llvm::Value* end) { body(cx.ambient(0), begin, end); });
   });
-  b.CreateStore(buffers, b.CreateStructGEP(context_type, context, 0));
-  b.CreateStore(partials, b.CreateStructGEP(context_type, context, 1));
-  llvm::FunctionCallee runtime =
-      cx.module().getOrInsertFunction("kiln_parallel_for", b.getVoidTy(), cx.i64(), cx.i64(), cx.ptr(), cx.ptr());
-  b.CreateCall(runtime, {cx.i64c(chunks), cx.i64c(1), task, context});
   return partials;
 }
 
 using line_fold::Carried;
 using line_fold::Fold;
-using line_fold::Folds;
-using line_fold::Step;
 using line_fold::combine;
 using line_fold::fold_line;
-using line_fold::fold_range;
+
+}  // namespace
+
+RowCrossEntropy row_cross_entropy(LoweringContext& cx, int64_t classes, double smoothing,
+                                  const std::function<llvm::Value*(llvm::Value* k, int width)>& logit,
+                                  llvm::Value* label) {
+  auto& b = cx.b();
+  llvm::Value* max = fold_line(cx, classes, {Fold::max}, [&](llvm::Value* k, int w, const Carried& acc) {
+    return Carried{combine(cx, Fold::max, acc[0], logit(k, w))};
+  })[0];
+  // {sum of exp(s), sum of s, s at the label}
+  const Carried total =
+      fold_line(cx, classes, {Fold::sum, Fold::sum, Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
+        llvm::Value* shifted = b.CreateFSub(logit(k, w), cx.splat(max, w));
+        llvm::Value* position = cx.splat(k, w);
+        if (w > 1) {
+          std::vector<llvm::Constant*> lanes;
+          for (int lane = 0; lane < w; ++lane) lanes.push_back(b.getInt64(static_cast<uint64_t>(lane)));
+          position = b.CreateAdd(position, llvm::ConstantVector::get(lanes));
+        }
+        llvm::Value* is_label = b.CreateICmpEQ(position, cx.splat(label, w));
+        llvm::Value* zero = cx.f32c(0, w);
+        return Carried{b.CreateFAdd(acc[0], emit_exp(cx, shifted)), b.CreateFAdd(acc[1], shifted),
+                       b.CreateFAdd(acc[2], b.CreateSelect(is_label, shifted, zero))};
+      });
+  llvm::Value* log_sum_exp = emit_log(cx, total[0]);
+  llvm::Value* logp_label = b.CreateFPExt(b.CreateFSub(total[2], log_sum_exp), b.getDoubleTy());
+  const auto as_double = [&](double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); };
+  llvm::Value* logp_sum = b.CreateFSub(
+      b.CreateFPExt(total[1], b.getDoubleTy()),
+      b.CreateFMul(as_double(static_cast<double>(classes)), b.CreateFPExt(log_sum_exp, b.getDoubleTy())));
+  return {b.CreateFSub(b.CreateFMul(as_double(-(1.0 - smoothing)), logp_label),
+                       b.CreateFMul(as_double(smoothing / static_cast<double>(classes)), logp_sum)),
+          b.CreateFAdd(max, log_sum_exp)};
+}
+
+namespace {
 
 struct CrossEntropy {
   const KernelEmitArgs& a;
@@ -98,40 +114,13 @@ struct CrossEntropy {
 
   // The loss of row `dims` (a position) with label `label` (i64), as a double.
   llvm::Value* row_loss(const std::vector<llvm::Value*>& dims, llvm::Value* label) const {
-    LoweringContext& cx = a.cx;
-    auto& b = cx.b();
     const int lane_axis = static_cast<int>(dims.size());
     const auto logit = [&](llvm::Value* k, int w) {
       std::vector<llvm::Value*> at = dims;
       at.push_back(k);
       return a.operands[0](ElementIndex{at, w, w > 1 ? lane_axis : -1});
     };
-    llvm::Value* max = fold_line(cx, classes, {Fold::max}, [&](llvm::Value* k, int w, const Carried& acc) {
-      return Carried{combine(cx, Fold::max, acc[0], logit(k, w))};
-    })[0];
-    // {sum of exp(s), sum of s, s at the label}
-    const Carried total =
-        fold_line(cx, classes, {Fold::sum, Fold::sum, Fold::sum}, [&](llvm::Value* k, int w, const Carried& acc) {
-          llvm::Value* shifted = b.CreateFSub(logit(k, w), cx.splat(max, w));
-          llvm::Value* position = cx.splat(k, w);
-          if (w > 1) {
-            std::vector<llvm::Constant*> lanes;
-            for (int lane = 0; lane < w; ++lane) lanes.push_back(b.getInt64(static_cast<uint64_t>(lane)));
-            position = b.CreateAdd(position, llvm::ConstantVector::get(lanes));
-          }
-          llvm::Value* is_label = b.CreateICmpEQ(position, cx.splat(label, w));
-          llvm::Value* zero = cx.f32c(0, w);
-          return Carried{b.CreateFAdd(acc[0], emit_exp(cx, shifted)), b.CreateFAdd(acc[1], shifted),
-                         b.CreateFAdd(acc[2], b.CreateSelect(is_label, shifted, zero))};
-        });
-    llvm::Value* log_sum_exp = emit_log(cx, total[0]);
-    llvm::Value* logp_label = b.CreateFPExt(b.CreateFSub(total[2], log_sum_exp), b.getDoubleTy());
-    const auto as_double = [&](double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); };
-    llvm::Value* logp_sum = b.CreateFSub(
-        b.CreateFPExt(total[1], b.getDoubleTy()),
-        b.CreateFMul(as_double(static_cast<double>(classes)), b.CreateFPExt(log_sum_exp, b.getDoubleTy())));
-    return b.CreateFSub(b.CreateFMul(as_double(-(1.0 - smoothing)), logp_label),
-                        b.CreateFMul(as_double(smoothing / static_cast<double>(classes)), logp_sum));
+    return row_cross_entropy(a.cx, classes, smoothing, logit, label).loss;
   }
 
   // Adds row `row`'s loss and 1 to {loss, kept} unless its label is ignore_index.

@@ -200,6 +200,11 @@ std::string LoweringContext::unique_name(const std::string& prefix) {
   return name;
 }
 
+llvm::Value* LoweringContext::buffer_table() {
+  if (!buffers_arg_) throw Error("codegen: buffer_table() outside a generated function");
+  return buffers_arg_;
+}
+
 llvm::Function* LoweringContext::define_function(const std::string& name, const std::vector<llvm::Type*>& extra_params,
                                                  const std::function<void(llvm::Function*)>& body) {
   std::vector<llvm::Type*> params = {ptr()};
@@ -216,6 +221,8 @@ llvm::Function* LoweringContext::define_function(const std::string& name, const 
   llvm::Value* saved_arg = buffers_arg_;
   llvm::Instruction* saved_end = entry_end_;
   std::map<int32_t, llvm::Value*> saved_cache = std::move(buffer_cache_);
+  std::vector<llvm::Value*> saved_ambient = std::move(ambient_);
+  ambient_.clear();
 
   auto* entry = llvm::BasicBlock::Create(context(), "entry", f);
   auto* start = llvm::BasicBlock::Create(context(), "start", f);
@@ -231,6 +238,7 @@ llvm::Function* LoweringContext::define_function(const std::string& name, const 
   buffers_arg_ = saved_arg;
   entry_end_ = saved_end;
   buffer_cache_ = std::move(saved_cache);
+  ambient_ = std::move(saved_ambient);
   return f;
 }
 
@@ -344,19 +352,49 @@ int64_t LoweringContext::grain_for(int64_t elements_per_iteration) {
 void LoweringContext::parallel_for(const std::string& name, int64_t n, int64_t grain,
                                    const std::function<void(llvm::Value*, llvm::Value*)>& body) {
   if (n <= 0) return;
+  // With ambient values, the context is a frame {buffers, values...} instead of the buffer table.
+  std::vector<llvm::Type*> fields = {ptr()};
+  for (llvm::Value* v : ambient_) fields.push_back(v->getType());
+  auto* frame_type = llvm::StructType::get(context(), fields);
+  const std::vector<llvm::Value*> outer = ambient_;
   llvm::Function* outlined = define_function(name, {i64(), i64()}, [&](llvm::Function* f) {
-    f->getArg(0)->setName("buffers");
+    f->getArg(0)->setName(outer.empty() ? "buffers" : "frame");
     f->getArg(1)->setName("begin");
     f->getArg(2)->setName("end");
+    if (!outer.empty()) {
+      llvm::IRBuilder<> entry(entry_end_);
+      buffers_arg_ = entry.CreateLoad(ptr(), entry.CreateStructGEP(frame_type, f->getArg(0), 0), "buffers");
+      for (size_t i = 0; i < outer.size(); ++i)
+        ambient_.push_back(entry.CreateLoad(fields[i + 1], entry.CreateStructGEP(frame_type, f->getArg(0), i + 1)));
+    }
     body(f->getArg(1), f->getArg(2));
   });
+  llvm::Value* context = buffers_arg_;
+  if (!outer.empty()) {
+    llvm::IRBuilder<> entry(entry_end_);
+    context = entry.CreateAlloca(frame_type, nullptr, "frame");
+    builder_.CreateStore(buffers_arg_, builder_.CreateStructGEP(frame_type, context, 0));
+    for (size_t i = 0; i < outer.size(); ++i)
+      builder_.CreateStore(outer[i], builder_.CreateStructGEP(frame_type, context, i + 1));
+  }
   if (n <= grain) {
-    builder_.CreateCall(outlined, {buffers_arg_, i64c(0), i64c(n)});
+    builder_.CreateCall(outlined, {context, i64c(0), i64c(n)});
     return;
   }
   llvm::FunctionCallee runtime =
       module_.getOrInsertFunction("kiln_parallel_for", builder_.getVoidTy(), i64(), i64(), ptr(), ptr());
-  builder_.CreateCall(runtime, {i64c(n), i64c(grain), outlined, buffers_arg_});
+  builder_.CreateCall(runtime, {i64c(n), i64c(grain), outlined, context});
+}
+
+void LoweringContext::with_ambient(std::vector<llvm::Value*> values, const std::function<void()>& body) {
+  std::vector<llvm::Value*> saved = std::exchange(ambient_, std::move(values));
+  body();
+  ambient_ = std::move(saved);
+}
+
+llvm::Value* LoweringContext::ambient(size_t i) const {
+  if (i >= ambient_.size()) throw Error("codegen: ambient value " + std::to_string(i) + " was not set");
+  return ambient_[i];
 }
 
 // ---- run-time errors ----

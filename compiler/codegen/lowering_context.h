@@ -82,6 +82,8 @@ class LoweringContext {
   // emitters that walk a table of slots instead of naming each value.
   llvm::Value* buffer_in_slot(llvm::Value* slot);
   llvm::Value* status_word();    // i32*: the run's status (kiln_error_code)
+  // The buffer table of the function being emitted, to pass on to functions it calls.
+  llvm::Value* buffer_table();
 
   // ---- functions ----
   // A fresh internal function `void name(ptr buffers, extra...)`; `body` emits its
@@ -120,6 +122,13 @@ class LoweringContext {
   // when n <= grain, so small kernels run serially without the runtime.
   void parallel_for(const std::string& name, int64_t n, int64_t grain,
                     const std::function<void(llvm::Value* begin, llvm::Value* end)>& body);
+  // Runs `body` with `values` (i64, i1 or pointer values of the function being
+  // emitted) ambient: each parallel_for inside it passes them to its outlined
+  // body through a frame on the caller's stack (with the buffer table), and
+  // ambient(i) is value i as seen in the function being emitted. For what a body
+  // cannot ask the buffer table for: a run-time block index, a scratch pointer.
+  void with_ambient(std::vector<llvm::Value*> values, const std::function<void()>& body);
+  llvm::Value* ambient(size_t i) const;
   // Grain (in iterations) so that each task does about kParallelGrainElements elements.
   static int64_t grain_for(int64_t elements_per_iteration);
   static constexpr int64_t kParallelGrainElements = 1 << 15;
@@ -141,6 +150,7 @@ class LoweringContext {
   llvm::Value* buffers_arg_ = nullptr;
   llvm::Instruction* entry_end_ = nullptr;
   std::map<int32_t, llvm::Value*> buffer_cache_;
+  std::vector<llvm::Value*> ambient_;  // in the function being emitted
   std::map<std::string, int> name_counts_;
 };
 

@@ -114,6 +114,7 @@ class Linker {
     const auto exported = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
     llvm::orc::SymbolMap runtime;
     runtime[mangle("kiln_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_parallel_for), exported};
+    runtime[mangle("kiln_scratch")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_scratch), exported};
     check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))), "defining runtime symbols");
     jit_->getMainJITDylib().addGenerator(
         unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),

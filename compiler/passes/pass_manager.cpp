@@ -39,6 +39,12 @@ void register_builtin_passes(PassRegistry& r) {
          [](const Graph& g, std::ostream* remarks) { return pretranspose_weights(g, remarks); }},
         true);
   r.add({"cse", "merges nodes with the same op, operands, attributes and result types", plain(cse)}, true);
+  // linear-cross-entropy after transpose-folding, which makes a tied
+  // projection's transpose its flag; before bf16-matmuls, which would cast the
+  // product's operands first. dce then drops the matmul it leaves unread.
+  r.add({"linear-cross-entropy", "rewrites cross_entropy(matmul(h, w^T)), written out, to linear_cross_entropy",
+         [](const Graph& g, std::ostream* remarks) { return rewrite_linear_cross_entropy(g, remarks); }},
+        true);
   // flash-attention after cse, which merges the mask and scale constants; dce
   // then drops the scores it leaves unread.
   r.add({"flash-attention", "rewrites softmax(q k^T * scale + mask) v, written out, to flash_attention",

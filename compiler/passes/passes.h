@@ -42,6 +42,13 @@ Graph pretranspose_weights(const Graph& g, std::ostream* remarks = nullptr);
 // rewritten or not and why (flash_attention.cpp).
 Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
 
+// cross_entropy(matmul(h, w) {transpose_b}, labels), written out, ->
+// linear_cross_entropy(h, w, labels) where the logits are read by nothing else
+// (w [D, V] through a transpose; h's rows as [N, D]): the [N, V] logits are never
+// written; one remark line per cross_entropy, rewritten or not and why
+// (linear_cross_entropy.cpp).
+Graph rewrite_linear_cross_entropy(const Graph& g, std::ostream* remarks = nullptr);
+
 // matmul(a, b) of f32 -> matmul(cast(a, bf16), cast(b, bf16)), f32 result, one
 // cast per value (--precision bf16; not in the default pipeline: run_passes adds
 // it after flash-attention with PassOptions::precision bf16); one remark line per

@@ -28,14 +28,22 @@ void kiln_parallel_for(int64_t n, int64_t grain, kiln_loop_body body, void* ctx)
 void kiln_set_num_threads(int32_t n);
 int32_t kiln_num_threads(void);
 
+// At least `bytes` of 64-byte aligned memory for a kernel's scratch (the
+// blocks of logits linear_cross_entropy recomputes), owned by the calling
+// thread and kept for its next call: a thread runs one kernel at a time, and
+// the memory grows to the largest request and is freed when the thread ends.
+// NULL when it cannot be had (the kernel then reports KILN_ERROR_OUT_OF_MEMORY).
+void* kiln_scratch(int64_t bytes);
+
 // Run-time errors of generated code (integer division by zero, an out-of-range
-// gather or scatter_add index or cross_entropy label). Kernels cannot throw, so
+// gather or scatter_add index or cross_entropy label, no memory for scratch). Kernels cannot throw, so
 // they record the first error in a status word that the caller passes in and
 // checks after the run (see codegen/lower_graph.h).
 enum kiln_error_code {
   KILN_OK = 0,
   KILN_ERROR_INTEGER_DIVISION_BY_ZERO = 1,
   KILN_ERROR_INDEX_OUT_OF_RANGE = 2,
+  KILN_ERROR_OUT_OF_MEMORY = 3,
 };
 // A message for a status code ("div: integer division by zero").
 const char* kiln_error_message(int32_t code);

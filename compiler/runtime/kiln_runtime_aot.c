@@ -147,12 +147,35 @@ int32_t kiln_num_threads(void) {
   return pool.threads;
 }
 
+static _Thread_local struct {
+  void* data;
+  int64_t bytes;
+} scratch;
+
+static void free_scratch(void* data) { free(data); }
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static void make_scratch_key(void) { pthread_key_create(&scratch_key, free_scratch); }
+
+void* kiln_scratch(int64_t bytes) {
+  if (bytes > scratch.bytes) {
+    const int64_t rounded = (bytes + 63) / 64 * 64;
+    pthread_once(&scratch_once, make_scratch_key);
+    free(scratch.data);
+    scratch.data = aligned_alloc(64, (size_t)rounded);
+    scratch.bytes = scratch.data ? rounded : 0;
+    pthread_setspecific(scratch_key, scratch.data); /* freed when the thread ends */
+  }
+  return scratch.data;
+}
+
 const char* kiln_error_message(int32_t code) {
   switch (code) {
     case KILN_OK: return "no error";
     case KILN_ERROR_INTEGER_DIVISION_BY_ZERO: return "div: integer division by zero";
     case KILN_ERROR_INDEX_OUT_OF_RANGE:
       return "index out of range (a gather or scatter_add index, or a cross_entropy label)";
+    case KILN_ERROR_OUT_OF_MEMORY: return "out of memory for a kernel's scratch";
   }
   return "unknown run-time error";
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -245,12 +246,29 @@ void kiln_set_num_threads(int32_t n) { kiln::compiler::set_threads(std::max(n, 0
 
 int32_t kiln_num_threads(void) { return pool().threads(); }
 
+void* kiln_scratch(int64_t bytes) {
+  struct Scratch {
+    void* data = nullptr;
+    int64_t bytes = 0;
+    ~Scratch() { std::free(data); }
+  };
+  thread_local Scratch scratch;
+  if (bytes > scratch.bytes) {
+    const int64_t rounded = (bytes + 63) / 64 * 64;
+    std::free(scratch.data);
+    scratch.data = std::aligned_alloc(64, static_cast<size_t>(rounded));
+    scratch.bytes = scratch.data ? rounded : 0;
+  }
+  return scratch.data;
+}
+
 const char* kiln_error_message(int32_t code) {
   switch (code) {
     case KILN_OK: return "no error";
     case KILN_ERROR_INTEGER_DIVISION_BY_ZERO: return "div: integer division by zero";
     case KILN_ERROR_INDEX_OUT_OF_RANGE:
       return "index out of range (a gather or scatter_add index, or a cross_entropy label)";
+    case KILN_ERROR_OUT_OF_MEMORY: return "out of memory for a kernel's scratch";
   }
   return "unknown run-time error";
 }

@@ -38,6 +38,7 @@ std::string config_to_json(const TransformerConfig& c) {
   j["max_len"] = c.max_len;
   j["label_smoothing"] = c.label_smoothing;
   j["pad_id"] = c.pad_id;
+  j["fused_loss"] = c.fused_loss;
   return j.dump();
 }
 
@@ -109,6 +110,10 @@ TransformerConfig config_from_json(const std::string& text) {
   const int64_t pad = int_field(j, "pad_id");
   if (pad < 0 || pad > INT32_MAX) throw Error("Transformer config: \"pad_id\" out of range");
   c.pad_id = static_cast<int32_t>(pad);
+  if (j.contains("fused_loss")) {  // checkpoints written before it have none: the default
+    if (!j["fused_loss"].is_boolean()) throw Error("Transformer config: \"fused_loss\" must be true or false");
+    c.fused_loss = j["fused_loss"].get<bool>();
+  }
   validate(c);
   return c;
 }

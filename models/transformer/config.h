@@ -15,6 +15,10 @@ struct TransformerConfig {
   int64_t max_len = 256;  // longest sequence the positional encodings cover
   double label_smoothing = 0.1;
   int32_t pad_id = 0;  // padding token: masked in attention, ignored by the loss
+  // The loss as one linear_cross_entropy of the decoder's rows and the tied
+  // embeddings, which never stores the [tokens, vocab] logits; false: the
+  // output projection's matmul, then cross_entropy (to compare the two).
+  bool fused_loss = true;
 };
 
 // tiny (d_model 128, 4 heads, d_ff 512, 2+2 layers), small (256, 4, 1024, 3+3),
@@ -29,7 +33,7 @@ std::string config_to_json(const TransformerConfig& cfg);
 TransformerConfig config_from_json(const std::string& json);
 
 // Whether two configs give the same param names and shapes (vocab, sizes,
-// layers, max_len); dropout, label smoothing and the name do not count.
+// layers, max_len); dropout, label smoothing, the fused loss and the name do not count.
 bool same_architecture(const TransformerConfig& a, const TransformerConfig& b);
 
 // Throws kiln::Error naming the field: positive sizes, vocab >= 4, d_model %

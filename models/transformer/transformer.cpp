@@ -26,8 +26,8 @@ Value encode(Layers& l, Value src, Value src_mask, int64_t batch) {
   return x;
 }
 
-// Decoder stack and the tied pre-softmax projection: logits rows f32[B*T, V].
-Value decode_logits(Layers& l, Value memory, Value src_mask, Value tgt_in, int64_t batch) {
+// Decoder stack: rows f32[B*T, D], before the tied pre-softmax projection.
+Value decode(Layers& l, Value memory, Value src_mask, Value tgt_in, int64_t batch) {
   const Value self_mask = causal_padding_mask(l.builder(), tgt_in, l.config().pad_id);
   Value x = l.embed(tgt_in);
   for (int64_t i = 0; i < l.config().dec_layers; ++i) {
@@ -36,7 +36,7 @@ Value decode_logits(Layers& l, Value memory, Value src_mask, Value tgt_in, int64
         x, p, [&](Value rows) { return multi_head_attention(l, rows, rows, self_mask, batch, p + ".self_attn"); },
         [&](Value rows) { return multi_head_attention(l, rows, memory, src_mask, batch, p + ".cross_attn"); });
   }
-  return l.logits(x);
+  return x;
 }
 
 // The dropout key of a training graph: %step and, for a part of an update's
@@ -64,9 +64,12 @@ Value emit_loss(Builder& b, const TransformerConfig& cfg, int64_t batch, int64_t
   Layers l(b, cfg, params, key);
   const Value src_mask = padding_mask(b, src, cfg.pad_id);
   const Value memory = encode(l, src, src_mask, batch);
-  const Value logits = decode_logits(l, memory, src_mask, tgt_in, batch);
+  const Value rows = decode(l, memory, src_mask, tgt_in, batch);
   const Value labels = ops::reshape(b, tgt_out, {batch * tgt_len});
-  const Value loss = ops::cross_entropy(b, logits, labels, cfg.label_smoothing, cfg.pad_id);
+  const Value loss =
+      cfg.fused_loss
+          ? ops::linear_cross_entropy(b, rows, params.at("embed"), labels, cfg.label_smoothing, cfg.pad_id).first
+          : ops::cross_entropy(b, l.logits(rows), labels, cfg.label_smoothing, cfg.pad_id);
   b.graph().rename(loss, "loss");
   return loss;
 }
@@ -121,7 +124,7 @@ Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t s
   const ModelParams params(b, cfg);
   Layers l(b, cfg, params, std::nullopt);
   const Value memory_rows = ops::reshape(b, memory, {batch * src_len, cfg.d_model});
-  const Value logits = decode_logits(l, memory_rows, padding_mask(b, src, cfg.pad_id), tgt_in, batch);
+  const Value logits = l.logits(decode(l, memory_rows, padding_mask(b, src, cfg.pad_id), tgt_in, batch));
   const Value log_probs = ops::reshape(b, ops::log_softmax(b, logits), {batch, tgt_len, cfg.vocab});
   g.rename(log_probs, "log_probs");
   b.output(log_probs);

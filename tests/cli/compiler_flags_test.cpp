@@ -63,9 +63,9 @@ TEST_CASE("kiln run --dump-dir writes every stage of the compile: passes, decisi
   CHECK(read_file((g / "00-input.kir").string()).rfind("graph @attention {", 0) == 0);
   CHECK(contains(read_file((g / "04-pretranspose-weights.decisions.txt").string()),
                  "pretranspose-weights: %q = matmul(%x, %wq.t) {transpose_b}"));
-  CHECK(contains(read_file((g / "09-fusion.kir").string()), "= fusion("));
-  CHECK(contains(read_file((g / "06-flash-attention.decisions.txt").string()), "%ctx = flash_attention("));
-  CHECK(contains(read_file((g / "09-fusion.decisions.txt").string()), "not fused: %proj (matmul)"));
+  CHECK(contains(read_file((g / "10-fusion.kir").string()), "= fusion("));
+  CHECK(contains(read_file((g / "07-flash-attention.decisions.txt").string()), "%ctx = flash_attention("));
+  CHECK(contains(read_file((g / "10-fusion.decisions.txt").string()), "not fused: %proj (matmul)"));
   const std::string program = read_file((g / "program.txt").string());
   CHECK(program.rfind("program @attention: ", 0) == 0);
   CHECK(contains(program, "-> %wq.t : f32[16,16] @ invariant [once]"));

@@ -9,6 +9,7 @@
 // Hand-computed losses and labels out of range are in tests/jit/loss_test.cpp.
 #include <limits>
 
+#include "ops/op_test_util.h"
 #include "rows.h"
 #include "samples.h"
 
@@ -16,6 +17,16 @@ namespace kiln::test {
 namespace {
 
 constexpr Tolerance kLoss{1e-5, 1e-5};
+// linear_cross_entropy: the logits are the GEMM's f32 sums of D <= 64 products of
+// values within [-2, 2] (|x| <= 256, an error of about D * 4 * 2^-24 ~ 2e-5 at
+// most), against the reference's double sums rounded once; the row's loss and
+// log-sum-exp carry that absolute error on top of cross_entropy's.
+constexpr Tolerance kLinearLoss{1e-4, 1e-4};
+// Its gradient sums V terms of G (each about 1/V of a row's weight) times w or
+// h in one f32 chain per element (gemm.h): up to V * 2^-24 relative to the sum
+// of the terms' sizes, which for V = 140000 is 1e-2 of |dloss| * 2 / count in
+// the worst case and about sqrt(V) * 2^-24 in practice.
+constexpr Tolerance kLinearLossBackward{2e-4, 2e-3};
 
 // Labels in [0, classes), with probability p_ignored ignore_index instead.
 Tensor random_labels(Rng& rng, const Shape& positions, int64_t classes, int64_t ignore_index, double p_ignored) {
@@ -97,6 +108,76 @@ std::vector<Sample> loss_grad_samples(Rng& rng) {
   return out;
 }
 
+// linear_cross_entropy's operands: h [N, D] and w [V, D] within [-2, 2], labels.
+Sample linear_sample(Rng& rng, int64_t n, int64_t d, int64_t v, double smoothing, int64_t ignore_index,
+                     double p_ignored, std::string note = "") {
+  return {{uniform(rng, {n, d}, -2.0f, 2.0f), uniform(rng, {v, d}, -2.0f, 2.0f),
+           random_labels(rng, {n}, v, ignore_index, p_ignored)},
+          {{"smoothing", smoothing}, {"ignore_index", ignore_index}},
+          std::move(note)};
+}
+
+// Sizes off the vector widths and the GEMM's register tile (one row, one class
+// too), every smoothing and ignore_index variant, rows all ignored; and rows in
+// several blocks with a tail of a few rows (V large enough that a block holds
+// 64 rows: linear_loss_emitters.cpp), which threads split.
+std::vector<Sample> linear_samples(Rng& rng) {
+  std::vector<Sample> out;
+  for (int i = 0; i < 12; ++i) {
+    const int64_t v = rng.pick(std::vector<int64_t>{1, 2, 17, 33, 100, 300});
+    const int64_t ignore_index = rng.coin() ? -100 : rng.uniform(0, v - 1);
+    out.push_back(linear_sample(rng, rng.pick(std::vector<int64_t>{1, 3, 15, 40, 100}),
+                                rng.pick(std::vector<int64_t>{1, 5, 16, 33}), v,
+                                rng.pick(std::vector<double>{0.0, 0.1, 1.0}), ignore_index, i % 4 == 0 ? 1.0 : 0.2));
+  }
+  out.push_back(linear_sample(rng, 0, 4, 7, 0.1, -100, 0.0, "size 0"));
+  out.push_back(linear_sample(rng, 131, 3, 140000, 0.1, -100, 0.1, "blocks of rows and a tail"));
+  out.push_back(linear_sample(rng, 600, 64, 1000, 0.1, -100, 0.1, "large"));
+  return out;
+}
+
+// The forward's operands, its lse from the reference, and a random dloss.
+std::vector<Sample> linear_backward_samples(Rng& rng) {
+  std::vector<Sample> out;
+  for (Sample& s : linear_samples(rng)) {
+    const std::vector<Tensor> loss_lse = run_op("linear_cross_entropy", s.operands, s.attrs);
+    s.operands.push_back(loss_lse[1]);
+    s.operands.push_back(uniform(rng, {}, 0.5f, 2.0f));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The forward's operands and a random dloss.
+std::vector<Sample> linear_train_samples(Rng& rng) {
+  std::vector<Sample> out = linear_samples(rng);
+  for (Sample& s : out) s.operands.push_back(uniform(rng, {}, 0.5f, 2.0f));
+  return out;
+}
+
+// Without and with smoothing, ignored rows (a valid class as ignore_index too),
+// one class, one row.
+std::vector<Sample> linear_grad_samples(Rng& rng) {
+  using I = Tensor::I32;
+  struct Case {
+    int64_t d, v;
+    I labels;
+    double smoothing;
+    int64_t ignore_index = -100;
+  };
+  const std::vector<Case> cases = {{3, 5, I{0, 3, 4, 3}, 0.0},       {3, 5, I{0, 3, 4, 3}, 0.1},
+                                   {2, 4, I{1, 2, 0}, 1.0},          {4, 5, I{0, -100, 4, -100}, 0.1},
+                                   {2, 4, I{2, 0, 2}, 0.0, 2},       {3, 1, I{0, 0}, 0.0},
+                                   {5, 6, I{3}, 0.1}};
+  std::vector<Sample> out;
+  for (const Case& c : cases) {
+    const auto n = static_cast<int64_t>(c.labels.size());
+    out.push_back({{uniform(rng, {n, c.d}), uniform(rng, {c.v, c.d}), Tensor(c.labels)},
+                   {{"smoothing", c.smoothing}, {"ignore_index", c.ignore_index}}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpInfo> loss_rows() {
@@ -108,7 +189,41 @@ std::vector<OpInfo> loss_rows() {
            .invalid = {{{{DType::f32, {4, 3}}, {DType::i32, {3}}}},
                        {{{DType::f32, {4, 3}}, {DType::i32, {4, 1}}}},
                        {{{DType::f32, {4, 0}}, {DType::i32, {4}}}},
-                       {{{DType::f32, {4, 3}}, {DType::i32, {4}}}, {{"smoothing", 1.5}}}}}};
+                       {{{DType::f32, {4, 3}}, {DType::i32, {4}}}, {{"smoothing", 1.5}}}}},
+          {.name = "linear_cross_entropy",
+           .dtypes = {{DType::f32}, {DType::f32}, {DType::i32}},
+           .samples = linear_samples,
+           .tolerance = kLinearLoss,
+           .no_fusion = "one kernel of its own: it reads h and w as the GEMM packs them",
+           .grad_samples = linear_grad_samples,
+           .grad_results = {0},  // lse has no gradient rule: it feeds only the backward op
+           .no_grad_of_grad = "its gradient is linear_cross_entropy_backward, which has no rule: it recomputes "
+                              "the logits and keeps no [N, V] tensor, so nothing differentiates through it",
+           .invalid = {{{{DType::f32, {4, 3}}, {DType::f32, {5, 2}}, {DType::i32, {4}}}},
+                       {{{DType::f32, {4, 3}}, {DType::f32, {5, 3}}, {DType::i32, {5}}}},
+                       {{{DType::f32, {4}}, {DType::f32, {5, 4}}, {DType::i32, {4}}}},
+                       {{{DType::f32, {4, 3}}, {DType::f32, {0, 3}}, {DType::i32, {4}}}},
+                       {{{DType::f32, {4, 3}}, {DType::f32, {5, 3}}, {DType::i32, {4}}}, {{"smoothing", -0.5}}}}},
+          {.name = "linear_cross_entropy_backward",
+           .dtypes = {{DType::f32}, {DType::f32}, {DType::i32}, {DType::f32}, {DType::f32}},
+           .samples = linear_backward_samples,
+           .tolerance = kLinearLossBackward,
+           .no_fusion = "one kernel of its own: it reads h and w as the GEMM packs them",
+           .no_gradient = "the backward op of linear_cross_entropy: its logits are recomputed, nothing is kept to "
+                          "differentiate it again",
+           .invalid = {{{{DType::f32, {4, 3}}, {DType::f32, {5, 3}}, {DType::i32, {4}}, {DType::f32, {5}},
+                         {DType::f32, {}}}},
+                       {{{DType::f32, {4, 3}}, {DType::f32, {5, 3}}, {DType::i32, {4}}, {DType::f32, {4}},
+                         {DType::f32, {1}}}}}},
+          {.name = "linear_cross_entropy_train",
+           .dtypes = {{DType::f32}, {DType::f32}, {DType::i32}, {DType::f32}},
+           .samples = linear_train_samples,
+           .tolerance = kLinearLossBackward,
+           .no_fusion = "one kernel of its own: it reads h and w as the GEMM packs them",
+           .no_gradient = "linear_cross_entropy and its backward in one, made by a pass after autodiff: its "
+                          "gradients are its results",
+           .invalid = {{{{DType::f32, {4, 3}}, {DType::f32, {5, 2}}, {DType::i32, {4}}, {DType::f32, {}}}},
+                       {{{DType::f32, {4, 3}}, {DType::f32, {5, 3}}, {DType::i32, {4}}, {DType::f32, {2}}}}}}};
 }
 
 }  // namespace kiln::test

@@ -33,10 +33,12 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("the default pipeline is constant-fold, simplify, transpose-folding, pretranspose-weights, cse, "
-          "flash-attention, dce, allreduce-buckets, fusion, horizontal-fusion, dce, and runs when no pass is named") {
+          "linear-cross-entropy, flash-attention, dce, allreduce-buckets, fusion, horizontal-fusion, dce, and runs "
+          "when no pass is named") {
   CHECK(PassRegistry::global().default_pipeline() ==
         std::vector<std::string>{"constant-fold", "simplify", "transpose-folding", "pretranspose-weights", "cse",
-                                 "flash-attention", "dce", "allreduce-buckets", "fusion", "horizontal-fusion", "dce"});
+                                 "linear-cross-entropy", "flash-attention", "dce", "allreduce-buckets", "fusion",
+                                 "horizontal-fusion", "dce"});
   const Graph out = after(kir(kBody), {"constant-fold", "simplify", "cse", "dce"});
   CHECK(node_lines(out) == "b = exp(%x) : f32[2]\nd = add(%b, %b) : f32[2]\nassign(%p, %d)\n");
   CHECK(node_lines(after(kir(kBody), {})).find("d = fusion(%x)") == 0);
@@ -48,7 +50,7 @@ TEST_CASE("unknown pass names are errors naming them and the known passes, befor
   opts.passes = {"simplify", "fuse-everything"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }) ==
         "unknown pass 'fuse-everything' (known: constant-fold, simplify, transpose-folding, pretranspose-weights, "
-        "cse, flash-attention, bf16-matmuls, dce, allreduce-buckets, fusion, horizontal-fusion)");
+        "cse, linear-cross-entropy, flash-attention, bf16-matmuls, dce, allreduce-buckets, fusion, horizontal-fusion)");
   opts.passes = {};
   opts.print_after = {"nope"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }).find("unknown pass 'nope'") == 0);

@@ -62,12 +62,12 @@ def test_dump_dir_holds_every_stage(mlp, mlp_inputs, tmp_path):
     kiln.compile(mlp, dump_dir=str(tmp_path))  # a second compile of @mlp: its own directory
     first, second = tmp_path / "mlp", tmp_path / "mlp.2"
     assert (first / "00-input.kir").read_text() == str(mlp)
-    assert (first / "11-dce.kir").read_text() == str(exe.compiled_graph)  # the last pass
+    assert (first / "12-dce.kir").read_text() == str(exe.compiled_graph)  # the last pass
     assert (first / "program.txt").read_text().startswith("program @mlp: ")
     assert (second / "memory-plan.txt").exists()
     assert sorted(p.suffix for p in (first / "kernels").iterdir() if p.name.startswith("k0-")) == [".ll", ".ll", ".s"]
     assert kiln.optimize(mlp, dump_dir=str(tmp_path / "opt")) is not None
-    assert (tmp_path / "opt" / "mlp" / "09-fusion.kir").exists()
+    assert (tmp_path / "opt" / "mlp" / "10-fusion.kir").exists()
 
 
 def test_params_come_from_the_seed(mlp):
