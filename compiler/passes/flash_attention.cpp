@@ -8,7 +8,10 @@
 //
 // becomes %o = flash_attention(%q, %k, %v, %mask) {scale=c}, which never writes
 // the [..., T, S] scores (as the builder's own attention does): an imported or
-// hand-written model gets the same kernel. When q, k and v are each a head
+// hand-written model gets the same kernel. As PyTorch exports attention, q may
+// be scaled before the product (%s = matmul(div(%q, %c), %kt)) and k^T read as
+// stored (%kt = transpose(%k) {perm=[1,2,0]} of [S, B*H, d]): k is then the
+// transpose that puts its rows last, a node of its own. When q, k and v are each a head
 // split of a projection, transpose(reshape(x [.., T, H*d] -> [.., T, H, d])) to
 // [.., H, T, d], and %o's one reader is the head merge back, flash_attention
 // reads the projections and writes the merged result itself ({heads=H}), and
@@ -37,6 +40,10 @@ Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 struct Attention {
   Value q, k, v, mask;  // mask invalid: none
   double scale = 1.0;
+  // Not empty: the scores' matmul read k^T as stored (PyTorch's exports:
+  // k^T = transpose(x) {perm=[1,2,0]} of x [S, B*H, d]); k is then
+  // transpose(k, k_perm), a node of its own.
+  std::vector<int64_t> k_perm;
   // Packed heads: q, k and v are the projections, `merged` the head merge's
   // reshape (node index) that the result stands for, `merge_transpose` its
   // transpose (which goes).
@@ -102,24 +109,52 @@ class Matcher {
       return fail(why, "its input is not q k^T (a matmul), scaled and masked");
     if (!read_once(x)) return fail(why, "%" + name(x) + " is read elsewhere too");
     const Node& scores = producer(x);
-    if (scores.attrs.get_bool("transpose_a") || !scores.attrs.get_bool("transpose_b"))
-      return fail(why, "the scores' matmul %" + name(x) + " is not q k^T with k read transposed");
+    if (scores.attrs.get_bool("transpose_a")) return fail(why, "the scores' matmul %" + name(x) + " reads q transposed");
     // The mask and scale must not widen the scores (add and mul would broadcast them).
     if (!(g_.type(softmax.operands[0]) == g_.type(x)))
       return fail(why, "the mask or scale broadcasts the scores to another shape");
     a.q = scores.operands[0];
     a.k = scores.operands[1];
+    if (!scores.attrs.get_bool("transpose_b")) key_from_transposed(a);
+    // q scaled before the product (PyTorch's exports: q / sqrt(d)).
+    if (is_result(a.q) && (producer(a.q).op() == "mul" || producer(a.q).op() == "div") && read_once(a.q)) {
+      const Node& scale = producer(a.q);
+      const bool div = scale.op() == "div";
+      const size_t c = !div && scalar(scale.operands[0]) ? 0 : 1;
+      const std::optional<double> value = scalar(scale.operands[c]);
+      if (value && g_.type(scale.operands[1 - c]) == g_.type(a.q)) {
+        a.scale *= div ? 1.0 / *value : *value;
+        a.q = scale.operands[1 - c];
+      }
+    }
     for (Value v : {a.q, a.k, a.v})
       if (g_.type(v).dtype != DType::f32) return fail(why, "%" + name(v) + " is not f32");
-    const Shape &q = g_.type(a.q).shape, &k = g_.type(a.k).shape, &v = g_.type(a.v).shape;
+    const Shape &q = g_.type(a.q).shape, &v = g_.type(a.v).shape;
+    Shape k = g_.type(a.k).shape;  // as flash_attention reads it
+    if (!a.k_perm.empty())
+      for (size_t i = 0; i < k.size(); ++i) k[i] = g_.type(a.k).shape[static_cast<size_t>(a.k_perm[i])];
     if (leading(k) != leading(q) || leading(v) != leading(q))
       return fail(why, "q, k and v differ in their batch dims (flash_attention broadcasts none)");
     if (a.mask.valid() && g_.type(a.mask).dtype != DType::f32) return fail(why, "the mask is not f32");
-    fold_heads(o, a);
+    if (a.k_perm.empty()) fold_heads(o, a);
     return a;
   }
 
  private:
+  // The scores' matmul reads k^T as stored: k is k^T with its last two axes
+  // swapped, through the transpose that made k^T when there is one.
+  void key_from_transposed(Attention& a) const {
+    const size_t r = g_.type(a.k).shape.size();
+    std::vector<int64_t> swap(r);
+    for (size_t i = 0; i < r; ++i) swap[i] = static_cast<int64_t>(i);
+    std::swap(swap[r - 2], swap[r - 1]);
+    a.k_perm = swap;
+    if (!is_result(a.k) || producer(a.k).op() != "transpose") return;
+    const std::vector<int64_t> perm = producer(a.k).attrs.get_ints("perm");
+    for (size_t i = 0; i < r; ++i) a.k_perm[i] = perm[static_cast<size_t>(swap[i])];
+    a.k = producer(a.k).operands[0];
+  }
+
   // x = transpose(reshape(p [.., T, H*c] -> [.., T, H, c]), rows and heads
   // swapped): p and H, else H = 0.
   std::pair<Value, int64_t> head_split(Value x) const {
@@ -220,7 +255,10 @@ Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks) {
                            ? rw.map(a->mask)
                            : rw.emit(i, "fill", {}, {{"shape", std::vector<int64_t>{}}, {"value", 0.0}}, "no_mask");
     const std::string& name = g.name_of(n.results[0]);
-    const std::vector<Value> o = rw.emit_results(i, "flash_attention", {rw.map(a->q), rw.map(a->k), rw.map(a->v), mask},
+    const Value k = a->k_perm.empty()
+                        ? rw.map(a->k)
+                        : rw.emit(i, "transpose", {rw.map(a->k)}, {{"perm", a->k_perm}}, g.name_of(a->k) + "_keys");
+    const std::vector<Value> o = rw.emit_results(i, "flash_attention", {rw.map(a->q), k, rw.map(a->v), mask},
                                                  {{"scale", a->scale}, {"heads", a->heads}}, {name, name + "_lse"});
     if (a->heads) {
       merged[a->merged] = o[0];

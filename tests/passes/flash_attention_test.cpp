@@ -165,3 +165,35 @@ TEST_CASE("a head split before the attention and the merge after it fold into fl
     check_jit_matches_interpreter(g, bindings, {1e-5, 1e-4, 0});
   }
 }
+
+TEST_CASE("attention as PyTorch exports it, q scaled before the product and k^T read as stored, is taken too") {
+  // nn.MultiheadAttention at opsets 13-17: [S, B*H, d] rows, q / sqrt(d), and
+  // k^T = transpose(k) {perm=[1,2,0]}; the mask added after the product.
+  const Graph g = parse_kir(R"(graph @mha {
+  input %q : f32[5,4,8]
+  input %k : f32[6,4,8]
+  input %v : f32[6,4,8]
+  input %mask : f32[5,6]
+  %qh = transpose(%q) {perm=[1,0,2]} : f32[4,5,8]
+  %vh = transpose(%v) {perm=[1,0,2]} : f32[4,6,8]
+  %c = fill() {shape=[], value=2.8284270763397217} : f32[]
+  %qs = div(%qh, %c) : f32[4,5,8]
+  %kt = transpose(%k) {perm=[1,2,0]} : f32[4,8,6]
+  %s = matmul(%qs, %kt) : f32[4,5,6]
+  %m = add(%s, %mask) : f32[4,5,6]
+  %p = softmax(%m) {axis=2} : f32[4,5,6]
+  %o = matmul(%p, %vh) : f32[4,5,8]
+  output %o
+})",
+                            "mha.kir");
+  std::ostringstream remarks;
+  const Graph out = compiler::dce(compiler::rewrite_flash_attention(g, &remarks));
+  CAPTURE(remarks.str());
+  REQUIRE(count_op(out, "flash_attention") == 1);
+  CHECK(count_op(out, "softmax") == 0);
+  CHECK(remarks.str().find("flash-attention: %o = flash_attention(%qh, %k, %vh, %mask) {scale=0.353553") == 0);
+  Rng rng(3);
+  const std::map<std::string, Tensor> bindings = random_bindings(g, rng, Values::moderate);
+  CHECK(compare_observed(run_interpreter(g, bindings), run_interpreter(out, bindings), 1e-5, 1e-6) == "");
+  check_jit_matches_interpreter(g, bindings, {1e-5, 1e-4, 0});
+}

@@ -165,3 +165,62 @@ def test_an_opset_beyond_17_is_refused(tmp_path):
     err = kiln_fails("import", tmp_path / "m.onnx", "-o", tmp_path / "m.kir")
     assert "opset 18" in err and "1 to 17" in err, err
     assert not (tmp_path / "m.kir").exists()
+
+
+class SelfAttention(torch.nn.Module):
+    """nn.MultiheadAttention as a module of one output (its weights not asked for)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(D_MODEL, HEADS)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
+
+
+def causal(n):
+    return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+
+
+ATTENTION_MODELS = {
+    "multihead_attention": lambda: (SelfAttention(), {"x": torch.randn(5, 2, D_MODEL), "mask": causal(5)}),
+    "encoder_sequence_first": lambda: (torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0),
+                                       {"x": torch.randn(5, 2, D_MODEL)}),
+    "transformer": lambda: (torch.nn.Transformer(D_MODEL, HEADS, 1, 1, FF, dropout=0.0),
+                            {"src": torch.randn(6, 2, D_MODEL), "tgt": torch.randn(5, 2, D_MODEL)}),
+}
+
+
+@pytest.mark.parametrize("opset", [13, 14, 17])
+@pytest.mark.parametrize("name", list(ATTENTION_MODELS))
+def test_exported_attention_becomes_flash_attention(tmp_path, name, opset):
+    """PyTorch exports attention with q scaled before the product and k^T read
+    as stored ([S, B*H, d] transposed with perm [1,2,0]): the flash-attention
+    pass takes every one, the compiled program has no softmax kernel left, and
+    the outputs match PyTorch's."""
+    torch.manual_seed(0)
+    model, inputs = ATTENTION_MODELS[name]()
+    model.eval()
+    try:
+        torch.onnx.export(model, tuple(inputs.values()), tmp_path / "model.onnx", opset_version=opset,
+                          input_names=list(inputs), output_names=["y"])
+    except Exception as e:  # torch 1.13 cannot export some modules at some opsets
+        pytest.skip(f"torch.onnx.export: {e}")
+    kiln("import", tmp_path / "model.onnx", "-o", tmp_path / "model.kir", "--params", tmp_path / "params")
+    kiln("compile", tmp_path / "model.kir", "--emit", "program", "-o", tmp_path / "program.txt")
+    program = (tmp_path / "program.txt").read_text()
+    attention_blocks = {"multihead_attention": 1, "encoder_sequence_first": 1, "transformer": 3}[name]
+    calls = len(re.findall(r"^  \d+: k\d+ flash_attention\(", program, re.M))
+    print(f"{name} opset {opset}: {program.count('softmax')} softmax, {calls} flash_attention calls")
+    assert "softmax" not in program
+    assert calls == attention_blocks
+    bindings = []
+    for k, v in inputs.items():
+        np.save(tmp_path / f"{k}.npy", v.numpy())
+        bindings += ["--input", f"{k}={tmp_path / (k + '.npy')}"]
+    kiln("run", tmp_path / "model.kir", *bindings, "--load", tmp_path / "params", "--output-dir", tmp_path / "out")
+    with torch.no_grad():
+        y = model(*inputs.values()).numpy()
+    err = np.abs(np.load(tmp_path / "out" / "y.npy") - y).max()
+    print(f"{name} opset {opset}: max |y - torch| = {err:.2e}")
+    assert err < 1e-4
