@@ -178,6 +178,21 @@ class SelfAttention(torch.nn.Module):
         return self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
 
 
+class PaddedEncoder(torch.nn.Module):
+    """nn.TransformerEncoderLayer with a key padding mask (exported as Where(mask, -inf, 0))."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0)
+
+    def forward(self, x, padding):
+        return self.layer(x, src_key_padding_mask=padding)
+
+
+def padding_of(batch, lengths, n):
+    return torch.arange(n)[None, :].expand(batch, n) >= torch.tensor(lengths)[:, None]
+
+
 def causal(n):
     return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
 
@@ -186,6 +201,7 @@ ATTENTION_MODELS = {
     "multihead_attention": lambda: (SelfAttention(), {"x": torch.randn(5, 2, D_MODEL), "mask": causal(5)}),
     "encoder_sequence_first": lambda: (torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0),
                                        {"x": torch.randn(5, 2, D_MODEL)}),
+    "encoder_key_padding": lambda: (PaddedEncoder(), {"x": torch.randn(5, 2, D_MODEL), "padding": padding_of(2, [5, 3], 5)}),
     "transformer": lambda: (torch.nn.Transformer(D_MODEL, HEADS, 1, 1, FF, dropout=0.0),
                             {"src": torch.randn(6, 2, D_MODEL), "tgt": torch.randn(5, 2, D_MODEL)}),
 }
@@ -209,7 +225,8 @@ def test_exported_attention_becomes_flash_attention(tmp_path, name, opset):
     kiln("import", tmp_path / "model.onnx", "-o", tmp_path / "model.kir", "--params", tmp_path / "params")
     kiln("compile", tmp_path / "model.kir", "--emit", "program", "-o", tmp_path / "program.txt")
     program = (tmp_path / "program.txt").read_text()
-    attention_blocks = {"multihead_attention": 1, "encoder_sequence_first": 1, "transformer": 3}[name]
+    attention_blocks = {"multihead_attention": 1, "encoder_sequence_first": 1, "encoder_key_padding": 1,
+                        "transformer": 3}[name]
     calls = len(re.findall(r"^  \d+: k\d+ flash_attention\(", program, re.M))
     print(f"{name} opset {opset}: {program.count('softmax')} softmax, {calls} flash_attention calls")
     assert "softmax" not in program
