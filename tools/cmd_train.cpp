@@ -110,15 +110,21 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option_function<std::string>(
          "--profile",
          [&opts](const std::string& trace) {
-           opts.profile = [trace](const compiler::JitExecutable& step, const std::string& shape) {
-             std::cout << "profile of the training step " << shape << ":\n";
+           opts.profile = [trace](const std::vector<models::ProfiledStep>& steps) {
+             std::vector<WeightedStep> weighted;
+             for (const models::ProfiledStep& s : steps)
+               weighted.push_back({&s.step->compiled().program, &s.step->run_profile(), s.shape, s.steps});
+             print_weighted_profile(weighted, std::cout);
+             const compiler::JitExecutable& step = *steps.front().step;
+             std::cout << "profile of the training step " << steps.front().shape << ", the shape that trained most:\n";
              print_profile_table(step.compiled().program, step.run_profile(), kiln_num_threads(), std::cout);
              write_file_atomically(trace, compiler::chrome_trace(step.compiled().program, step.run_profile()));
              std::cout << "trace (chrome://tracing, ui.perfetto.dev): " << trace << '\n';
            };
          },
          "jit: time every kernel call of the training step (each batch shape's runs 2 to 51) and at the end print "
-         "the table by kernel of the shape that ran most and write its Chrome trace to this file")
+         "the time by kernel kind over all batch shapes, each weighted by the steps it trained, the table by "
+         "kernel of the shape that trained most, and write its Chrome trace to this file")
       ->check(file_to_write())
       ->type_name("TRACE.json");
   // Read by main (tools/config_file.h) before the flags are parsed; declared for --help.

@@ -1,5 +1,8 @@
 #include "tools/profile_table.h"
 
+#include <algorithm>
+#include <map>
+
 #include <cstdio>
 #include <string>
 
@@ -50,6 +53,37 @@ void print_profile_table(const compiler::Program& p, const compiler::RunProfile&
   }
   if (from_cache)
     out << "  (memory % is of the bandwidth to DRAM; above 100%, a kernel's data came from the caches)\n";
+}
+
+void print_weighted_profile(const std::vector<WeightedStep>& steps, std::ostream& out) {
+  int64_t total_steps = 0;
+  for (const WeightedStep& s : steps) total_steps += s.steps;
+  std::map<std::string, std::pair<double, double>> kinds;  // kind -> (ms per step, calls per step), weighted
+  double step_ms = 0;
+  out << format("the step over its %zu batch shapes, weighted by the steps each trained (%lld steps):\n", steps.size(),
+                static_cast<long long>(total_steps));
+  out << format("  %-16s %7s %8s %12s %11s\n", "shape", "steps", "% steps", "ms per step", "arena MiB");
+  for (const WeightedStep& s : steps) {
+    const double weight = static_cast<double>(s.steps) / static_cast<double>(total_steps);
+    double ms = 0;
+    for (const compiler::KernelProfileRow& row : compiler::kernel_profile(*s.program, *s.profile)) {
+      ms += row.ms;
+      // The kind: describe()'s first word ("matmul 4 ops f32[..]" -> matmul).
+      auto& [kind_ms, kind_calls] = kinds[row.kernel.substr(0, row.kernel.find(' '))];
+      kind_ms += weight * row.ms;
+      kind_calls += weight * row.calls;
+    }
+    step_ms += weight * ms;
+    out << format("  %-16s %7lld %7.1f%% %12.2f %11.1f\n", s.shape.c_str(), static_cast<long long>(s.steps),
+                  100 * weight, ms, static_cast<double>(s.program->plan.arena_bytes) / (1 << 20));
+  }
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows(kinds.begin(), kinds.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  out << format("  %-30s %10s %12s %7s\n", "kernel kind", "calls", "ms per step", "%");
+  for (const auto& [kind, t] : rows)
+    out << format("  %-30s %10.1f %12.2f %6.1f%%\n", clip(kind, 30).c_str(), t.second, t.first,
+                  step_ms > 0 ? 100 * t.first / step_ms : 0.0);
+  out << format("  %-30s %10s %12.2f %6.1f%%\n", "all kernels", "", step_ms, 100.0);
 }
 
 }  // namespace kiln::cli

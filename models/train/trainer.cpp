@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -618,12 +619,14 @@ void Trainer::profile_step(Executable& exe, const BatchShape& shape) {
 }
 
 void Trainer::report_profile() const {
-  const compiler::JitExecutable* most = nullptr;
+  std::vector<ProfiledStep> steps;
   for (const auto& [jit, p] : profiled_)
-    if (!most || jit->run_profile().runs > most->run_profile().runs) most = jit;
-  if (!most || most->run_profile().runs == 0)
+    if (jit->run_profile().runs > 0) steps.push_back({jit, p.shape.str(), p.runs});
+  if (steps.empty())
     throw Error("--profile: no step was profiled (each batch shape's first run is its warm-up; train longer)");
-  opts_.profile(*most, profiled_.at(most).shape.str());
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const ProfiledStep& a, const ProfiledStep& b) { return a.steps > b.steps; });
+  opts_.profile(steps);
 }
 
 void Trainer::evaluate() {

@@ -15,6 +15,14 @@
 
 namespace kiln::models {
 
+// A batch shape's training step as --profile timed it: its shape ("32x24x25")
+// and how many steps of the run it trained.
+struct ProfiledStep {
+  const compiler::JitExecutable* step = nullptr;
+  std::string shape;
+  int64_t steps = 0;
+};
+
 struct TrainOptions {
   std::string task = "copy";  // copy | de-en | text
   // text: the user's corpus, prepared into prepared_dir (default CHECKPOINT/data)
@@ -61,8 +69,8 @@ struct TrainOptions {
   std::ostream* log = nullptr;                      // progress and evaluations; nullptr: std::cerr
   // --profile (jit): each batch shape's training step is profiled for its runs 2
   // to 1 + profile_runs (compiler/run_profile.h); when training ends, `profile`
-  // is called with the step that ran the most of them and its shape.
-  std::function<void(const compiler::JitExecutable&, const std::string& shape)> profile;
+  // is called with every profiled step, most trained first.
+  std::function<void(const std::vector<ProfiledStep>&)> profile;
   int64_t profile_runs = 50;
 };
 

@@ -118,6 +118,11 @@ TEST_CASE("kiln train --profile prints the training step's kernel table and writ
   REQUIRE(r.status == 0);
   CHECK(r.out.find("profile of the training step [B=") != std::string::npos);
   CHECK(r.out.find("nearer limit") != std::string::npos);
+  // Over all batch shapes, each weighted by the steps it trained: the 12 steps' shapes, then the kinds.
+  CHECK(r.out.find("the step over its ") != std::string::npos);
+  CHECK(r.out.find(" batch shapes, weighted by the steps each trained (12 steps):") != std::string::npos);
+  CHECK(r.out.find("kernel kind") != std::string::npos);
+  CHECK(r.out.find("all kernels") != std::string::npos);
   CHECK(r.out.find("matmul") != std::string::npos);
   CHECK(read_file(tmp.file("step.json")).find("\"thread 0 (the caller)\"") != std::string::npos);
 
