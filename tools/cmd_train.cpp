@@ -104,6 +104,9 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
   cmd->add_option("--d-ff", opts.d_ff, "override the preset's feed-forward width")->check(positive(opts.d_ff));
   cmd->add_option("--layers", opts.layers, "override the preset's encoder and decoder layers")
       ->check(positive(opts.layers));
+  cmd->add_flag("--unfused-loss", opts.unfused_loss,
+                "the loss as the output projection's matmul, then cross_entropy, instead of linear_cross_entropy "
+                "(which never stores the [tokens, vocab] logits): to compare the two");
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")
       ->check(dir_to_read())
       ->capture_default_str();

@@ -77,6 +77,7 @@ TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, cons
   if (custom && c.name.find('+') == std::string::npos) c.name += "+custom";
   if (o.dropout >= 0) c.dropout = o.dropout;
   if (o.label_smoothing >= 0) c.label_smoothing = o.label_smoothing;
+  if (o.unfused_loss) c.fused_loss = false;
   c.vocab = task.vocab_size();
   c.pad_id = task.pad_id();
   validate(c);

@@ -36,6 +36,7 @@ struct TrainOptions {
   int64_t d_model = 0, heads = 0, d_ff = 0, layers = 0;
   double dropout = -1;          // the recipe's (or the checkpoint's) when < 0
   double label_smoothing = -1;  // the recipe's (or the checkpoint's) when < 0
+  bool unfused_loss = false;  // the loss as matmul then cross_entropy (TransformerConfig::fused_loss)
   std::string checkpoint_dir;
   // Budget: training wall time (compiles included; dev evaluations and checkpoint
   // writes not). Exactly one of minutes and steps is > 0.

@@ -363,3 +363,13 @@ TEST_CASE("kiln train --help prints every task's default recipe for each budget"
   }
   CHECK(r.out.find("Passes:") != std::string::npos);  // the recipes come before, not instead of, the passes
 }
+
+TEST_CASE("kiln train --unfused-loss trains the matmul and cross_entropy, and its checkpoint says so") {
+  TempDir tmp;
+  const KilnResult fused = run_kiln(train_args(tmp.file("fused")));
+  const KilnResult unfused = run_kiln(train_args(tmp.file("unfused"), {"--unfused-loss"}));
+  REQUIRE_MESSAGE(fused.status == 0, fused.err);
+  REQUIRE_MESSAGE(unfused.status == 0, unfused.err);
+  CHECK(kiln::models::load_checkpoint(tmp.file("fused")).config.fused_loss);
+  CHECK(!kiln::models::load_checkpoint(tmp.file("unfused")).config.fused_loss);
+}
