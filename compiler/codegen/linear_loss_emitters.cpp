@@ -13,8 +13,9 @@
 //             the logits' gradient G = c_i (exp(x - lse_i) - s / V) - c_i (1 - s)
 //             at the label, c_i = dloss keep_i / count (cross_entropy's rule);
 //             then dh_r = G w, and dw = G^T h_r (added to the blocks before);
-//   train:    the forward's row loop makes each row's gradient right after its
-//             loss, then the backward's two products: the logits made once.
+//   train:    the forward's row loop keeps exp(x - max) in place as it sums it
+//             and makes each row's gradient from it right after its loss, then
+//             the backward's two products: the logits made once.
 // The backward alone recomputes the logits (the forward's GEMM again): a third
 // more GEMM work on the output projection for no [N, V] buffer, as Cut
 // Cross-Entropy and FlashAttention trade it; a training step's pair becomes the
@@ -135,7 +136,9 @@ struct LinearLoss {
                                    llvm::Value* cols) {
                                  cx.for_range(m0, cx.b().CreateAdd(m0, rows_in), 1, [&](llvm::Value* i) {
                                    llvm::Value* lse = cx.load(DType::f32, a.operand_ptr(3), cx.b().CreateAdd(r0(), i), 1);
-                                   emit_gradient_line(i, lse, n0, cols);
+                                   emit_gradient_line(i, n0, cols, [&](llvm::Value* x, int width) {
+                                     return emit_exp(cx, cx.b().CreateFSub(x, cx.splat(lse, width)));
+                                   });
                                  });
                                });
                    emit_products(count, 0);
@@ -200,26 +203,34 @@ struct LinearLoss {
     cx.parallel_for(cx.unique_name("lce.rows"), count, LoweringContext::grain_for(4 * v),
                     [&](llvm::Value* begin, llvm::Value* end) {
                       cx.for_range(begin, end, 1, [&](llvm::Value* i) {
-                        llvm::Value* lse = emit_row(i, store_lse ? a.result_ptr(1) : nullptr);
-                        if (gradient) emit_gradient_line(i, lse, cx.i64c(0), cx.i64c(v));
+                        const RowCrossEntropy r = emit_row(i, store_lse ? a.result_ptr(1) : nullptr, gradient);
+                        if (!gradient) return;
+                        // The row holds exp(x - max): its softmax is that over the sum.
+                        llvm::Value* inverse = cx.b().CreateFDiv(cx.f32c(1), r.sum_exp);
+                        emit_gradient_line(i, cx.i64c(0), cx.i64c(v), [&](llvm::Value* e, int width) {
+                          return cx.b().CreateFMul(e, cx.splat(inverse, width));
+                        });
                       });
                     });
   }
 
-  // Row i of the block: its loss to losses (0 where not kept) and its lse, returned.
-  llvm::Value* emit_row(llvm::Value* i, llvm::Value* lse_out) const {
+  // Row i of the block: its loss to losses (0 where not kept) and its lse (to
+  // lse_out if set); with `keep_exp`, the row's logits become exp(x - max).
+  RowCrossEntropy emit_row(llvm::Value* i, llvm::Value* lse_out, bool keep_exp) const {
     auto& b = cx.b();
     llvm::Value* row = b.CreateAdd(r0(), i);
     llvm::Value* line = f32_at(logits(), b.CreateMul(i, cx.i64c(v)));
     llvm::Value* label = label_of(row);
     llvm::Value* keep = kept(label);
     cx.report_error_if(b.CreateAnd(keep, b.CreateICmpUGE(label, cx.i64c(v))), KILN_ERROR_INDEX_OUT_OF_RANGE);
+    ExpOut exp_out;
+    if (keep_exp) exp_out = [&](llvm::Value* k, llvm::Value* e) { cx.store(DType::f32, line, k, e); };
     const RowCrossEntropy r = row_cross_entropy(
-        cx, v, smoothing, [&](llvm::Value* k, int w) { return cx.load(DType::f32, line, k, w); }, label);
+        cx, v, smoothing, [&](llvm::Value* k, int w) { return cx.load(DType::f32, line, k, w); }, label, exp_out);
     if (lse_out) cx.store(DType::f32, lse_out, row, r.lse);
     llvm::Value* loss = b.CreateSelect(keep, r.loss, llvm::ConstantFP::get(b.getDoubleTy(), 0.0));
     b.CreateStore(loss, b.CreateInBoundsGEP(b.getDoubleTy(), losses(), row));
-    return r.lse;
+    return r;
   }
 
   // The mean of the kept rows' losses, added in row order (so for any thread count alike).
@@ -259,10 +270,12 @@ struct LinearLoss {
     emit_gemm(cx, cx.unique_name("lce.dw"), dw);
   }
 
-  // Columns n0 .. n0 + cols (i64) of row i of the block's logits become their
-  // gradient c_i (exp(x - lse) - s / V) - c_i (1 - s) [label], c_i = c where the
-  // row is kept, else 0: W columns at a time, then one at a time.
-  void emit_gradient_line(llvm::Value* i, llvm::Value* lse, llvm::Value* n0, llvm::Value* cols) const {
+  // Columns n0 .. n0 + cols (i64) of row i of the block become their gradient
+  // c_i (p - s / V) - c_i (1 - s) [label], c_i = c where the row is kept, else
+  // 0, with p = softmax(x, the value there, width): W columns at a time, then one
+  // at a time.
+  void emit_gradient_line(llvm::Value* i, llvm::Value* n0, llvm::Value* cols,
+                          const std::function<llvm::Value*(llvm::Value*, int)>& softmax) const {
     auto& b = cx.b();
     const int w = cx.vector_width();
     const float uniform = static_cast<float>(smoothing / static_cast<double>(v));
@@ -271,7 +284,7 @@ struct LinearLoss {
     llvm::Value* c = b.CreateSelect(kept(label), coef(), cx.f32c(0));
     llvm::Value* line = f32_at(logits(), b.CreateAdd(b.CreateMul(i, cx.i64c(v)), n0));
     const auto step = [&](llvm::Value* j, int width) {
-      llvm::Value* p = emit_exp(cx, b.CreateFSub(cx.load(DType::f32, line, j, width), cx.splat(lse, width)));
+      llvm::Value* p = softmax(cx.load(DType::f32, line, j, width), width);
       cx.store(DType::f32, line, j, b.CreateFMul(cx.splat(c, width), b.CreateFSub(p, cx.f32c(uniform, width))));
     };
     cx.for_range(cx.i64c(0), vector_end, w, [&](llvm::Value* j) { step(j, w); });

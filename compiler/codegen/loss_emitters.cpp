@@ -65,7 +65,7 @@ using line_fold::fold_line;
 
 RowCrossEntropy row_cross_entropy(LoweringContext& cx, int64_t classes, double smoothing,
                                   const std::function<llvm::Value*(llvm::Value* k, int width)>& logit,
-                                  llvm::Value* label) {
+                                  llvm::Value* label, const ExpOut& exp_out) {
   auto& b = cx.b();
   llvm::Value* max = fold_line(cx, classes, {Fold::max}, [&](llvm::Value* k, int w, const Carried& acc) {
     return Carried{combine(cx, Fold::max, acc[0], logit(k, w))};
@@ -82,7 +82,9 @@ RowCrossEntropy row_cross_entropy(LoweringContext& cx, int64_t classes, double s
         }
         llvm::Value* is_label = b.CreateICmpEQ(position, cx.splat(label, w));
         llvm::Value* zero = cx.f32c(0, w);
-        return Carried{b.CreateFAdd(acc[0], emit_exp(cx, shifted)), b.CreateFAdd(acc[1], shifted),
+        llvm::Value* e = emit_exp(cx, shifted);
+        if (exp_out) exp_out(k, e);
+        return Carried{b.CreateFAdd(acc[0], e), b.CreateFAdd(acc[1], shifted),
                        b.CreateFAdd(acc[2], b.CreateSelect(is_label, shifted, zero))};
       });
   llvm::Value* log_sum_exp = emit_log(cx, total[0]);
@@ -93,7 +95,7 @@ RowCrossEntropy row_cross_entropy(LoweringContext& cx, int64_t classes, double s
       b.CreateFMul(as_double(static_cast<double>(classes)), b.CreateFPExt(log_sum_exp, b.getDoubleTy())));
   return {b.CreateFSub(b.CreateFMul(as_double(-(1.0 - smoothing)), logp_label),
                        b.CreateFMul(as_double(smoothing / static_cast<double>(classes)), logp_sum)),
-          b.CreateFAdd(max, log_sum_exp)};
+          b.CreateFAdd(max, log_sum_exp), total[0]};
 }
 
 namespace {
