@@ -9,11 +9,13 @@
  *
  *   cc -std=c11 -c kiln_runtime_aot.c   (link with -lpthread)
  */
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kiln_runtime.h"
@@ -157,12 +159,16 @@ static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static void make_scratch_key(void) { pthread_key_create(&scratch_key, free_scratch); }
 
+/* As large_memory.cpp's allocate_large: 2 MiB buffers and up on transparent huge pages. */
 void* kiln_scratch(int64_t bytes) {
   if (bytes > scratch.bytes) {
-    const int64_t rounded = (bytes + 63) / 64 * 64;
+    const int64_t huge = (int64_t)2 << 20;
+    const int64_t align = bytes < huge ? 64 : huge;
+    const int64_t rounded = (bytes + align - 1) / align * align;
     pthread_once(&scratch_once, make_scratch_key);
     free(scratch.data);
-    scratch.data = aligned_alloc(64, (size_t)rounded);
+    scratch.data = aligned_alloc((size_t)align, (size_t)rounded);
+    if (scratch.data && align == huge) madvise(scratch.data, (size_t)rounded, MADV_HUGEPAGE);
     scratch.bytes = scratch.data ? rounded : 0;
     pthread_setspecific(scratch_key, scratch.data); /* freed when the thread ends */
   }

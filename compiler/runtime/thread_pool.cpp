@@ -17,6 +17,7 @@
 
 #include "compiler/runtime/chunk_trace.h"
 #include "compiler/runtime/kiln_runtime.h"
+#include "compiler/runtime/large_memory.h"
 #include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
 
@@ -254,10 +255,9 @@ void* kiln_scratch(int64_t bytes) {
   };
   thread_local Scratch scratch;
   if (bytes > scratch.bytes) {
-    const int64_t rounded = (bytes + 63) / 64 * 64;
     std::free(scratch.data);
-    scratch.data = std::aligned_alloc(64, static_cast<size_t>(rounded));
-    scratch.bytes = scratch.data ? rounded : 0;
+    scratch.data = kiln::compiler::allocate_large(static_cast<size_t>(bytes));
+    scratch.bytes = scratch.data ? bytes : 0;
   }
   return scratch.data;
 }
