@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "ops/gather.h"
 #include "ops/identity.h"
 #include "ops/shape_ops.h"
@@ -100,7 +102,11 @@ Results reshape_op(ImportContext& c, const Node& n) {
 Results flatten(ImportContext& c, const Node& n) {
   const Shape in = c.type(n, 0).shape;
   const auto rank = static_cast<int64_t>(in.size());
-  const auto axis = static_cast<size_t>(axis_in(n, c.attr_int(n, "axis", 1), rank + 1));
+  // axis is in [-rank, rank]: rank + 1 places to split, a negative one counted from the end
+  const int64_t given = c.attr_int(n, "axis", 1);
+  if (given < -rank || given > rank)
+    fail(n, "axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+  const auto axis = static_cast<size_t>(given < 0 ? given + rank : given);
   const int64_t outer = dims_product(in, 0, axis);
   return {reshape(c, c.value(n, 0), {outer, numel(in) / std::max<int64_t>(outer, 1)})};
 }
@@ -181,7 +187,7 @@ Results slice(ImportContext& c, const Node& n) {
   return {ops::slice(c.b(), c.value(n, 0), axes, starts, ends)};
 }
 
-// np.take(data, indices, axis); constant indices may be negative (from the end).
+// np.take(data, indices, axis); indices may be negative (from the end).
 Results gather(ImportContext& c, const Node& n) {
   const Shape in = c.type(n, 0).shape;
   const int64_t axis = axis_in(n, c.attr_int(n, "axis", 0), static_cast<int64_t>(in.size()));
@@ -196,8 +202,13 @@ Results gather(ImportContext& c, const Node& n) {
       if (i < 0) i += dim;
     }
     indices = c.materialize(idx, n.input(1));
-  } else {
+  } else {  // indices in [-dim, 0) count from the end, as ONNX allows: idx < 0 ? idx + dim : idx
     indices = c.value(n, 1);
+    Builder& b = c.b();
+    const DType dtype = b.type(indices).dtype;
+    const Value dim = ops::fill(b, {}, static_cast<double>(in[static_cast<size_t>(axis)]), dtype);
+    const Value negative = ops::less(b, indices, ops::fill(b, {}, 0.0, dtype));
+    indices = ops::select(b, negative, ops::add(b, indices, dim), indices);
   }
   return {ops::gather(c.b(), c.value(n, 0), indices, axis)};
 }
