@@ -206,3 +206,25 @@ TEST_CASE("parallel text: a UTF-8 byte-order mark at the start of a file is not 
   CHECK(text.source == std::vector<std::string>{"hola mundo"});
   CHECK(text.target == std::vector<std::string>{"hello world"});
 }
+
+TEST_CASE("text task: a bad --spm-model is an error naming the file given, not kiln's copy of it") {
+  TempDir dir;
+  write_split(dir, "train", 30, 0);
+  write_split(dir, "valid", 5, 1);
+  write_file(dir.file("garbage.model"), "not a model");
+  TextTaskOptions o = corpus_options(dir);
+  o.test.clear();
+  o.spm_model = dir.file("garbage.model");
+  fs::create_directories(dir.file("ckpt"));
+  std::ostringstream log;
+  std::string message;
+  try {
+    prepare_text_corpus(o, dir.file("prep"), dir.file("ckpt"), log);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(message.find("--spm-model " + dir.file("garbage.model") + ": not a sentencepiece model") !=
+                    std::string::npos,
+                message);
+  CHECK_MESSAGE(message.find("spm.model") == std::string::npos, message);
+}
