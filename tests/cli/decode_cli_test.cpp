@@ -252,3 +252,36 @@ TEST_CASE("kiln translate and eval: a UTF-8 byte-order mark starting the input i
   CHECK_MESSAGE(rb.status == 0, rb.err);
   CHECK(lines_of(ra.out).at(1) == lines_of(rb.out).at(1));  // the BLEU line
 }
+
+TEST_CASE("kiln translate and eval refuse an output that is one of their inputs, by any name, writing nothing") {
+  TempDir dir;
+  const std::string in = dir.file("in.txt");
+  kiln::write_file_atomically(in, "1 2 3\n");
+  std::filesystem::create_symlink(in, dir.file("symlink.txt"));
+  std::filesystem::create_hard_link(in, dir.file("hardlink.txt"));
+  for (const std::string& out : {in, dir.file("./in.txt"), dir.file("symlink.txt"), dir.file("hardlink.txt")}) {
+    CAPTURE(out);
+    const KilnResult r = run_kiln(translate_args({"-i", in, "-o", out}));
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find("-o " + out + " is the same file as -i " + in + ", which kiln reads") != std::string::npos,
+                  r.err);
+    CHECK(read_file(in) == "1 2 3\n");
+  }
+  // stdin redirected from the file -o names.
+  std::string cmd = shell_quote(KILN_BINARY);
+  for (const std::string& a : translate_args({"-o", dir.file("hardlink.txt")})) cmd += " " + shell_quote(a);
+  KilnResult r = run_shell(cmd + " < " + shell_quote(in));
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("is the same file as stdin") != std::string::npos, r.err);
+  CHECK(read_file(in) == "1 2 3\n");
+  // eval --output: hyp.txt would replace the reference.
+  std::filesystem::create_directory(dir.file("out"));
+  std::filesystem::create_hard_link(in, dir.file("out/hyp.txt"));
+  r = run_kiln({"eval", "--checkpoint", checkpoint(), "--backend", "interp", "--src", in, "--ref", in, "--output",
+                dir.file("out")});
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("--output's " + dir.file("out/hyp.txt") + " is the same file as --src " + in) !=
+                    std::string::npos,
+                r.err);
+  CHECK(read_file(in) == "1 2 3\n");
+}
