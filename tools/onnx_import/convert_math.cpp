@@ -150,8 +150,12 @@ ConvertFn reduce(Value (*op)(Builder&, Value, std::vector<int64_t>, bool)) {
 DType cast_target(const Node& n, int64_t to) {
   const std::optional<DType> dtype = to >= 0 && to <= INT32_MAX ? dtype_for_element_type(static_cast<int32_t>(to))
                                                                 : std::nullopt;
-  if (!dtype)
-    fail(n, "cast to ONNX element type " + std::to_string(to) + ", which kiln has no dtype for (f32, i32, bool)");
+  if (!dtype) {
+    using P = ::onnx::TensorProto;
+    const bool known = to >= 0 && to <= INT32_MAX && P::DataType_IsValid(static_cast<int>(to));
+    const std::string name = known ? P::DataType_Name(static_cast<P::DataType>(to)) : std::to_string(to);
+    fail(n, "cast to ONNX element type " + name + ", which kiln has no dtype for (f32, i32, bool)");
+  }
   return *dtype;
 }
 

@@ -116,8 +116,10 @@ void check_importable(const ::onnx::ModelProto& model) {
     const bool ours = is_default_domain(n.domain());
     const OpConverter* row = ours ? find_converter(n.op_type()) : nullptr;
     if (!row) {
-      missing[ours ? n.op_type() : n.op_type() + " (domain " + n.domain() + ", not the default ONNX domain)"]
-          .push_back("'" + n.name() + "'");
+      const std::string op =
+          ours ? n.op_type() : n.op_type() + " (domain " + n.domain() + ", not the default ONNX domain)";
+      const bool unnamed = n.name().empty() && n.output_size() > 0;  // then its first output names it
+      missing[op].push_back(unnamed ? "making '" + n.output(0) + "'" : "'" + n.name() + "'");
       continue;
     }
     std::string unknown;
