@@ -18,14 +18,13 @@ RunDirLock::RunDirLock(const std::string& dir, const std::string& flag) {
   if (ec) throw Error(flag + " " + dir + ": " + ec.message());
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) throw Error(flag + " " + dir + ": " + std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
+  // A file system that cannot lock (ENOLCK, EOPNOTSUPP: some network mounts)
+  // leaves the directory unlocked, as it was before locks, rather than unusable.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
     ::close(fd_);
     fd_ = -1;
-    if (err == EWOULDBLOCK)
-      throw Error(flag + " " + dir + ": another kiln command is writing this directory now; wait for it to end, or "
-                  "choose another directory");
-    throw Error(flag + " " + dir + ": cannot lock it: " + std::strerror(err));
+    throw Error(flag + " " + dir + ": another kiln command is writing this directory now; wait for it to end, or "
+                "choose another directory");
   }
 }
 

@@ -12,7 +12,8 @@ namespace kiln {
 class RunDirLock {
  public:
   // Creates DIR (and its parents) if missing and locks it; kiln::Error naming
-  // `flag` and DIR if it cannot, or if another process holds the lock. A DIR it
+  // `flag` and DIR if it cannot create or open it, or if another process holds
+  // the lock (a file system that cannot lock leaves it unlocked). A DIR it
   // created is removed when unlocked if nothing was written into it.
   RunDirLock(const std::string& dir, const std::string& flag);
   ~RunDirLock();

@@ -24,8 +24,11 @@ struct FlagPath {
 // it before anything is written.
 inline void check_output_is_no_input(const FlagPath& out, const std::vector<FlagPath>& inputs) {
   for (const FlagPath& in : inputs) {
-    std::error_code ec;  // a missing output (or input) is no input
-    if (!std::filesystem::equivalent(out.path, in.path, ec)) continue;
+    // A missing output (or input) is no input; nor is a terminal or a pipe (stdin
+    // and -o /dev/stdout may be one tty), which no write of kiln's replaces.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(in.path, ec) || !std::filesystem::equivalent(out.path, in.path, ec))
+      continue;
     const std::string input = in.flag == "stdin"       ? in.flag
                               : in.flag.ends_with('=') ? in.flag + in.path  // "--input x=" PATH
                                                        : in.flag + " " + in.path;
