@@ -151,8 +151,34 @@ Results transpose(ImportContext& c, const Node& n) {
   return {ops::transpose(c.b(), c.value(n, 0), perm)};
 }
 
+// A 1-D constant's elements [begin, end): shape arithmetic may be empty (the
+// prefix of a shape before axis 0), which kiln's tensors never are.
+Constant elements_of(const Constant& k, int64_t begin, int64_t end) {
+  Constant out{.dtype = k.dtype, .shape = {end - begin}};
+  if (k.dtype == DType::f32) out.reals.assign(k.reals.begin() + begin, k.reals.begin() + end);
+  else out.ints.assign(k.ints.begin() + begin, k.ints.begin() + end);
+  return out;
+}
+
+bool all_constant_vectors(const ImportContext& c, const Node& n) {
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!c.is_constant(n, i) || c.constant(n, i).shape.size() != 1) return false;
+  return n.input_size() > 0;
+}
+
 Results concat(ImportContext& c, const Node& n) {
   if (!c.attr(n, "axis")) fail(n, "attribute 'axis' is missing");
+  if (all_constant_vectors(c, n)) {  // shape arithmetic: joined here, empty parts too
+    Constant out = elements_of(c.constant(n, 0), 0, 0);
+    for (int i = 0; i < n.input_size(); ++i) {
+      const Constant& k = c.constant(n, i);
+      if (k.dtype != out.dtype) fail(n, "inputs of different dtypes");
+      out.reals.insert(out.reals.end(), k.reals.begin(), k.reals.end());
+      out.ints.insert(out.ints.end(), k.ints.begin(), k.ints.end());
+      out.shape[0] += k.shape[0];
+    }
+    return {out};
+  }
   std::vector<Value> xs;
   for (int i = 0; i < n.input_size(); ++i) xs.push_back(c.value(n, i));
   if (xs.size() == 1) return {xs[0]};
@@ -184,6 +210,8 @@ Results slice(ImportContext& c, const Node& n) {
     starts[i] = clamp(starts[i]);
     ends[i] = std::max(starts[i], clamp(ends[i]));
   }
+  if (rank == 1 && starts.size() == 1 && c.is_constant(n, 0))  // shape arithmetic, which may be empty
+    return {elements_of(c.constant(n, 0), starts[0], ends[0])};
   return {ops::slice(c.b(), c.value(n, 0), axes, starts, ends)};
 }
 
