@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "engine/ir/error.h"
+#include "engine/run_dir_lock.h"
 #include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
 #include "tools/flag_checks.h"
@@ -89,6 +90,7 @@ void check_output_apart(const AverageOptions& opts, const std::vector<std::strin
 void average(const AverageOptions& opts) {
   const std::vector<std::string> inputs = inputs_of(opts);
   check_output_apart(opts, inputs);
+  const RunDirLock lock(opts.output_dir, "--output");  // no other kiln command writes it meanwhile
   std::vector<models::Checkpoint> checkpoints;
   for (const std::string& in : inputs) checkpoints.push_back(models::load_checkpoint(in));
   const models::Checkpoint averaged = models::average_checkpoints(checkpoints);

@@ -9,6 +9,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/parser.h"
 #include "tools/cli_common.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 
@@ -17,6 +18,8 @@ void compile(const CompileOptions& opts) {
                                        std::filesystem::weakly_canonical(opts.output_path))
     throw Error("--header " + opts.header_path + " is the object file -o " + opts.output_path +
                 ": the header would overwrite it");
+  check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
+  if (!opts.header_path.empty()) check_output_is_no_input({"--header", opts.header_path}, {{"FILE", opts.graph_path}});
   const Graph g = parse_kir_file(opts.graph_path);
   const compiler::Target target = compiler::detect_target(opts.target_cpu);
   compiler::CompileTimes times;

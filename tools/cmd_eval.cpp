@@ -14,6 +14,7 @@
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
+#include "tools/same_file.h"
 #include "tools/text_lines.h"
 
 namespace kiln::cli {
@@ -146,9 +147,25 @@ void write_scored(const std::string& dir, const Scored& scored) {
   write_files_atomically(files);
 }
 
+// The files --output gets are none of those --src and --ref read.
+void check_output_apart(const EvalOptions& opts) {
+  if (opts.output_dir.empty()) return;
+  std::vector<FlagPath> inputs;
+  if (!opts.src_path.empty()) inputs.push_back({"--src", opts.src_path});
+  for (const std::string& ref : opts.ref_paths) inputs.push_back({"--ref", ref});
+  const auto in_output = [&](const std::string& name) {
+    return (std::filesystem::path(opts.output_dir) / name).string();
+  };
+  std::vector<std::string> names{"src.txt", "hyp.txt"};
+  for (size_t k = 0; k < std::max<size_t>(opts.ref_paths.size(), 1); ++k)
+    names.push_back(k == 0 ? "ref.txt" : "ref" + std::to_string(k + 1) + ".txt");
+  for (const std::string& name : names) check_output_is_no_input({"--output's", in_output(name)}, inputs);
+}
+
 }  // namespace
 
 void eval(const EvalOptions& opts) {
+  check_output_apart(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
   if (!opts.dump_ids.empty()) return dump_ids(*m.task, opts);
   const auto start = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 #include "engine/ir/verifier.h"
 #include "models/optimizer.h"
 #include "tools/cli_common.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 namespace {
@@ -32,6 +33,7 @@ void emit_graph(const Graph& g, const std::string& path) {
 }  // namespace
 
 void grad(const GradOptions& opts) {
+  if (!opts.output_path.empty()) check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
   Graph g = parse_kir_file(opts.graph_path);
   const Value loss = find_value(g, opts.loss, "--loss");
   std::vector<Value> wrt;
@@ -43,6 +45,7 @@ void grad(const GradOptions& opts) {
 }
 
 void train_graph(const TrainGraphOptions& opts) {
+  check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
   Graph g = parse_kir_file(opts.graph_path);
   const Value loss = find_value(g, opts.loss, "--loss");
   if (opts.optimizer == "sgd") {

@@ -8,10 +8,12 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "tools/cli_common.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 
 void opt(const OptOptions& opts) {
+  if (!opts.output_path.empty()) check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
   const Graph graph = parse_kir_file(opts.graph_path);
   compiler::PassOptions passes = opts.passes;
   if (!opts.dump_dir.empty()) passes.dump_dir = compiler::graph_dump_dir(opts.dump_dir, graph.name());

@@ -9,6 +9,7 @@
 #include "engine/param_init.h"
 #include "tools/cli_common.h"
 #include "tools/profile_table.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 
@@ -32,6 +33,12 @@ std::unique_ptr<compiler::JitExecutable> profiled_runs(Graph g, const ProfileOpt
 }
 
 void profile(const ProfileOptions& opts) {
+  std::vector<FlagPath> inputs{{"FILE", opts.graph_path}};
+  for (const std::string& arg : opts.inputs) {
+    const auto [name, path] = split_binding(arg);
+    inputs.push_back({"--input " + name + "=", path});
+  }
+  check_output_is_no_input({"--trace", opts.trace_path}, inputs);
   const auto exe = profiled_runs(parse_kir_file(opts.graph_path), opts);
   const compiler::Program& p = exe->compiled().program;
   print_profile_table(p, exe->run_profile(), kiln_num_threads(), std::cout);

@@ -13,6 +13,7 @@
 #include "engine/param_init.h"
 #include "engine/tensor/collectives.h"
 #include "tools/cli_common.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 namespace {
@@ -96,6 +97,21 @@ void save_persistent(const Executable& exe, const std::string& dir) {
   write_files_atomically(files);
 }
 
+// No file run writes (an output, a --save file) is FILE or an --input file. (--save
+// may be --load: a training loop's params go back where they came from.)
+void check_outputs_are_no_inputs(const Executable& exe, const RunOptions& opts) {
+  std::vector<FlagPath> inputs{{"FILE", opts.graph_path}};
+  for (const std::string& arg : opts.inputs) {
+    const auto [name, path] = split_binding(arg);
+    inputs.push_back({"--input " + name + "=", path});
+  }
+  for (const std::string& name : exe.output_names())
+    check_output_is_no_input({"--output-dir's", (fs::path(opts.output_dir) / (name + ".npy")).string()}, inputs);
+  if (opts.save_dir.empty()) return;
+  for (const std::string& name : persistent_names(exe.graph()))
+    check_output_is_no_input({"--save", (fs::path(opts.save_dir) / (name + ".npy")).string()}, inputs);
+}
+
 // "step 3: loss=0.25 lr=0.001": the scalar outputs after each run.
 void print_step(const Executable& exe, int64_t step) {
   std::cout << "step " << step << ':';
@@ -139,6 +155,7 @@ void run(const RunOptions& opts) {
   if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
   const bool writes = collectives().rank() == 0;
   auto exe = compiler::make_executable(parse_kir_file(opts.graph_path), opts.exec);
+  check_outputs_are_no_inputs(*exe, opts);
   if (!opts.load_dir.empty()) load_persistent(*exe, opts.load_dir);
   bind_inputs(*exe, opts.inputs);
   require_inputs_bound(*exe);

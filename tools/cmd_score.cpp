@@ -39,9 +39,10 @@ namespace {
 constexpr size_t kTextFileLimit = 256 * kMiB;
 
 // The lines of a text file as sacreBLEU reads them: split at '\n' only, a last
-// line without one counted too; every line must be UTF-8.
+// line without one counted too; every line must be UTF-8. A byte-order mark at
+// the start of the file is not text (models/eval/utf8.h).
 std::vector<std::string> read_sentences(const std::string& path) {
-  const std::string text = read_file(path, kTextFileLimit, "a file to score");
+  const std::string text(models::without_bom(read_file(path, kTextFileLimit, "a file to score")));
   std::vector<std::string> lines;
   for (size_t at = 0; at < text.size();) {
     const size_t end = std::min(text.find('\n', at), text.size());

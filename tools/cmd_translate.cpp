@@ -8,11 +8,13 @@
 
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
+#include "models/checkpoint.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
 #include "tools/pass_flags.h"
+#include "tools/same_file.h"
 #include "tools/text_lines.h"
 
 namespace kiln::cli {
@@ -125,6 +127,12 @@ class TranslationOutput {
 }  // namespace
 
 void translate(const TranslateOptions& opts) {
+  if (!opts.output_path.empty()) {  // stdin too may be the file -o names (kiln translate -o f < f)
+    std::vector<FlagPath> inputs{{"--checkpoint", models::checkpoint_file(opts.checkpoint_dir)}};
+    if (opts.texts.empty())
+      inputs.push_back(opts.input_path.empty() ? FlagPath{"stdin", "/dev/stdin"} : FlagPath{"-i", opts.input_path});
+    check_output_is_no_input({"-o", opts.output_path}, inputs);
+  }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
   const auto translate_buffer = [&](const std::vector<std::string>& lines) {

@@ -9,8 +9,11 @@
 
 namespace kiln::cli {
 
-// The arguments with `--config-file FILE` replaced by FILE's settings. kiln::Error
-// naming FILE for a file that cannot be read or parsed, or a key in a [section].
+// The arguments with `--config-file FILE` replaced by FILE's settings (a UTF-8
+// byte-order mark at its start ignored). kiln::Error naming FILE for a file that
+// cannot be read or parsed, or a key in a [section]; naming FILE, the line and
+// the key for a key that is an action (help, version), a key given twice, an
+// array value, an unterminated string.
 std::vector<std::string> expand_config_file(const std::vector<std::string>& args);
 
 }  // namespace kiln::cli

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "engine/ir/error.h"
+#include "engine/run_dir_lock.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
 
@@ -59,6 +60,7 @@ CLI::App* add_prepare_command(CLI::App& app, PrepareOptions& opts) {
 }
 
 void prepare(const PrepareOptions& opts) {
+  const RunDirLock lock(opts.output_dir, "--output");  // no other kiln command writes it meanwhile
   const models::TextCorpusInfo info = models::prepare_text_corpus(opts.corpus, opts.output_dir, "", std::cerr);
   std::cout << "prepared " << opts.output_dir << ": vocabulary " << info.model_vocab() << ", max length "
             << info.max_len << "; train with kiln train --prepared " << opts.output_dir << '\n';

@@ -6,6 +6,12 @@
 
 namespace kiln::cli {
 
+namespace {
+
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+}  // namespace
+
 bool read_line(std::istream& in, std::string& line, const std::string& name, int64_t number) {
   line.clear();
   for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
@@ -14,6 +20,7 @@ bool read_line(std::istream& in, std::string& line, const std::string& name, int
       throw Error(name + ": line " + std::to_string(number) + " is longer than " + std::to_string(kMaxLineBytes) +
                   " bytes; kiln reads one sentence per line of text");
     line.push_back(static_cast<char>(c));
+    if (number == 1 && line == kUtf8Bom) line.clear();  // a byte-order mark starts the input: not text
   }
   if (in.bad()) throw Error(name + ": cannot read line " + std::to_string(number));
   return !line.empty();

@@ -14,7 +14,7 @@ namespace kiln::cli {
 constexpr size_t kMaxLineBytes = 64 * 1024;
 
 // Reads line `number` (1-based) of the input called `name` into `line`, without
-// its '\n'; false at the end of the input. kiln::Error naming the input and the
+// its '\n' (nor, on line 1, a UTF-8 byte-order mark); false at the end of the input. kiln::Error naming the input and the
 // line if it is longer than kMaxLineBytes, or if reading fails.
 bool read_line(std::istream& in, std::string& line, const std::string& name, int64_t number);
 

@@ -177,8 +177,13 @@ class Parser {
     if (scope_.holds_parts && !def->has_body)
       fail_at(op, "a horizontal fusion's body holds loop fusions only, not '" + op.text + "'");
     if (def->has_body) {
+      // Errors of a nested fusion name it and point at it, not at the fusion around it.
+      const std::string part = names.empty() ? "'" + op.text + "'" : "%" + names.front().text;
       if (scope_.body && !scope_.holds_parts)
-        fail_at(op, "a fusion body holds plain ops only, not '" + op.text + "'");
+        fail_at(op, part + ": a fusion body holds plain ops only, not '" + op.text + "'");
+      if (scope_.holds_parts && attrs.get_string("kind") != fusion_kind_name(FusionKind::loop))
+        fail_at(op, part + ": a horizontal fusion's body holds loop fusions only, not a fusion of kind '" +
+                        attrs.get_string("kind") + "'");
       if (!tok_.is_word("graph")) fail("expected the body 'graph @name {' of op '" + op.text + "', got " + describe(tok_));
       const bool horizontal = attrs.get_string("kind") == fusion_kind_name(FusionKind::horizontal);
       body = std::make_shared<const Graph>(parse_graph(true, horizontal && !scope_.body));

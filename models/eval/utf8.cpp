@@ -3,6 +3,11 @@
 #include <cstdint>
 
 namespace kiln::models {
+
+std::string_view without_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  return text.starts_with(kBom) ? text.substr(kBom.size()) : text;
+}
 namespace {
 
 uint32_t code_point(std::string_view c) {

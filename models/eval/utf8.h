@@ -16,6 +16,11 @@ std::vector<std::string_view> characters(std::string_view s);
 // and str.rstrip() treat as whitespace.
 bool is_space(std::string_view c);
 
+// `text` without a UTF-8 byte-order mark (EF BB BF) at its start: some editors
+// write one at the start of a file, and it is not text (as a '\r' before '\n'
+// is not). Every reader of a user's text file drops it.
+std::string_view without_bom(std::string_view text);
+
 // The strict validator lives with the IR, whose strings must be UTF-8 too.
 using kiln::malformed_utf8_at;
 

@@ -15,10 +15,11 @@ constexpr size_t kMaxCorpusFileBytes = size_t{16} << 30;
 
 std::string read_corpus_file(const std::string& path) { return read_file(path, kMaxCorpusFileBytes, "a corpus file"); }
 
-// The file's lines without their '\n' (and a '\r' before it); a last line without
-// '\n' counts, an empty file has none.
+// The file's lines without their '\n' (and a '\r' before it) and without a
+// byte-order mark at its start; a last line without '\n' counts, an empty file has none.
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> lines;
+  text = without_bom(text);
   while (!text.empty()) {
     const size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);

@@ -246,8 +246,10 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
     models.emplace_back(info.source_model_file(), Subwords::learn(sample(train_text.source, nullptr), o.vocab_size));
     models.emplace_back(info.target_model_file(), Subwords::learn(sample(train_text.target, nullptr), o.vocab_size));
   }
-  const Subwords source_model(models[0].second, models[0].first);
-  const Subwords target_model(models.back().second, models.back().first);
+  // A model the user gave is named as given, not as kiln's copy of it.
+  const auto origin = [&](const std::string& file) { return o.spm_model.empty() ? file : "--spm-model " + o.spm_model; };
+  const Subwords source_model(models[0].second, origin(models[0].first));
+  const Subwords target_model(models.back().second, origin(models.back().first));
   info.source_vocab = source_model.size();
   info.target_vocab = target_model.size();
   const auto shift = static_cast<int32_t>(info.joint_vocab ? 0 : info.source_vocab - 4);

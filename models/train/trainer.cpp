@@ -19,6 +19,7 @@
 #include "engine/ir/error.h"
 #include "engine/ir/read_file.h"
 #include "engine/param_init.h"
+#include "engine/run_dir_lock.h"
 #include "engine/tensor/collectives.h"
 #include "models/checkpoint.h"
 #include "models/best_checkpoints.h"
@@ -273,6 +274,7 @@ class Trainer {
   void report_profile() const;
 
   const TrainOptions& opts_;
+  std::optional<RunDirLock> dir_lock_;  // rank 0's, for the run
   const int rank_, ranks_;  // this process's rank of the job, and how many there are (1: no MPI)
   std::ostream& log_;
   std::unique_ptr<Task> task_;
@@ -319,6 +321,8 @@ Trainer::Trainer(const TrainOptions& o)
     throw Error("--checkpoint " + dir +
                 " already holds a checkpoint: pass --resume to continue it, or choose "
                 "another directory");
+  // Rank 0 writes DIR: no other kiln command may write it meanwhile (engine/run_dir_lock.h).
+  if (rank_ == 0) dir_lock_.emplace(dir, "--checkpoint");
   std::optional<Checkpoint> ckpt;
   if (o.resume) {
     ckpt = load_checkpoint(dir);

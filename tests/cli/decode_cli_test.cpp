@@ -220,3 +220,68 @@ TEST_CASE("kiln eval --src --ref errors name the flag, the file and the line") {
   CHECK(r.status == 1);
   CHECK(r.err.find(dir.file("bad.txt") + ":2: copy task: bad token 'x'") != std::string::npos);
 }
+
+TEST_CASE("kiln translate and eval: a UTF-8 byte-order mark starting the input is not text") {
+  TempDir dir;
+  const std::string plain = dir.file("plain.txt"), marked = dir.file("marked.txt");
+  kiln::write_file_atomically(plain, kInput);
+  kiln::write_file_atomically(marked, "\xEF\xBB\xBF" + kInput);
+  const KilnResult want = run_kiln(translate_args({"-i", plain}));
+  REQUIRE_MESSAGE(want.status == 0, want.err);
+  for (const std::vector<std::string>& how : {std::vector<std::string>{"-i", marked}, std::vector<std::string>{}}) {
+    CAPTURE(how.size());
+    std::vector<std::string> args = translate_args(how);
+    std::string cmd;
+    for (const std::string& a : args) cmd += " " + shell_quote(a);
+    const KilnResult r = how.empty() ? run_shell(shell_quote(KILN_BINARY) + cmd + " < " + shell_quote(marked))
+                                     : run_kiln(args);
+    CHECK_MESSAGE(r.status == 0, r.err);
+    CHECK(r.out == want.out);
+  }
+  // eval --src and --ref read the same way: a marked file scores as the plain one.
+  const std::string ref = dir.file("ref.txt"), marked_ref = dir.file("marked_ref.txt");
+  kiln::write_file_atomically(ref, "1 2 3\n");
+  kiln::write_file_atomically(marked_ref, "\xEF\xBB\xBF" "1 2 3\n");
+  kiln::write_file_atomically(marked, "\xEF\xBB\xBF" "1 2 3\n");
+  const std::vector<std::string> eval = {"eval", "--checkpoint", checkpoint(), "--backend", "interp"};
+  std::vector<std::string> a = eval, b = eval;
+  a.insert(a.end(), {"--src", ref, "--ref", ref});
+  b.insert(b.end(), {"--src", marked, "--ref", marked_ref});
+  const KilnResult ra = run_kiln(a), rb = run_kiln(b);
+  REQUIRE_MESSAGE(ra.status == 0, ra.err);
+  CHECK_MESSAGE(rb.status == 0, rb.err);
+  CHECK(lines_of(ra.out).at(1) == lines_of(rb.out).at(1));  // the BLEU line
+}
+
+TEST_CASE("kiln translate and eval refuse an output that is one of their inputs, by any name, writing nothing") {
+  TempDir dir;
+  const std::string in = dir.file("in.txt");
+  kiln::write_file_atomically(in, "1 2 3\n");
+  std::filesystem::create_symlink(in, dir.file("symlink.txt"));
+  std::filesystem::create_hard_link(in, dir.file("hardlink.txt"));
+  for (const std::string& out : {in, dir.file("./in.txt"), dir.file("symlink.txt"), dir.file("hardlink.txt")}) {
+    CAPTURE(out);
+    const KilnResult r = run_kiln(translate_args({"-i", in, "-o", out}));
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find("-o " + out + " is the same file as -i " + in + ", which kiln reads") != std::string::npos,
+                  r.err);
+    CHECK(read_file(in) == "1 2 3\n");
+  }
+  // stdin redirected from the file -o names.
+  std::string cmd = shell_quote(KILN_BINARY);
+  for (const std::string& a : translate_args({"-o", dir.file("hardlink.txt")})) cmd += " " + shell_quote(a);
+  KilnResult r = run_shell(cmd + " < " + shell_quote(in));
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("is the same file as stdin") != std::string::npos, r.err);
+  CHECK(read_file(in) == "1 2 3\n");
+  // eval --output: hyp.txt would replace the reference.
+  std::filesystem::create_directory(dir.file("out"));
+  std::filesystem::create_hard_link(in, dir.file("out/hyp.txt"));
+  r = run_kiln({"eval", "--checkpoint", checkpoint(), "--backend", "interp", "--src", in, "--ref", in, "--output",
+                dir.file("out")});
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("--output's " + dir.file("out/hyp.txt") + " is the same file as --src " + in) !=
+                    std::string::npos,
+                r.err);
+  CHECK(read_file(in) == "1 2 3\n");
+}

@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "cli/run_kiln.h"
+#include "engine/npy.h"
 #include "text_and_files.h"
 
 namespace fs = std::filesystem;
@@ -213,4 +214,39 @@ TEST_CASE("no source of kiln opens a file for writing but the atomic writer, and
       }
     }
   CHECK_MESSAGE(found.empty(), "write these through engine/atomic_file.h:" << found);
+}
+
+TEST_CASE("kiln opt, grad, train-graph, compile and run refuse an output that is one of their inputs, by any name") {
+  TempDir dir;
+  const std::string kir = dir.file("g.kir");
+  const std::string text = "graph @g {\n  input %x : f32[2]\n  %y = exp(%x) : f32[2]\n  %l = sum(%y) : f32[]\n"
+                           "  output %y\n  output %l\n}\n";
+  write_file(kir, text);
+  fs::create_symlink(kir, dir.file("link.kir"));
+  fs::create_hard_link(kir, dir.file("hard.kir"));
+  for (const std::string& out : {kir, dir.file("link.kir"), dir.file("hard.kir")}) {
+    CAPTURE(out);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"opt", kir, "-o", out}, {"grad", kir, "--loss", "l", "--wrt", "x", "-o", out},
+          {"train-graph", kir, "--loss", "l", "-o", out}, {"compile", kir, "--emit", "llvm", "-o", out}}) {
+      CAPTURE(args[0]);
+      const KilnResult r = run_kiln(args);
+      CHECK(r.status == 1);
+      CHECK_MESSAGE(r.err.find("-o " + out + " is the same file as FILE " + kir + ", which kiln reads") !=
+                        std::string::npos,
+                    r.err);
+      CHECK(read_file(kir) == text);
+    }
+  }
+  // kiln run: an output NAME.npy in --output-dir that is an --input file.
+  kiln::save_npy(dir.file("x.npy"), kiln::Tensor(kiln::Tensor::F32{1.0f, 2.0f}));
+  fs::create_directory(dir.file("out"));
+  fs::create_hard_link(dir.file("x.npy"), dir.file("out/y.npy"));
+  const std::string before = read_file(dir.file("x.npy"));
+  const KilnResult r = run_kiln({"run", kir, "--input", "x=" + dir.file("x.npy"), "-o", dir.file("out")});
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.err.find("--output-dir's " + dir.file("out/y.npy") + " is the same file as --input x=" +
+                           dir.file("x.npy")) != std::string::npos,
+                r.err);
+  CHECK(read_file(dir.file("x.npy")) == before);
 }

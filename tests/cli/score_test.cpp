@@ -107,3 +107,22 @@ TEST_CASE("kiln score flag errors exit 2") {
     CHECK(contains(r.err, "kiln: error: "));
   }
 }
+
+TEST_CASE("kiln score: a UTF-8 byte-order mark at the start of a file is not text") {
+  TempDir dir;
+  const ReadmeFiles f = readme_files(dir);
+  const KilnResult want = run_kiln({"score", "--hyp", f.hyp, "--ref", f.ref1, f.ref2});
+  REQUIRE(want.status == 0);
+  // The mark on the hypotheses alone, then on the references alone: either way the scores do not change.
+  const auto mark = [](const std::string& path) { write_file(path, "\xEF\xBB\xBF" + read_file(path)); };
+  mark(f.hyp);
+  KilnResult r = run_kiln({"score", "--hyp", f.hyp, "--ref", f.ref1, f.ref2});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out == want.out);
+  readme_files(dir);
+  mark(f.ref1);
+  mark(f.ref2);
+  r = run_kiln({"score", "--hyp", f.hyp, "--ref", f.ref1, f.ref2});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out == want.out);
+}

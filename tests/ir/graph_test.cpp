@@ -181,9 +181,12 @@ TEST_CASE("a horizontal fusion's body holds loop fusions, one level deep, and pr
   std::string message = error(body_of(part("a", "loop", "exp") + "    %b = neg(%p0) : f32[2]\n"));
   CHECK(message.rfind("g.kir:10:", 0) == 0);
   CHECK(message.find("a horizontal fusion's body holds loop fusions only, not 'neg'") != std::string::npos);
-  // A part of another kind.
+  // A part of another kind: refused at the part (line 10), naming it, not at the fusion around it.
   message = error(body_of(part("a", "loop", "exp") + part("b", "row", "neg")));
-  CHECK(message.find("(a horizontal fusion's body holds loop fusions only)") != std::string::npos);
+  CAPTURE(message);
+  CHECK(message.rfind("g.kir:10:10:", 0) == 0);
+  CHECK(message.find("%b: a horizontal fusion's body holds loop fusions only, not a fusion of kind 'row'") !=
+        std::string::npos);
   // No deeper: a loop part holds plain ops.
   const std::string deeper = body_of(part("a", "loop", "exp") +
                                      "    %b = fusion(%p0) {kind=\"loop\"} : f32[2] graph @b {\n"
@@ -197,7 +200,8 @@ TEST_CASE("a horizontal fusion's body holds loop fusions, one level deep, and pr
                                      "    }\n");
   message = error(deeper);
   CAPTURE(message);
-  CHECK(message.find("a fusion body holds plain ops only, not 'fusion'") != std::string::npos);
+  CHECK(message.rfind("g.kir:12:12:", 0) == 0);  // at the innermost fusion
+  CHECK(message.find("%c: a fusion body holds plain ops only, not 'fusion'") != std::string::npos);
 }
 
 TEST_CASE("same_computation compares structure, not names") {

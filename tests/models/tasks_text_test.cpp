@@ -193,3 +193,38 @@ TEST_CASE("token corpus: a damaged file is refused, naming it") {
   check_error([&] { TokenCorpus(dir.file("junk.ids"), 100); }, {dir.file("junk.ids"), "wrong marker"});
   check_error([&] { TokenCorpus(dir.file("none.ids"), 100); }, {dir.file("none.ids")});
 }
+
+TEST_CASE("parallel text: a UTF-8 byte-order mark at the start of a file is not text") {
+  TempDir dir;
+  write_file(dir.file("c.es"), "\xEF\xBB\xBFhola mundo\r\nuna frase\r\n");
+  write_file(dir.file("c.en"), "\xEF\xBB\xBFhello world\na sentence\n");
+  ParallelText text = read_parallel_text(parallel_files("--train", dir.file("c"), "es", "en"), {});
+  CHECK(text.source == std::vector<std::string>{"hola mundo", "una frase"});
+  CHECK(text.target == std::vector<std::string>{"hello world", "a sentence"});
+  write_file(dir.file("c.tsv"), "\xEF\xBB\xBFhola mundo\thello world\n");
+  text = read_parallel_text(parallel_files("--train", dir.file("c.tsv"), "es", "en"), {});
+  CHECK(text.source == std::vector<std::string>{"hola mundo"});
+  CHECK(text.target == std::vector<std::string>{"hello world"});
+}
+
+TEST_CASE("text task: a bad --spm-model is an error naming the file given, not kiln's copy of it") {
+  TempDir dir;
+  write_split(dir, "train", 30, 0);
+  write_split(dir, "valid", 5, 1);
+  write_file(dir.file("garbage.model"), "not a model");
+  TextTaskOptions o = corpus_options(dir);
+  o.test.clear();
+  o.spm_model = dir.file("garbage.model");
+  fs::create_directories(dir.file("ckpt"));
+  std::ostringstream log;
+  std::string message;
+  try {
+    prepare_text_corpus(o, dir.file("prep"), dir.file("ckpt"), log);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(message.find("--spm-model " + dir.file("garbage.model") + ": not a sentencepiece model") !=
+                    std::string::npos,
+                message);
+  CHECK_MESSAGE(message.find("spm.model") == std::string::npos, message);
+}

@@ -275,3 +275,35 @@ TEST_CASE("a model is held once while imported: within twice its size, or refuse
   check_error([&] { kiln::onnx::import_model(path); },
               {path, "needs 134217", "more than the", "address-space limit", "ulimit -v"});
 }
+
+TEST_CASE("an output of a dtype kiln does not have is refused at import, naming the output and the dtype") {
+  ModelBuilder shape;
+  shape.input("x", {int64_t{2}, int64_t{3}}).output("s", ::onnx::TensorProto::INT64).node("Shape", "shape", {"x"}, {"s"});
+  check_error([&] { import(shape); }, {"model.onnx", "output 's' is declared INT64", "does not convert to INT64"});
+  for (const int32_t to : {::onnx::TensorProto::DOUBLE, ::onnx::TensorProto::INT8}) {
+    ModelBuilder cast;
+    cast.input("x", {int64_t{2}}).output("y", to).node("Cast", "cast", {"x"}, {"y"}, {{"to", int64_t{to}}});
+    const std::string name = ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(to));
+    check_error([&] { import(cast); }, {"output 'y' is declared " + name});
+  }
+  // The dtypes kiln has come back as declared.
+  ModelBuilder to_int32;
+  to_int32.input("x", {int64_t{2}})
+      .output("y", ::onnx::TensorProto::INT32)
+      .node("Cast", "cast", {"x"}, {"y"}, {{"to", int64_t{::onnx::TensorProto::INT32}}});
+  const kiln::onnx::ImportedModel m = import(to_int32);
+  CHECK(m.graph.type(m.graph.outputs().at(0)).dtype == DType::i32);
+}
+
+TEST_CASE("an op of another ONNX domain is refused naming the op and its domain") {
+  ModelBuilder m;
+  m.input("x", {int64_t{2}}).output("y").node("Relu", "act", {"x"}, {"y"});
+  ::onnx::ModelProto proto;
+  REQUIRE(proto.ParseFromString(m.bytes()));
+  proto.mutable_opset_import(0)->set_domain("ai.onnx.preview.training");
+  proto.mutable_opset_import(0)->set_version(1);
+  proto.mutable_graph()->mutable_node(0)->set_op_type("Adagrad");
+  proto.mutable_graph()->mutable_node(0)->set_domain("ai.onnx.preview.training");
+  check_error([&] { kiln::onnx::import_model_bytes(proto.SerializeAsString(), "model.onnx"); },
+              {"model.onnx", "Adagrad (domain ai.onnx.preview.training", "node 'act'"});
+}

@@ -218,3 +218,37 @@ TEST_CASE("constants beyond the fold limit stay ops of the graph: a 1 GiB Consta
   });
   CHECK(growth < 64);  // MiB: the 1 GiB constant was never made
 }
+
+TEST_CASE("Flatten's axis may be negative, counted from the end: [2,3,4,5] at -1 is [24,5]") {
+  for (const auto& [axis, want] : std::vector<std::pair<int64_t, Shape>>{
+           {-1, {24, 5}}, {-4, {1, 120}}, {-3, {2, 60}}, {0, {1, 120}}, {4, {120, 1}}}) {
+    CAPTURE(axis);
+    ModelBuilder mb;
+    mb.input("x", {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}})
+        .output("y")
+        .node("Flatten", "flat", {"x"}, {"y"}, {{"axis", axis}});
+    const kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(mb.bytes(), "flatten.onnx");
+    CHECK(m.graph.type(m.graph.outputs().at(0)).shape == want);
+  }
+  ModelBuilder beyond;
+  beyond.input("x", {int64_t{2}, int64_t{3}}).output("y").node("Flatten", "flat", {"x"}, {"y"}, {{"axis", int64_t{-3}}});
+  CHECK_THROWS_WITH_AS(kiln::onnx::import_model_bytes(beyond.bytes(), "flatten.onnx"),
+                       doctest::Contains("axis -3 is out of range for rank 2"), Error);
+}
+
+TEST_CASE("Gather's indices fed at run time may be negative, counted from the end, as ONNX allows") {
+  ModelBuilder mb;
+  mb.input("data", {int64_t{3}, int64_t{2}})
+      .input("idx", {int64_t{3}}, ::onnx::TensorProto::INT64)
+      .output("y")
+      .node("Gather", "take", {"data", "idx"}, {"y"}, {{"axis", int64_t{0}}});
+  const kiln::onnx::ImportedModel m = kiln::onnx::import_model_bytes(mb.bytes(), "gather.onnx");
+  for (const std::string backend : {"interp", "jit"}) {
+    CAPTURE(backend);
+    auto exe = executable(m.graph, backend);
+    exe->bind("data", Tensor(Tensor::F32{{0.0f, 1.0f}, {2.0f, 3.0f}, {4.0f, 5.0f}}));
+    exe->bind("idx", Tensor(Tensor::I32{-1, 0, -3}));
+    exe->run();
+    CHECK(exe->output("y").f32() == Tensor::F32{{4.0f, 5.0f}, {0.0f, 1.0f}, {0.0f, 1.0f}});
+  }
+}

@@ -14,6 +14,7 @@
 #include "tools/onnx_import/import.h"
 #include "tools/onnx_import/import_report.h"
 #include "tools/flag_checks.h"
+#include "tools/same_file.h"
 
 namespace kiln::cli {
 
@@ -66,15 +67,6 @@ onnx::ImportOptions import_options(const ImportOptions& opts) {
   return o;
 }
 
-// A file this import writes must not be the model it reads (`-o m.onnx` would
-// replace the model by its text): compared by device and inode, so a link or
-// another spelling of the path is caught too.
-void check_not_the_model(const std::string& model, const std::string& flag, const std::string& path) {
-  std::error_code ec;
-  if (fs::equivalent(model, path, ec))
-    throw Error(flag + " " + path + " is the model being imported (" + model + "); write elsewhere");
-}
-
 // Creates DIR with its missing parents, and removes those again (they are empty:
 // the atomic writes leave nothing behind) unless the writes succeeded and keep() was called.
 class NewDirectories {
@@ -117,11 +109,13 @@ void import_onnx(const ImportOptions& opts) {
   const std::string params_dir =
       opts.params_dir.empty() ? fs::path(opts.output_path).replace_extension(".params").string() : opts.params_dir;
 
-  check_not_the_model(opts.model_path, "-o", opts.output_path);
+  // A file this import writes must not be the model it reads (`-o m.onnx` would
+  // replace the model by its text), by any name (tools/same_file.h).
+  check_output_is_no_input({"-o", opts.output_path}, {{"MODEL", opts.model_path}});
   std::vector<FileBytes> files = {{opts.output_path, print_kir(m.graph)}};
   for (const auto& [name, t] : m.tensors) {
     files.push_back({(fs::path(params_dir) / (name + ".npy")).string(), npy_header(t), tensor_bytes(t)});
-    check_not_the_model(opts.model_path, "--params", files.back().path);
+    check_output_is_no_input({"--params", files.back().path}, {{"MODEL", opts.model_path}});
   }
   std::optional<NewDirectories> new_params_dir;
   if (!m.tensors.empty()) new_params_dir.emplace(params_dir, "--params");

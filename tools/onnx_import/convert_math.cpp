@@ -104,10 +104,10 @@ ConvertFn softmax(Value (*op)(Builder&, Value, int64_t)) {
 }
 
 // kiln's layer_norm normalizes the last axis; ONNX's, every axis from `axis` on,
-// so x is viewed as [outer, inner] when axis is not the last.
+// so x is viewed as [outer, inner] when axis is not the last. The optional Mean
+// and InvStdDev outputs (shape [d0, ..., d(axis-1), 1, ..., 1]) are computed
+// beside it when the model uses them.
 Results layer_normalization(ImportContext& c, const Node& n) {
-  for (int i = 1; i < n.output_size(); ++i)
-    if (!n.output(i).empty()) fail(n, "its Mean and InvStdDev outputs are not supported");
   const Value x = c.value(n, 0);
   const Shape shape = c.b().type(x).shape;
   const auto axis = static_cast<size_t>(normalize_axis(c.attr_int(n, "axis", -1), static_cast<int64_t>(shape.size())));
@@ -129,8 +129,21 @@ Results layer_normalization(ImportContext& c, const Node& n) {
   if (const int64_t stash = c.attr_int(n, "stash_type", 1); stash != 1)
     fail(n, "stash_type " + std::to_string(stash) + " (the mean and variance in another precision than float)"
             " is not supported");
-  const Value y = ops::layer_norm(c.b(), reshape(c, x, rows), gamma, beta, eps);
-  return {reshape(c, y, shape)};
+  const Value xr = reshape(c, x, rows);
+  Results results{reshape(c, ops::layer_norm(c.b(), xr, gamma, beta, eps), shape)};
+  if (n.output_size() > 1) {
+    Builder& b = c.b();
+    const auto last = static_cast<int64_t>(rows.size()) - 1;
+    const Value mean = ops::mean(b, xr, {last}, true);
+    const Value centered = ops::sub(b, xr, mean);
+    const Value var = ops::mean(b, ops::mul(b, centered, centered), {last}, true);
+    const Value inv_std_dev = ops::rsqrt(b, ops::add(b, var, scalar(c, eps)));
+    Shape stats(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    stats.resize(shape.size(), 1);
+    results.push_back(reshape(c, mean, stats));
+    results.push_back(reshape(c, inv_std_dev, stats));
+  }
+  return results;
 }
 
 // Axes from the attribute (or, for ReduceSum from opset 13, the second input);
@@ -150,8 +163,12 @@ ConvertFn reduce(Value (*op)(Builder&, Value, std::vector<int64_t>, bool)) {
 DType cast_target(const Node& n, int64_t to) {
   const std::optional<DType> dtype = to >= 0 && to <= INT32_MAX ? dtype_for_element_type(static_cast<int32_t>(to))
                                                                 : std::nullopt;
-  if (!dtype)
-    fail(n, "cast to ONNX element type " + std::to_string(to) + ", which kiln has no dtype for (f32, i32, bool)");
+  if (!dtype) {
+    using P = ::onnx::TensorProto;
+    const bool known = to >= 0 && to <= INT32_MAX && P::DataType_IsValid(static_cast<int>(to));
+    const std::string name = known ? P::DataType_Name(static_cast<P::DataType>(to)) : std::to_string(to);
+    fail(n, "cast to ONNX element type " + name + ", which kiln has no dtype for (f32, i32, bool)");
+  }
   return *dtype;
 }
 

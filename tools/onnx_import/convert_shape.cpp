@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ops/constant.h"
+#include "ops/elementwise.h"
 #include "ops/gather.h"
 #include "ops/identity.h"
 #include "ops/shape_ops.h"
@@ -100,7 +102,11 @@ Results reshape_op(ImportContext& c, const Node& n) {
 Results flatten(ImportContext& c, const Node& n) {
   const Shape in = c.type(n, 0).shape;
   const auto rank = static_cast<int64_t>(in.size());
-  const auto axis = static_cast<size_t>(axis_in(n, c.attr_int(n, "axis", 1), rank + 1));
+  // axis is in [-rank, rank]: rank + 1 places to split, a negative one counted from the end
+  const int64_t given = c.attr_int(n, "axis", 1);
+  if (given < -rank || given > rank)
+    fail(n, "axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+  const auto axis = static_cast<size_t>(given < 0 ? given + rank : given);
   const int64_t outer = dims_product(in, 0, axis);
   return {reshape(c, c.value(n, 0), {outer, numel(in) / std::max<int64_t>(outer, 1)})};
 }
@@ -145,8 +151,34 @@ Results transpose(ImportContext& c, const Node& n) {
   return {ops::transpose(c.b(), c.value(n, 0), perm)};
 }
 
+// A 1-D constant's elements [begin, end): shape arithmetic may be empty (the
+// prefix of a shape before axis 0), which kiln's tensors never are.
+Constant elements_of(const Constant& k, int64_t begin, int64_t end) {
+  Constant out{.dtype = k.dtype, .shape = {end - begin}};
+  if (k.dtype == DType::f32) out.reals.assign(k.reals.begin() + begin, k.reals.begin() + end);
+  else out.ints.assign(k.ints.begin() + begin, k.ints.begin() + end);
+  return out;
+}
+
+bool all_constant_vectors(const ImportContext& c, const Node& n) {
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!c.is_constant(n, i) || c.constant(n, i).shape.size() != 1) return false;
+  return n.input_size() > 0;
+}
+
 Results concat(ImportContext& c, const Node& n) {
   if (!c.attr(n, "axis")) fail(n, "attribute 'axis' is missing");
+  if (all_constant_vectors(c, n)) {  // shape arithmetic: joined here, empty parts too
+    Constant out = elements_of(c.constant(n, 0), 0, 0);
+    for (int i = 0; i < n.input_size(); ++i) {
+      const Constant& k = c.constant(n, i);
+      if (k.dtype != out.dtype) fail(n, "inputs of different dtypes");
+      out.reals.insert(out.reals.end(), k.reals.begin(), k.reals.end());
+      out.ints.insert(out.ints.end(), k.ints.begin(), k.ints.end());
+      out.shape[0] += k.shape[0];
+    }
+    return {out};
+  }
   std::vector<Value> xs;
   for (int i = 0; i < n.input_size(); ++i) xs.push_back(c.value(n, i));
   if (xs.size() == 1) return {xs[0]};
@@ -178,10 +210,12 @@ Results slice(ImportContext& c, const Node& n) {
     starts[i] = clamp(starts[i]);
     ends[i] = std::max(starts[i], clamp(ends[i]));
   }
+  if (rank == 1 && starts.size() == 1 && c.is_constant(n, 0))  // shape arithmetic, which may be empty
+    return {elements_of(c.constant(n, 0), starts[0], ends[0])};
   return {ops::slice(c.b(), c.value(n, 0), axes, starts, ends)};
 }
 
-// np.take(data, indices, axis); constant indices may be negative (from the end).
+// np.take(data, indices, axis); indices may be negative (from the end).
 Results gather(ImportContext& c, const Node& n) {
   const Shape in = c.type(n, 0).shape;
   const int64_t axis = axis_in(n, c.attr_int(n, "axis", 0), static_cast<int64_t>(in.size()));
@@ -196,8 +230,13 @@ Results gather(ImportContext& c, const Node& n) {
       if (i < 0) i += dim;
     }
     indices = c.materialize(idx, n.input(1));
-  } else {
+  } else {  // indices in [-dim, 0) count from the end, as ONNX allows: idx < 0 ? idx + dim : idx
     indices = c.value(n, 1);
+    Builder& b = c.b();
+    const DType dtype = b.type(indices).dtype;
+    const Value dim = ops::fill(b, {}, static_cast<double>(in[static_cast<size_t>(axis)]), dtype);
+    const Value negative = ops::less(b, indices, ops::fill(b, {}, 0.0, dtype));
+    indices = ops::select(b, negative, ops::add(b, indices, dim), indices);
   }
   return {ops::gather(c.b(), c.value(n, 0), indices, axis)};
 }

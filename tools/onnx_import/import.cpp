@@ -106,7 +106,7 @@ class Importer {
     declare_inputs();
     declare_initializers();
     for (const auto& n : model_.graph().node()) convert(n);
-    for (const auto& o : model_.graph().output()) c_.b().output(c_.value_of(o.name()));
+    for (const auto& o : model_.graph().output()) declare_output(o);
     const std::vector<std::string> problems = verify_problems(out_.graph);
     if (!problems.empty()) throw Error("the imported graph does not verify: " + problems.front());
     return std::move(out_);
@@ -114,6 +114,23 @@ class Importer {
 
  private:
   Graph& g() { return out_.graph; }
+
+  // An output comes back in the dtype the model declares for it: kiln's f32, i32
+  // and bool are ONNX's float, int32 and bool, and no other is converted to.
+  void declare_output(const ::onnx::ValueInfoProto& o) {
+    using P = ::onnx::TensorProto;
+    const Value v = c_.value_of(o.name());
+    const int32_t elem = o.type().tensor_type().elem_type();
+    const std::string declared = "output '" + o.name() + "' is declared " +
+                                 P::DataType_Name(static_cast<P::DataType>(elem));
+    if (elem != P::UNDEFINED && elem != P::FLOAT && elem != P::INT32 && elem != P::BOOL)
+      throw Error(declared + ": kiln's outputs are float (f32), int32 (i32) or bool, and it does not convert to " +
+                  P::DataType_Name(static_cast<P::DataType>(elem)));
+    const DType got = g().type(v).dtype;
+    if (elem != P::UNDEFINED && dtype_for_element_type(elem) != got)
+      throw Error(declared + ", but its node makes " + std::string(dtype_name(got)));
+    c_.b().output(v);
+  }
 
   // A constant the graph needs as a tensor: a fill when uniform, else a state
   // declaration whose value goes with the params.

@@ -5,6 +5,8 @@
 namespace kiln::onnx {
 
 std::string node_label(const ::onnx::NodeProto& n) {
+  if (n.name().empty() && n.output_size() > 0)  // names are optional in ONNX: the node's first output names it
+    return "node (" + n.op_type() + ") making '" + n.output(0) + "'";
   return "node '" + n.name() + "' (" + n.op_type() + ")";
 }
 

@@ -23,7 +23,8 @@ namespace kiln::onnx {
 // An ONNX value: made by the graph, or known at import time.
 using Operand = std::variant<Value, Constant>;
 
-// "node 'NAME' (OP)": how errors name a node.
+// "node 'NAME' (OP)": how errors name a node; "node (OP) making 'OUTPUT'" if it
+// has no name.
 std::string node_label(const ::onnx::NodeProto& n);
 
 // An error that already names its node (the importer names the node of any other).

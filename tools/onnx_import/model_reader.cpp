@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "engine/ir/error.h"
@@ -83,16 +84,30 @@ void check_parsed(const ::onnx::ModelProto& model) {
   return model;
 }
 
-int64_t default_opset(const ::onnx::ModelProto& model) {
+namespace {
+
+std::optional<int64_t> default_opset_if_any(const ::onnx::ModelProto& model) {
   for (const auto& o : model.opset_import())
     if (is_default_domain(o.domain())) return o.version();
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t default_opset(const ::onnx::ModelProto& model) {
+  if (const auto opset = default_opset_if_any(model)) return *opset;
   throw Error("the model imports no version of the default ONNX domain");
 }
 
+// Ops of another domain are listed with it (kiln imports the default domain only),
+// before what the default domain's opset says.
 void check_importable(const ::onnx::ModelProto& model) {
-  const int64_t opset = default_opset(model);
+  const std::optional<int64_t> default_version = default_opset_if_any(model);
+  const int64_t opset = default_version.value_or(0);
   std::vector<std::string> problems;
-  if (opset > kMaxOpset || opset < 1)
+  if (!default_version)
+    problems.push_back("the model imports no version of the default ONNX domain");
+  else if (opset > kMaxOpset || opset < 1)
     problems.push_back("the model imports opset " + std::to_string(opset) +
                        " of the default ONNX domain; kiln implements opsets 1 to " + std::to_string(kMaxOpset));
   std::map<std::string, std::vector<std::string>> missing;  // op -> node names
@@ -101,7 +116,10 @@ void check_importable(const ::onnx::ModelProto& model) {
     const bool ours = is_default_domain(n.domain());
     const OpConverter* row = ours ? find_converter(n.op_type()) : nullptr;
     if (!row) {
-      missing[ours ? n.op_type() : n.domain() + "." + n.op_type()].push_back("'" + n.name() + "'");
+      const std::string op =
+          ours ? n.op_type() : n.op_type() + " (domain " + n.domain() + ", not the default ONNX domain)";
+      const bool unnamed = n.name().empty() && n.output_size() > 0;  // then its first output names it
+      missing[op].push_back(unnamed ? "making '" + n.output(0) + "'" : "'" + n.name() + "'");
       continue;
     }
     std::string unknown;
