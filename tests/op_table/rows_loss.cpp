@@ -119,8 +119,8 @@ Sample linear_sample(Rng& rng, int64_t n, int64_t d, int64_t v, double smoothing
 
 // Sizes off the vector widths and the GEMM's register tile (one row, one class
 // too), every smoothing and ignore_index variant, rows all ignored; and rows in
-// several blocks with a tail of a few rows (V large enough that a block holds
-// 64 rows: linear_loss_emitters.cpp), which threads split.
+// a block and a tail of one row (V large enough that a block holds its fewest
+// rows, 256: linear_loss_emitters.cpp), which threads split.
 std::vector<Sample> linear_samples(Rng& rng) {
   std::vector<Sample> out;
   for (int i = 0; i < 12; ++i) {
@@ -131,7 +131,7 @@ std::vector<Sample> linear_samples(Rng& rng) {
                                 rng.pick(std::vector<double>{0.0, 0.1, 1.0}), ignore_index, i % 4 == 0 ? 1.0 : 0.2));
   }
   out.push_back(linear_sample(rng, 0, 4, 7, 0.1, -100, 0.0, "size 0"));
-  out.push_back(linear_sample(rng, 131, 3, 140000, 0.1, -100, 0.1, "blocks of rows and a tail"));
+  out.push_back(linear_sample(rng, 257, 2, 140000, 0.1, -100, 0.1, "blocks of rows and a tail"));
   out.push_back(linear_sample(rng, 600, 64, 1000, 0.1, -100, 0.1, "large"));
   return out;
 }
