@@ -136,7 +136,8 @@ void train(const models::TrainOptions& opts);
 // `kiln translate --checkpoint DIR [-i FILE] [-o FILE] [--batch-tokens N] [--beam K] [--length-penalty A]
 // [--nbest K] [--buffer-lines N] [TEXT...]`: each TEXT, or each line of -i or of stdin, translated on its own
 // output line (--nbest: Moses' `i ||| translation ||| score` lines, i the 0-based line number), in the input's
-// order. Lines are decoded in batches, --buffer-lines at a time (interactive stdin: each line as it comes). A
+// order. It decodes as `kiln eval` does (beam 4, length penalty 0.6); --nbest K without --beam widens the beam
+// to K when K is more than that. Lines are decoded in batches, --buffer-lines at a time (interactive stdin: each line as it comes). A
 // blank line gets an empty output line. A line that cannot be translated gets an error on stderr and an empty
 // output line, the others are still translated, and the command then fails (exit 1) naming those lines. -o is
 // written atomically at the end.
@@ -145,7 +146,7 @@ struct TranslateOptions {
   std::vector<std::string> texts;  // empty: read input_path, or stdin
   std::string input_path;          // empty: stdin
   std::string output_path;         // empty: stdout
-  models::DecodeOptions decode;    // --beam, --length-penalty, --batch-tokens, --nbest
+  models::DecodeOptions decode{4, 0.6};  // --beam etc.: as eval decodes (beam 4, length penalty 0.6)
   bool nbest_lines = false;        // --nbest given: Moses' n-best lines
   int64_t buffer_lines = 10000;    // lines read, sorted and decoded together
   std::string data_dir = "/usr/share/trans/de-en";

@@ -21,7 +21,9 @@ namespace kiln::cli {
 
 void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::string& data_dir,
                         compiler::BackendOptions& exec) {
-  cmd.add_option("--beam", decode.beam_size, "beam size (1: greedy)")
+  cmd.add_option("--beam", decode.beam_size,
+                 "beam size (1: greedy); translate and eval both decode with beam 4 and length penalty 0.6 by "
+                 "default, as the paper evaluates, so their outputs agree")
       ->check(in_range(decode.beam_size, 1, 64))
       ->capture_default_str();
   cmd.add_option("--length-penalty", decode.length_penalty, "beam search's alpha in ((5 + len) / 6)^alpha")
@@ -40,7 +42,8 @@ void add_decoding_flags(CLI::App& cmd, models::DecodeOptions& decode, std::strin
 
 CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
   auto* cmd =
-      app.add_subcommand("translate", "Translate each TEXT, or each line of a file or stdin, with a trained model");
+      app.add_subcommand("translate", "Translate each TEXT, or each line of a file or stdin, with a trained model "
+                                      "(beam 4, length penalty 0.6, as kiln eval)");
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train`")
       ->check(dir_to_read())
       ->required();
@@ -54,18 +57,25 @@ CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
   auto* nbest = cmd->add_option("--nbest", opts.decode.nbest,
                                 "print the K best translations of each line as `i ||| translation ||| score` "
                                 "(Moses' n-best format; i: the 0-based line number, score: the length-penalized "
-                                "log-prob); K <= --beam")
+                                "log-prob); K <= --beam; without --beam the beam is K when K is more than 4")
                     ->check(in_range(opts.decode.nbest, 1, 64));
   cmd->add_option("--buffer-lines", opts.buffer_lines,
                   "lines read, sorted by length and decoded together (interactive stdin: one)")
       ->check(positive(opts.buffer_lines))
       ->capture_default_str();
   add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
-  cmd->callback([&opts, nbest] {
+  cmd->callback([cmd, &opts, nbest] {
     opts.nbest_lines = nbest->count() > 0;
-    if (opts.decode.nbest > opts.decode.beam_size)
-      throw CLI::ValidationError("--nbest", std::to_string(opts.decode.nbest) + " is more than --beam " +
-                                                std::to_string(opts.decode.beam_size) + " keeps");
+    if (opts.decode.nbest <= opts.decode.beam_size) return;
+    // Without --beam the beam widens to keep K hypotheses (the default beam's
+    // best stays the first of the K when K is at most the default).
+    if (cmd->count("--beam") == 0) {
+      opts.decode.beam_size = opts.decode.nbest;
+      return;
+    }
+    const std::string k = std::to_string(opts.decode.nbest);
+    throw CLI::ValidationError("--nbest", k + " is more than --beam " + std::to_string(opts.decode.beam_size) +
+                                              " keeps: add --beam " + k + " (or more), or leave --beam out");
   });
   return cmd;
 }

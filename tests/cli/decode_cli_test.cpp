@@ -112,6 +112,40 @@ TEST_CASE("kiln translate --nbest prints Moses' n-best lines, best first, the be
   CHECK(by_line.count(5) == 0);
 }
 
+TEST_CASE("kiln translate decodes as kiln eval does by default, and --nbest K without --beam keeps K") {
+  TempDir dir;
+  const std::string in = dir.file("in.txt");
+  kiln::write_file_atomically(in, "1 2 3 4 5\n1 7 7 2\n1 9 8 7 6 5 4\n");
+  // eval's hypotheses of the same lines, by its default decoding (beam 4, length penalty 0.6).
+  const KilnResult eval = run_kiln({"eval", "--checkpoint", checkpoint(), "--backend", "interp", "--src", in, "--ref",
+                                    in, "--output", dir.file("eval")});
+  REQUIRE_MESSAGE(eval.status == 0, eval.err);
+  CHECK(eval.out.find("beam 4, length penalty 0.6") != std::string::npos);
+  const KilnResult plain = run_kiln(translate_args({"-i", in}));
+  REQUIRE_MESSAGE(plain.status == 0, plain.err);
+  CHECK(plain.out == read_file(dir.file("eval/hyp.txt")));
+  const KilnResult beam4 = run_kiln(translate_args({"-i", in, "--beam", "4", "--length-penalty", "0.6"}));
+  REQUIRE_MESSAGE(beam4.status == 0, beam4.err);
+  CHECK(plain.out == beam4.out);
+  const KilnResult help = run_kiln({"translate", "--help"});
+  CHECK(help.out.find("beam 4, length penalty 0.6") != std::string::npos);
+
+  // --nbest 6 without --beam: a beam of 6, six lines a sentence; the best is
+  // what --beam 6 prints. --nbest 2: the default beam's best first.
+  KilnResult r = run_kiln(translate_args({"-i", in, "--nbest", "6"}));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::vector<std::string> six = lines_of(r.out);
+  CHECK(six.size() == 18);
+  const KilnResult beam6 = run_kiln(translate_args({"-i", in, "--beam", "6"}));
+  REQUIRE_MESSAGE(beam6.status == 0, beam6.err);
+  CHECK(six.at(0).find(" ||| " + lines_of(beam6.out).at(0) + " ||| ") != std::string::npos);
+  r = run_kiln(translate_args({"-i", in, "--nbest", "2"}));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::vector<std::string> two = lines_of(r.out);
+  REQUIRE(two.size() == 6);
+  CHECK(two.at(0).find(" ||| " + lines_of(plain.out).at(0) + " ||| ") != std::string::npos);
+}
+
 TEST_CASE("kiln translate -o: a failing run leaves an existing file as it was") {
   TempDir dir;
   const std::string in = dir.file("in.txt"), out = dir.file("out.txt");
@@ -143,7 +177,8 @@ TEST_CASE("kiln translate flag errors exit 2 naming the flag") {
   TempDir dir;
   KilnResult r = run_kiln(translate_args({"--beam", "2", "--nbest", "3", "1 2 3"}));
   CHECK(r.status == 2);
-  CHECK(r.err.find("--nbest: 3 is more than --beam 2 keeps") != std::string::npos);
+  CHECK(r.err.find("--nbest: 3 is more than --beam 2 keeps: add --beam 3 (or more), or leave --beam out") !=
+        std::string::npos);
   r = run_kiln(translate_args({"-i", dir.file("missing.txt")}));
   CHECK(r.status == 2);
   CHECK(r.err.find("--input") != std::string::npos);
