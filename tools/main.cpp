@@ -24,6 +24,7 @@
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
+#include "tools/usage_errors.h"
 
 namespace {
 
@@ -57,6 +58,40 @@ int fail(const std::string& message, int code) {
   if (kiln::compiler::in_mpi_job() && kiln::collectives().size() > 1) kiln::compiler::abort_mpi_job(message, code);
   std::cerr << message << '\n';
   return code;
+}
+
+// The subcommand `args` name (the first argument that is no flag: kiln's own
+// flags take no value), or "" if none.
+std::string named_command(const std::vector<std::string>& args) {
+  for (const std::string& a : args)
+    if (!kiln::cli::looks_like_flag(a)) return a;
+  return "";
+}
+
+// The message for a usage error `e`, ending with the help of the subcommand
+// given. An unknown flag of that subcommand, or an unknown subcommand, is
+// named first (with the nearest valid name): CLI11 would report a missing
+// required flag instead, and the typo is what went wrong.
+std::string usage_error(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  using kiln::cli::help_hint;
+  const std::string name = named_command(args);
+  if (name.empty()) {
+    const std::string unknown = kiln::cli::unknown_flag_message(app, args);
+    return "kiln: error: " + (unknown.empty() ? std::string(e.what()) : unknown) + "\n" + help_hint("kiln");
+  }
+  const std::vector<const CLI::App*> commands = app.get_subcommands([](const CLI::App*) { return true; });
+  const auto cmd =
+      std::find_if(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == name; });
+  if (cmd == commands.end()) {
+    std::vector<std::string> names;
+    for (const CLI::App* c : commands) names.push_back(c->get_name());
+    const std::string near = kiln::cli::nearest_name(name, names);
+    return "kiln: error: unknown command '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+           "\nRun 'kiln --help' for the commands.";
+  }
+  const std::vector<std::string> rest(std::find(args.begin(), args.end(), name) + 1, args.end());
+  const std::string unknown = kiln::cli::unknown_flag_message(**cmd, rest);
+  return "kiln: error: " + (unknown.empty() ? std::string(e.what()) : unknown) + "\n" + help_hint("kiln " + name);
 }
 
 }  // namespace
@@ -234,16 +269,18 @@ int main(int argc, char** argv) {
   try {
     args = kiln::cli::expand_config_file({argv + 1, argv + argc});
   } catch (const kiln::Error& e) {
-    std::cerr << "kiln: error: " << e.what() << '\n';
+    const std::string name = named_command({argv + 1, argv + argc});
+    std::cerr << "kiln: error: " << e.what() << '\n'
+              << kiln::cli::help_hint(name.empty() ? "kiln" : "kiln " + name) << '\n';
     return 2;
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes a vector last argument first
   try {
-    app.parse(args);
+    app.parse(reversed);
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kiln: error: " << e.what() << "\nRun 'kiln --help' for usage.\n";
+    std::cerr << usage_error(app, args, e) << '\n';
     return 2;
   }
 

@@ -7,6 +7,7 @@
 #include "engine/tensor/memory_check.h"
 #include "ops/register_all.h"
 #include "tools/onnx_import/cmd_import.h"
+#include "tools/usage_errors.h"
 
 int main(int argc, char** argv) {
   kiln::register_all_ops();
@@ -18,7 +19,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kiln: error: " << e.what() << "\nRun 'kiln import --help' for usage.\n";
+    const std::string unknown = kiln::cli::unknown_flag_message(app, {argv + 1, argv + argc});
+    std::cerr << "kiln: error: " << (unknown.empty() ? std::string(e.what()) : unknown) << '\n'
+              << kiln::cli::help_hint("kiln import") << '\n';
     return 2;
   }
   try {
