@@ -3,6 +3,7 @@
 #include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "engine/ir/error.h"
@@ -31,13 +32,15 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+// Each pass's name and description, the descriptions in a column wide enough
+// for the longest name, so that no name is cut.
 std::string passes_footer() {
+  const std::vector<const compiler::Pass*> passes = compiler::PassRegistry::global().all();
+  size_t width = 0;
+  for (const compiler::Pass* p : passes) width = std::max(width, p->name.size());
   std::string out = "Passes:\n";
-  for (const compiler::Pass* p : compiler::PassRegistry::global().all()) {
-    std::string name = "  " + p->name;
-    name.resize(18, ' ');
-    out += name + p->description + "\n";
-  }
+  for (const compiler::Pass* p : passes)
+    out += "  " + p->name + std::string(width + 2 - p->name.size(), ' ') + p->description + "\n";
   return out;
 }
 

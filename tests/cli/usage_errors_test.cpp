@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "cli/run_kiln.h"
+#include "compiler/passes/pass_manager.h"
 #include "engine/atomic_file.h"
 #include "tools/usage_errors.h"
 
@@ -77,3 +78,16 @@ TEST_CASE("every usage error points at the subcommand's help, not only kiln's") 
   }
 }
 
+TEST_CASE("the help of every command that runs passes names each registered pass whole") {
+  for (const std::string command : {"train", "opt", "run", "compile", "profile"}) {
+    CAPTURE(command);
+    const KilnResult r = run_kiln({command, "--help"});
+    REQUIRE(r.status == 0);
+    const size_t footer = r.out.find("\nPasses:\n");
+    REQUIRE(footer != std::string::npos);
+    for (const kiln::compiler::Pass* p : kiln::compiler::PassRegistry::global().all()) {
+      CAPTURE(p->name);
+      CHECK(r.out.find("\n  " + p->name + "  ", footer) != std::string::npos);  // the name, then the column's gap
+    }
+  }
+}
