@@ -9,6 +9,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/parser.h"
 #include "tools/cli_common.h"
+#include "tools/output_file.h"
 #include "tools/same_file.h"
 
 namespace kiln::cli {
@@ -27,7 +28,7 @@ void compile(const CompileOptions& opts) {
     const std::string entry = opts.entry.empty() ? "kiln_main" : opts.entry;
     const std::string out =
         compiler::emit_graph(g, target, compiler::parse_emit_kind(opts.emit), entry, &times, opts.pipeline);
-    write_file_atomically(opts.output_path, out);
+    write_output(opts.output_path, out);
   } else {
     const std::string prefix = opts.entry.empty() ? compiler::default_aot_prefix(g) : opts.entry;
     const compiler::AotFiles files = compiler::emit_aot(g, target, prefix, &times, opts.pipeline);

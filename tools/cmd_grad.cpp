@@ -1,6 +1,3 @@
-#include <iostream>
-
-#include "engine/atomic_file.h"
 #include "engine/autodiff.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
@@ -9,6 +6,7 @@
 #include "engine/ir/verifier.h"
 #include "models/optimizer.h"
 #include "tools/cli_common.h"
+#include "tools/output_file.h"
 #include "tools/same_file.h"
 
 namespace kiln::cli {
@@ -20,20 +18,16 @@ Value find_value(const Graph& g, const std::string& name, const std::string& fla
   return *v;
 }
 
-// Prints the graph, or writes it to `path` atomically.
+// Prints the graph ("" or "-"), or writes it to `path` atomically.
 void emit_graph(const Graph& g, const std::string& path) {
   verify(g);
-  const std::string text = print_kir(g);
-  if (path.empty())
-    std::cout << text;
-  else
-    write_file_atomically(path, text);
+  write_output(path, print_kir(g));
 }
 
 }  // namespace
 
 void grad(const GradOptions& opts) {
-  if (!opts.output_path.empty()) check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
+  check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
   Graph g = parse_kir_file(opts.graph_path);
   const Value loss = find_value(g, opts.loss, "--loss");
   std::vector<Value> wrt;

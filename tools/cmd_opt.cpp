@@ -1,27 +1,21 @@
 // `kiln opt FILE [--passes=a,b] [-o OUT] [--print-after-all] [--print-after=NAME]
 //  [--print-before=NAME] [--print-changed] [--time-passes] [--dump-dir DIR]`.
-#include <iostream>
-
 #include "compiler/dump_dir.h"
 #include "compiler/passes/pass_manager.h"
-#include "engine/atomic_file.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "tools/cli_common.h"
+#include "tools/output_file.h"
 #include "tools/same_file.h"
 
 namespace kiln::cli {
 
 void opt(const OptOptions& opts) {
-  if (!opts.output_path.empty()) check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
+  check_output_is_no_input({"-o", opts.output_path}, {{"FILE", opts.graph_path}});
   const Graph graph = parse_kir_file(opts.graph_path);
   compiler::PassOptions passes = opts.passes;
   if (!opts.dump_dir.empty()) passes.dump_dir = compiler::graph_dump_dir(opts.dump_dir, graph.name());
-  const std::string text = print_kir(compiler::run_passes(graph, passes));
-  if (opts.output_path.empty())
-    std::cout << text;
-  else
-    write_file_atomically(opts.output_path, text);
+  write_output(opts.output_path, print_kir(compiler::run_passes(graph, passes)));
 }
 
 }  // namespace kiln::cli

@@ -12,6 +12,7 @@
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
+#include "tools/output_file.h"
 #include "tools/path_checks.h"
 #include "tools/pass_flags.h"
 #include "tools/same_file.h"
@@ -52,8 +53,8 @@ CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
       ->check(CLI::ExistingFile)
       ->excludes(texts);
   cmd->add_option("-o,--output", opts.output_path,
-                  "write the translations to this file, atomically at the end (default: stdout)")
-      ->check(file_to_write());
+                  "write the translations to this file, atomically at the end (default, or -: stdout)")
+      ->check(file_or_stdout_to_write());
   auto* nbest = cmd->add_option("--nbest", opts.decode.nbest,
                                 "print the K best translations of each line as `i ||| translation ||| score` "
                                 "(Moses' n-best format; i: the 0-based line number, score: the length-penalized "
@@ -91,7 +92,7 @@ class TranslationOutput {
   // Moses' n-best lines (none for a line without a translation); errors on
   // stderr.
   void add(const std::vector<models::TranslatedLine>& lines) {
-    std::ostream& out = opts_.output_path.empty() ? std::cout : file_;
+    std::ostream& out = is_stdout(opts_.output_path) ? std::cout : file_;
     for (const models::TranslatedLine& line : lines) {
       ++number_;
       if (!line.error.empty()) {
@@ -113,7 +114,7 @@ class TranslationOutput {
 
   // Writes -o, then throws kiln::Error naming the lines that failed, if any.
   void finish() {
-    if (!opts_.output_path.empty()) {
+    if (!is_stdout(opts_.output_path)) {
       try {
         write_file_atomically(opts_.output_path, file_.str());
       } catch (const Error& e) {
@@ -137,7 +138,7 @@ class TranslationOutput {
 }  // namespace
 
 void translate(const TranslateOptions& opts) {
-  if (!opts.output_path.empty()) {  // stdin too may be the file -o names (kiln translate -o f < f)
+  if (!is_stdout(opts.output_path)) {  // stdin too may be the file -o names (kiln translate -o f < f)
     std::vector<FlagPath> inputs{{"--checkpoint", models::checkpoint_file(opts.checkpoint_dir)}};
     if (opts.texts.empty())
       inputs.push_back(opts.input_path.empty() ? FlagPath{"stdin", "/dev/stdin"} : FlagPath{"-i", opts.input_path});

@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
   compile->add_option("--emit", compile_opts.emit, "what to write")
       ->check(CLI::IsMember({"llvm", "asm", "obj", "program"}))
       ->capture_default_str();
-  compile->add_option("-o,--output", compile_opts.output_path, "the file to write")
-      ->check(kiln::cli::file_to_write())
+  compile->add_option("-o,--output", compile_opts.output_path, "the file to write (-: stdout)")
+      ->check(kiln::cli::file_or_stdout_to_write())
       ->required();
   compile->add_option("--header", compile_opts.header_path,
                       "AOT (with --emit obj): also write a C header declaring the typed entry point ENTRY_run")
@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
   compile->final_callback([&compile_opts] {
     if (!compile_opts.header_path.empty() && compile_opts.emit != "obj")
       throw CLI::ValidationError("--header", "needs --emit obj (the header declares the object's entry point)");
+    if (!compile_opts.header_path.empty() && compile_opts.output_path == "-")
+      throw CLI::ValidationError("--header", "needs -o FILE, not -: the object and its header are written together");
   });
 
   kiln::cli::GradOptions grad_opts;
@@ -196,8 +198,8 @@ int main(int argc, char** argv) {
   grad->add_option("--wrt", grad_opts.wrt, "the values to differentiate with respect to")
       ->required()
       ->delimiter(',');
-  grad->add_option("-o,--output", grad_opts.output_path, "write the joint graph here instead of stdout")
-      ->check(kiln::cli::file_to_write());
+  grad->add_option("-o,--output", grad_opts.output_path, "write the joint graph here instead of stdout (-: stdout)")
+      ->check(kiln::cli::file_or_stdout_to_write());
 
   kiln::cli::TrainGraphOptions train_opts;
   auto* train_graph = app.add_subcommand("train-graph", "Write the whole training step (forward, backward, "
@@ -223,15 +225,15 @@ int main(int argc, char** argv) {
   train_graph->add_option("--d-model", train_opts.d_model, "adam schedule: d_model")
       ->check(kiln::cli::positive(train_opts.d_model))
       ->capture_default_str();
-  train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write")
-      ->check(kiln::cli::file_to_write())
+  train_graph->add_option("-o,--output", train_opts.output_path, "the training-step .kir to write (-: stdout)")
+      ->check(kiln::cli::file_or_stdout_to_write())
       ->required();
 
   kiln::cli::OptOptions opt_opts;
   auto* opt = app.add_subcommand("opt", "Run the graph passes on a .kir graph and print the optimized graph");
   opt->add_option("FILE", opt_opts.graph_path, "the .kir file")->check(kiln::cli::file_to_read())->required();
-  opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout")
-      ->check(kiln::cli::file_to_write());
+  opt->add_option("-o,--output", opt_opts.output_path, "write the optimized graph here instead of stdout (-: stdout)")
+      ->check(kiln::cli::file_or_stdout_to_write());
   kiln::cli::add_pass_flags(opt, opt_opts.passes);
   kiln::cli::add_dump_dir_flag(opt, opt_opts.dump_dir);
 

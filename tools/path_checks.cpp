@@ -55,17 +55,24 @@ CLI::Validator dir_to_read() {
       "DIR");
 }
 
-CLI::Validator file_to_write() {
-  return path_check(
-      [](const std::string& path) -> std::string {
-        std::error_code ec;
-        if (path.empty()) return "wants a file to write, got ''";
-        if (fs::is_directory(path, ec) || !fs::path(path).has_filename())
-          return "wants a file to write, got the directory " + path;
-        const std::string problem = cannot_write_in(parent_of(path));
-        return problem.empty() ? "" : "cannot write " + path + ": " + problem;
-      },
-      "FILE");
+namespace {
+
+std::string check_file_to_write(const std::string& path) {
+  std::error_code ec;
+  if (path.empty()) return "wants a file to write, got ''";
+  if (fs::is_directory(path, ec) || !fs::path(path).has_filename())
+    return "wants a file to write, got the directory " + path;
+  const std::string problem = cannot_write_in(parent_of(path));
+  return problem.empty() ? "" : "cannot write " + path + ": " + problem;
+}
+
+}  // namespace
+
+CLI::Validator file_to_write() { return path_check(check_file_to_write, "FILE"); }
+
+CLI::Validator file_or_stdout_to_write() {
+  return path_check([](const std::string& path) { return path == "-" ? std::string() : check_file_to_write(path); },
+                    "FILE");
 }
 
 CLI::Validator dir_to_write() {

@@ -18,6 +18,8 @@ CLI::Validator dir_to_read();
 // A file to write (replaced atomically): not '', not a directory, and in an
 // existing directory kiln may write in.
 CLI::Validator file_to_write();
+// The same, or '-': standard output (tools/output_file.h).
+CLI::Validator file_or_stdout_to_write();
 // A directory to write into, created if missing: not '', not an existing file of
 // another kind, and either a directory kiln may write in or creatable (its
 // nearest existing ancestor a directory kiln may write in).

@@ -20,9 +20,10 @@ struct FlagPath {
 };
 
 // kiln::Error "-o F is the same file as -i G, which kiln reads; write elsewhere"
-// if `out` is one of `inputs` ({"stdin", "/dev/stdin"} is named "stdin"). Call
-// it before anything is written.
+// if `out` is one of `inputs` ({"stdin", "/dev/stdin"} is named "stdin"); an
+// `out` of "-" is standard output, no file. Call it before anything is written.
 inline void check_output_is_no_input(const FlagPath& out, const std::vector<FlagPath>& inputs) {
+  if (out.path == "-") return;  // standard output (tools/output_file.h)
   for (const FlagPath& in : inputs) {
     // A missing output (or input) is no input; nor is a terminal or a pipe (stdin
     // and -o /dev/stdout may be one tty), which no write of kiln's replaces.

@@ -82,6 +82,12 @@ TEST_CASE("kiln translate -i -o: outputs in the input's order, blank lines kept 
     REQUIRE_MESSAGE(again.status == 0, again.err);
     CHECK(again.out == read_file(out));
   }
+  // -o -: standard output, no file named '-'.
+  const KilnResult to_stdout =
+      run_kiln(translate_args({"-i", in, "-o", "-"}), "cd " + shell_quote(dir.path().string()) + " && ");
+  REQUIRE_MESSAGE(to_stdout.status == 0, to_stdout.err);
+  CHECK(to_stdout.out == read_file(out));
+  CHECK(!std::filesystem::exists(dir.file("-")));
 }
 
 TEST_CASE("kiln translate --nbest prints Moses' n-best lines, best first, the best what --beam prints") {

@@ -3,7 +3,8 @@
 // writes into a run it reads and writes its checkpoint and task files all or
 // none, and a path flag kiln cannot use is a flag error naming the flag (exit 2)
 // before any work; perf's map, whose name is fixed, is never written through a
-// link either; and no source opens a file for writing but the atomic writer. A
+// link either; no source opens a file for writing but the atomic writer; and
+// -o - is standard output. A
 // small copy model on the interpreter keeps it fast.
 #include <doctest/doctest.h>
 
@@ -249,4 +250,55 @@ TEST_CASE("kiln opt, grad, train-graph, compile and run refuse an output that is
                            dir.file("x.npy")) != std::string::npos,
                 r.err);
   CHECK(read_file(dir.file("x.npy")) == before);
+}
+
+TEST_CASE("-o - writes to standard output, as the file would hold, and makes no file named '-'") {
+  TempDir dir;
+  const std::string kir = dir.file("g.kir");
+  write_file(kir, "graph @g {\n  input %x : f32[2]\n  param %w : f32[2]\n  %m = mul(%x, %w) : f32[2]\n"
+                  "  %y = exp(%m) : f32[2]\n  %l = sum(%y) : f32[]\n  output %y\n  output %l\n}\n");
+  const std::string in_dir = "cd " + shell_quote(dir.path().string()) + " && ";  // where a file '-' would go
+  const std::vector<std::vector<std::string>> commands = {
+      {"opt", kir},
+      {"grad", kir, "--loss", "l", "--wrt", "x"},
+      {"train-graph", kir, "--loss", "l"},
+      {"compile", kir, "--emit", "llvm"},
+      {"compile", kir, "--emit", "asm"},
+      {"compile", kir, "--emit", "program"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    CAPTURE(command[0]);
+    CAPTURE(command.back());
+    std::vector<std::string> to_file = command, to_stdout = command;
+    to_file.insert(to_file.end(), {"-o", dir.file("out.txt")});
+    to_stdout.insert(to_stdout.end(), {"-o", "-"});
+    const KilnResult file = run_kiln(to_file);
+    REQUIRE_MESSAGE(file.status == 0, file.err);
+    const KilnResult out = run_kiln(to_stdout, in_dir);
+    REQUIRE_MESSAGE(out.status == 0, out.err);
+    CHECK(!out.out.empty());
+    CHECK(out.out == read_file(dir.file("out.txt")));
+    CHECK(!fs::exists(dir.file("-")));
+  }
+  // An object and its header are written together: not to stdout.
+  KilnResult r = run_kiln({"compile", kir, "--emit", "obj", "-o", "-", "--header", dir.file("g.h")}, in_dir);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--header: needs -o FILE, not -") != std::string::npos);
+
+  // kiln import: the graph to stdout, the report to stderr, the params where --params says.
+  const std::string onnx = source_path("tests/cli/tiny_linear.onnx");
+  r = run_kiln({"import", onnx, "-o", "-"}, in_dir);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("-o -: " + onnx + " has 2 params and state, which go to files: name their directory with "
+                   "--params DIR") != std::string::npos);
+  r = run_kiln({"import", onnx, "-o", "-", "--params", dir.file("p")}, in_dir);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("graph @") != std::string::npos);
+  CHECK(r.err.find("tensors in " + dir.file("p")) != std::string::npos);
+  CHECK(fs::exists(dir.file("p")));
+  const KilnResult file = run_kiln({"import", onnx, "-o", dir.file("linear.kir"), "--params", dir.file("p2")});
+  REQUIRE_MESSAGE(file.status == 0, file.err);
+  CHECK(r.out == read_file(dir.file("linear.kir")));
+  CHECK(!fs::exists(dir.file("-")));
+  CHECK(!fs::exists(dir.file("-.params")));
 }

@@ -14,6 +14,7 @@
 #include "tools/onnx_import/import.h"
 #include "tools/onnx_import/import_report.h"
 #include "tools/flag_checks.h"
+#include "tools/output_file.h"
 #include "tools/same_file.h"
 
 namespace kiln::cli {
@@ -94,10 +95,12 @@ class NewDirectories {
 void add_import_flags(CLI::App& app, ImportOptions& opts) {
   CLI::App* cmd = &app;
   cmd->add_option("MODEL", opts.model_path, "the .onnx file")->required();
-  cmd->add_option("-o,--output", opts.output_path, "the .kir file to write")->required();
+  cmd->add_option("-o,--output", opts.output_path,
+                  "the .kir file to write (-: stdout, and what was imported to stderr)")
+      ->required();
   cmd->add_option("--params", opts.params_dir,
                   "where to write each param and state as NAME.npy, for kiln run --load (default: OUT with the "
-                  "extension .params)");
+                  "extension .params; needed with -o - for a model with params)");
   cmd->add_option("--dim", opts.dims, "a value for the symbolic input dims named NAME")
       ->check(parses_as(parse_dim_flag, "NAME=N"));
   cmd->add_option("--input-shape", opts.input_shapes, "the whole shape of the ONNX input NAME")
@@ -106,26 +109,35 @@ void add_import_flags(CLI::App& app, ImportOptions& opts) {
 
 void import_onnx(const ImportOptions& opts) {
   const onnx::ImportedModel m = onnx::import_model(opts.model_path, import_options(opts));
+  const bool to_stdout = opts.output_path == "-";
+  if (to_stdout && !m.tensors.empty() && opts.params_dir.empty())
+    throw Error("-o -: " + opts.model_path + " has " + std::to_string(m.tensors.size()) +
+                " params and state, which go to files: name their directory with --params DIR");
   const std::string params_dir =
       opts.params_dir.empty() ? fs::path(opts.output_path).replace_extension(".params").string() : opts.params_dir;
 
   // A file this import writes must not be the model it reads (`-o m.onnx` would
   // replace the model by its text), by any name (tools/same_file.h).
   check_output_is_no_input({"-o", opts.output_path}, {{"MODEL", opts.model_path}});
-  std::vector<FileBytes> files = {{opts.output_path, print_kir(m.graph)}};
+  const std::string graph_text = print_kir(m.graph);
+  std::vector<FileBytes> files;
+  if (!to_stdout) files.push_back({opts.output_path, graph_text});
   for (const auto& [name, t] : m.tensors) {
     files.push_back({(fs::path(params_dir) / (name + ".npy")).string(), npy_header(t), tensor_bytes(t)});
     check_output_is_no_input({"--params", files.back().path}, {{"MODEL", opts.model_path}});
   }
   std::optional<NewDirectories> new_params_dir;
   if (!m.tensors.empty()) new_params_dir.emplace(params_dir, "--params");
-  write_files_atomically(files);  // the graph and its params, all or none
+  if (!files.empty()) write_files_atomically(files);  // the graph and its params, all or none
   if (new_params_dir) new_params_dir->keep();
+  if (to_stdout) write_output("-", graph_text);
 
-  std::cout << onnx::import_report(m) << opts.output_path;
-  if (!m.tensors.empty()) std::cout << " and " << m.tensors.size() << " tensors in " << params_dir << "/ (kiln run "
-                                    << opts.output_path << " --load " << params_dir << ")";
-  std::cout << '\n';
+  std::ostream& report = to_stdout ? std::cerr : std::cout;  // stdout has the graph
+  report << onnx::import_report(m) << (to_stdout ? "stdout" : opts.output_path);
+  if (!m.tensors.empty())
+    report << " and " << m.tensors.size() << " tensors in " << params_dir << "/ (kiln run "
+           << (to_stdout ? "FILE.kir" : opts.output_path) << " --load " << params_dir << ")";
+  report << '\n';
 }
 
 }  // namespace kiln::cli
