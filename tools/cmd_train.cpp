@@ -154,6 +154,7 @@ void train(const models::TrainOptions& opts) {
   if (compiler::mpirun_ranks() > 0) compiler::start_mpi_job();
   const models::TrainResult r = models::train(opts);
   if (collectives().rank() != 0) return;  // rank 0 reports for the job
+  if (r.budget_spent) return;             // the trainer's one line said so
   std::cout << "trained steps " << r.first_step << ".." << r.last_step << " (" << std::fixed << std::setprecision(1)
             << r.train_minutes << " min in all): " << std::defaultfloat << std::setprecision(6)
             << static_cast<int64_t>(r.tokens_per_second) << " target tokens/s; dev";

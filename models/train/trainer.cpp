@@ -233,7 +233,9 @@ class Trainer {
   }
   void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
-  bool budget_spent();
+  // A resume of a run that has already trained its --minutes: what run() says
+  // instead of training (every rank reads the same checkpoint, so all agree).
+  TrainResult nothing_to_train();
   double eta() const;
   // The plan of epoch state_.epoch: batches of an update's tokens (batch_tokens x parts).
   std::unique_ptr<TrainEpoch> current_epoch() const {
@@ -295,6 +297,7 @@ class Trainer {
   Clock::time_point start_;
   double paused_seconds_ = 0;    // this call's evaluations and saves
   double resumed_seconds_ = 0;   // the checkpoint's training seconds before this call
+  bool budget_spent_ = false;    // a resume whose --minutes the checkpoint has already trained
   double evaluated_periods_ = 0;  // eval_periods() at the last --eval-minutes evaluation, or at the resume
   int64_t steps_done_ = 0, tokens_ = 0, window_tokens_ = 0;  // window: since the last logged line
   double step_seconds_ = 0, window_seconds_ = 0;             // time in the training step itself
@@ -371,7 +374,11 @@ Trainer::Trainer(const TrainOptions& o)
   result_.dev_losses = state_.dev_losses;
   resumed_seconds_ = state_.train_seconds;
   evaluated_periods_ = eval_periods(resumed_seconds_);
-  if (rank_ == 0) {
+  // A spent budget trains nothing and writes nothing: not the log, not the settings.
+  // (In minutes, as TrainResult::train_minutes reports the time: a resume with
+  // --minutes of that value has nothing left to train.)
+  budget_spent_ = o.resume && o.minutes > 0 && resumed_seconds_ / 60 >= o.minutes;
+  if (rank_ == 0 && !budget_spent_) {
     run_log_.emplace(dir, state_.step);
     write_settings();
   }
@@ -544,6 +551,7 @@ Trainer::Decision Trainer::decide() {
 }
 
 TrainResult Trainer::run() {
+  if (budget_spent_) return nothing_to_train();
   start_ = Clock::now();
   log_ << "training " << task_->name() << " with " << config_to_json(config_) << " from step " << state_.step << " on "
        << opts_.exec.backend;
@@ -553,7 +561,7 @@ TrainResult Trainer::run() {
   result_.first_step = state_.step + 1;
   // Every rank holds the checkpoint's evals_since_best at the start; after
   // that only rank 0 evaluates, and tells the others when patience runs out.
-  bool stop = patience_ran_out() || budget_spent();
+  bool stop = patience_ran_out();
   bool evaluated_last = stop;  // a run that stops early has just evaluated
   while (!stop) {
     const Decision d = step(next_batch());
@@ -593,15 +601,20 @@ bool Trainer::patience_ran_out() {
   return true;
 }
 
-// A resume of a run that has already trained its --minutes trains nothing
-// (every rank reads the same checkpoint, so all agree).
-bool Trainer::budget_spent() {
-  if (opts_.minutes <= 0 || budget_left()) return false;
-  char text[128];
-  std::snprintf(text, sizeof text, "nothing to train: the run has trained %.1f of its --minutes %g", run_seconds() / 60,
-                opts_.minutes);
+TrainResult Trainer::nothing_to_train() {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "nothing to train: the run has trained %.2f min of its --minutes %g; nothing written (a larger "
+                "--minutes continues it)",
+                resumed_seconds_ / 60, opts_.minutes);
   progress_.message(text);
-  return true;
+  result_.budget_spent = true;
+  result_.first_step = state_.step + 1;
+  result_.last_step = state_.step;
+  result_.best_step = state_.best_step;
+  result_.best_score = state_.best_score;
+  result_.train_minutes = resumed_seconds_ / 60;
+  return result_;
 }
 
 // Rank 0's flag on every rank (the others wait for it asleep, as rank 0

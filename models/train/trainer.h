@@ -93,6 +93,7 @@ struct TrainResult {
   bool stopped_early = false;           // --patience ended the run
   double tokens_per_second = 0;         // target tokens of this call's steps / their time
   double train_minutes = 0;             // training time of the whole run (resumes included)
+  bool budget_spent = false;  // a resume whose --minutes were already trained: nothing trained, nothing written
 };
 
 // On --resume the checkpoint's seed, batch size, warm-up and learning-rate

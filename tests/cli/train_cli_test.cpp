@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cli/run_kiln.h"
@@ -372,4 +373,31 @@ TEST_CASE("kiln train --unfused-loss trains the matmul and cross_entropy, and it
   REQUIRE_MESSAGE(unfused.status == 0, unfused.err);
   CHECK(kiln::models::load_checkpoint(tmp.file("fused")).config.fused_loss);
   CHECK(!kiln::models::load_checkpoint(tmp.file("unfused")).config.fused_loss);
+}
+
+TEST_CASE("kiln train --resume of a run whose --minutes are spent says so in one line and writes nothing") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  KilnResult r = run_kiln(train_args(ckpt));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  // Every file of the run with its bytes and time of last change.
+  const auto files = [&] {
+    std::map<std::string, std::pair<std::string, fs::file_time_type>> out;
+    for (const auto& e : fs::recursive_directory_iterator(ckpt))
+      if (e.is_regular_file()) out[e.path().string()] = {read_file(e.path().string()), e.last_write_time()};
+    return out;
+  };
+  const auto before = files();
+  REQUIRE(before.count(ckpt + "/settings.toml") == 1);
+  // 3 steps on the interpreter, compiles included, took far more than 0.001 min (60 ms).
+  std::vector<std::string> resume = {"train", "--task", "copy", "--minutes", "0.001", "--resume", "--checkpoint", ckpt};
+  const std::vector<std::string> model = small_model();
+  resume.insert(resume.end(), model.begin(), model.end());
+  r = run_kiln(resume);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK_MESSAGE(r.err.rfind("nothing to train: the run has trained ", 0) == 0, r.err);
+  CHECK(r.err.find("of its --minutes 0.001; nothing written") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(files() == before);
 }
