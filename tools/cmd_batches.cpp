@@ -3,6 +3,7 @@
 // trainer to train on exactly the same data.
 #include "tools/cmd_batches.h"
 #include "tools/flag_checks.h"
+#include "tools/output_file.h"
 #include "tools/path_checks.h"
 
 #include <CLI/CLI.hpp>
@@ -37,7 +38,9 @@ CLI::App* add_batches_command(CLI::App& app, BatchesOptions& opts) {
   cmd->add_option("--data-dir", opts.data_dir, "de-en: the trans-de-en dictionary")
       ->check(dir_to_read())
       ->capture_default_str();
-  cmd->add_option("-o,--output", opts.output_path, "the file to write")->check(file_to_write())->required();
+  cmd->add_option("-o,--output", opts.output_path, "the file to write (-: stdout)")
+      ->check(file_or_stdout_to_write())
+      ->required();
   return cmd;
 }
 
@@ -54,9 +57,9 @@ void write_batches(const BatchesOptions& opts) {
     for (auto& [indices, batch] : task->eval_batches(models::parse_split(opts.split), tokens))
       batches.push_back(std::move(batch));
   }
-  models::write_batch_file(opts.output_path, batches);
-  std::cout << "wrote " << batches.size() << " " << opts.task << " " << opts.split << " batches to "
-            << opts.output_path << '\n';
+  write_output(opts.output_path, models::batch_file_text(batches));
+  (opts.output_path == "-" ? std::cerr : std::cout) << "wrote " << batches.size() << " " << opts.task << " " << opts.split << " batches to "
+            << (opts.output_path == "-" ? "stdout" : opts.output_path) << '\n';
 }
 
 }  // namespace kiln::cli

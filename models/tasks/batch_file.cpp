@@ -48,7 +48,7 @@ int64_t non_pad(const Tensor& t, int32_t pad, int64_t rows) {
 
 }  // namespace
 
-void write_batch_file(const std::string& path, const std::vector<Batch>& batches) {
+std::string batch_file_text(const std::vector<Batch>& batches) {
   std::string text;
   for (const Batch& b : batches) {
     nlohmann::ordered_json j;
@@ -59,7 +59,11 @@ void write_batch_file(const std::string& path, const std::vector<Batch>& batches
     text += j.dump();
     text += '\n';
   }
-  write_file_atomically(path, text);
+  return text;
+}
+
+void write_batch_file(const std::string& path, const std::vector<Batch>& batches) {
+  write_file_atomically(path, batch_file_text(batches));
 }
 
 std::vector<Batch> read_batch_file(const std::string& path, int32_t pad_id) {

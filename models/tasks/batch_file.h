@@ -11,6 +11,8 @@
 
 namespace kiln::models {
 
+// The batches as the file's text.
+std::string batch_file_text(const std::vector<Batch>& batches);
 // Writes the batches atomically (the file is whole or untouched).
 void write_batch_file(const std::string& path, const std::vector<Batch>& batches);
 

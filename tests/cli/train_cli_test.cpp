@@ -343,6 +343,13 @@ TEST_CASE("kiln batches writes a run's batches as subword ids, one JSON line per
   const std::string text = read_file(dir.file("dev.jsonl"));
   CHECK(text.rfind("{\"src\":[[1,", 0) == 0);
   CHECK(r.out.find("copy dev batches") != std::string::npos);
+  // -o -: the batches on stdout, the line saying so on stderr, no file named '-'.
+  r = run_kiln({"batches", "--task", "copy", "--checkpoint", dir.file("run"), "--split", "dev", "-o", "-"},
+               "cd " + shell_quote(dir.path().string()) + " && ");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out == text);
+  CHECK(r.err.find("copy dev batches to stdout") != std::string::npos);
+  CHECK(!fs::exists(dir.file("-")));
   r = run_kiln({"batches", "--task", "copy", "--checkpoint", dir.file("run"), "--split", "valid", "-o", dir.file("x")});
   CHECK(r.status != 0);
   CHECK(r.err.find("--split") != std::string::npos);
