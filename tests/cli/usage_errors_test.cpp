@@ -1,11 +1,13 @@
 // Usage errors help: a mistyped flag or command gets the nearest valid one,
 // even where CLI11 would first complain of a missing required flag, and every
-// usage error points at the help of the subcommand given.
+// usage error points at the help of the subcommand given. Help and the
+// README's command reference name every pass whole and as the code has them.
 #include <doctest/doctest.h>
 
 #include "cli/run_kiln.h"
 #include "compiler/passes/pass_manager.h"
 #include "engine/atomic_file.h"
+#include "text_and_files.h"
 #include "tools/usage_errors.h"
 
 using kiln::cli::edit_distance;
@@ -90,4 +92,25 @@ TEST_CASE("the help of every command that runs passes names each registered pass
       CHECK(r.out.find("\n  " + p->name + "  ", footer) != std::string::npos);  // the name, then the column's gap
     }
   }
+}
+
+TEST_CASE("the README's kiln opt line lists the default pipeline, pass for pass") {
+  const std::string readme = read_file(source_path("README.md"));
+  const std::string marker = "run the graph passes and print the result; default: ";
+  size_t at = readme.find(marker);
+  REQUIRE(at != std::string::npos);
+  at += marker.size();
+  // The list goes on over the following lines indented to the description column.
+  const std::string indent(31, ' ');
+  std::string listed;
+  for (size_t end; (end = readme.find('\n', at)) != std::string::npos;) {
+    listed += readme.substr(at, end - at);
+    at = end + 1;
+    if (readme.compare(at, indent.size(), indent) != 0) break;
+    at += indent.size();
+  }
+  std::string pipeline;
+  for (const std::string& name : kiln::compiler::PassRegistry::global().default_pipeline())
+    pipeline += (pipeline.empty() ? "" : ",") + name;
+  CHECK(listed == pipeline);
 }
