@@ -76,6 +76,16 @@ def test_translate(checkpoint):
     assert isinstance(translator("1 2 3 4 5 6 7 8 9 10"), str)
 
 
+def test_translate_decodes_as_the_commands_by_default(checkpoint):
+    # `kiln translate` and `kiln eval` decode with beam 4 and length penalty 0.6 by default; so does Python.
+    path, _, _ = checkpoint
+    sentences = ["1 2 3 4 5 6 7 8 9 10", "1 5 5 5 5 5 5 5 5 5", "1 9 8 7"]
+    assert "beam: int = 4" in kiln.translate.__doc__ and "length_penalty: float = 0.6" in kiln.translate.__doc__
+    assert "beam: int = 4" in kiln.Translator.__init__.__doc__
+    assert kiln.translate(path, sentences) == kiln.translate(path, sentences, beam=4, length_penalty=0.6)
+    assert kiln.Translator(path)(sentences) == kiln.translate(path, sentences, beam=4)
+
+
 def test_translate_errors(checkpoint, tmp_path):
     path, _, _ = checkpoint
     with pytest.raises(kiln.Error) as e:

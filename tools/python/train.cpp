@@ -262,11 +262,12 @@ void define_train(py::module_& m) {
                          "    t = kiln.Translator('ckpt'); t(['1 2 3 4 5 6 7 8 9 10'])")
       .def(py::init<const std::string&, int, double, const std::string&, const std::string&, int64_t,
                     const std::string&>(),
-           py::arg("checkpoint"), py::kw_only(), py::arg("beam") = 1, py::arg("length_penalty") = 0.6,
+           py::arg("checkpoint"), py::kw_only(), py::arg("beam") = 4, py::arg("length_penalty") = 0.6,
            py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
            py::arg("precision") = "f32",
-           "Loads the checkpoint directory of kiln.train (or `kiln train`). beam 1 decodes\n"
-           "greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty;\n"
+           "Loads the checkpoint directory of kiln.train (or `kiln train`). It decodes as\n"
+           "`kiln translate` and `kiln eval` do by default: beam 4, length penalty 0.6;\n"
+           "beam 1 decodes greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty;\n"
            "precision 'bf16' runs the decoder's matmuls on bf16 operands.\n"
            "kiln.Error for a missing or corrupt checkpoint.")
       .def("__call__", &Translator::call, py::arg("sentences"),
@@ -279,7 +280,7 @@ void define_train(py::module_& m) {
          const std::string& data_dir, const std::string& backend, int64_t threads, const std::string& precision) {
         return Translator(checkpoint, beam, length_penalty, data_dir, backend, threads, precision).call(sentences);
       },
-      py::arg("checkpoint"), py::arg("sentences"), py::kw_only(), py::arg("beam") = 1,
+      py::arg("checkpoint"), py::arg("sentences"), py::kw_only(), py::arg("beam") = 4,
       py::arg("length_penalty") = 0.6, py::arg("data_dir") = default_data_dir, py::arg("backend") = "jit",
       py::arg("threads") = 0, py::arg("precision") = "f32",
       "Translates a sentence (str) or a list of them with a trained checkpoint, as\n"
