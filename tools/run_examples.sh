@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the kiln command, then checks and runs every examples/NAME.kir, binding
+# Builds the kiln command and installs it with the Python module (on the PATH:
+# /usr/local, or KILN_PREFIX), then checks and runs every examples/NAME.kir, binding
 # each examples/inputs/NAME/INPUT.npy to INPUT (outputs go to out/NAME/), and
 # trains a small Transformer on the copy task briefly (checkpoint in out/copy/,
 # replaced on every run) and shows a greedy translation, and finally runs the
@@ -10,7 +11,16 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-ninja -C "$build" -j"$(nproc)" kiln kiln_python
+ninja -C "$build" -j"$(nproc)" kiln kiln-import kiln_python
+
+# kiln on the PATH and `import kiln` in python3, from any directory: the
+# commands and the module into /usr/local (KILN_PREFIX to choose another).
+prefix=${KILN_PREFIX:-/usr/local}
+if [[ -w "$prefix" || ! -e "$prefix" && -w "$(dirname "$prefix")" ]]; then
+  cmake --install "$build" --component tool --prefix "$prefix"
+else
+  echo "not installing: $prefix is not writable (run as root, or set KILN_PREFIX); use $build/kiln"
+fi
 
 shopt -s nullglob
 for kir in examples/*.kir; do

@@ -36,6 +36,22 @@ TEST_CASE("an installed kiln is found by find_package(kiln) and a project linkin
   CHECK(fs::exists(prefix + "/include/kiln/engine/ir/graph.h"));
   CHECK(fs::exists(prefix + "/lib/cmake/kiln/kilnConfig.cmake"));
   CHECK(!fs::exists(prefix + "/include/kiln/engine/ir/graph.cpp"));  // headers only
+  // The tool component alone (tools/run_examples.sh installs it): the commands and,
+  // where this build has it, the Python module, which python3 imports from there.
+  const std::string tool = tmp.file("tool");
+  REQUIRE(sh("cmake --install '" + build_dir + "' --component tool --prefix '" + tool + "'", log));
+  CHECK(fs::exists(tool + "/bin/kiln"));
+  CHECK(fs::exists(tool + "/bin/kiln-import"));
+  CHECK(!fs::exists(tool + "/include"));
+  if (fs::exists(build_dir + "/python")) {
+    std::string module_dir;
+    for (const auto& e : fs::recursive_directory_iterator(tool))
+      if (e.path().filename().string().rfind("kiln.", 0) == 0 && e.path().extension() == ".so")
+        module_dir = e.path().parent_path().string();
+    REQUIRE(module_dir.find("/dist-packages") != std::string::npos);
+    CHECK(sh("cd / && PYTHONPATH='" + module_dir + "' /usr/bin/python3 -c 'import kiln; print(kiln.__file__)'", log));
+    CHECK(text_of(log).find(module_dir) != std::string::npos);
+  }
 
   const bool configured = sh("cmake -S '" + std::string(KILN_SOURCE_DIR) + "/tests/package/consumer' -B '" + consumer +
                                  "' -G Ninja -DCMAKE_PREFIX_PATH='" + prefix + "'",
