@@ -42,7 +42,8 @@ std::string progress_text(const ProgressStats& s) {
   return t;
 }
 
-ProgressLine::ProgressLine(std::ostream& out, bool live, int64_t every) : out_(out), live_(live), every_(every) {}
+ProgressLine::ProgressLine(std::ostream& out, bool live, int64_t every, double quiet_seconds)
+    : out_(out), live_(live), every_(every), quiet_seconds_(quiet_seconds), last_line_(std::chrono::steady_clock::now()) {}
 
 // The last live line stays on screen.
 ProgressLine::~ProgressLine() {
@@ -61,8 +62,13 @@ void ProgressLine::update(const ProgressStats& s) {
     // Pad over a longer previous line so no stale characters remain.
     out_ << '\r' << text << std::string(live_width_ > text.size() ? live_width_ - text.size() : 0, ' ') << std::flush;
     live_width_ = text.size();
-  } else if (every_ > 0 && s.step % every_ == 0) {
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  const bool quiet_too_long = std::chrono::duration<double>(now - last_line_).count() >= quiet_seconds_;
+  if ((every_ > 0 && s.step % every_ == 0) || quiet_too_long) {
     out_ << text << '\n' << std::flush;
+    last_line_ = now;
   }
 }
 

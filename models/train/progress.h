@@ -1,7 +1,10 @@
 #pragma once
 // The trainer's progress line: step, loss, tokens/s, learning rate and ETA.
 // On a terminal it is rewritten in place (\r); elsewhere (a log file, a pipe)
-// one line is printed every `every` steps so logs stay readable.
+// one line is printed every `every` steps so logs stay readable, and at least
+// one every `quiet_seconds` however few the steps, so a slow or short run
+// through a pipe still shows it is alive.
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -23,7 +26,7 @@ std::string duration_text(double seconds);
 
 class ProgressLine {
  public:
-  ProgressLine(std::ostream& out, bool live, int64_t every);
+  ProgressLine(std::ostream& out, bool live, int64_t every, double quiet_seconds = 30);
   ~ProgressLine();  // ends a live line, leaving it on screen
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -38,6 +41,8 @@ class ProgressLine {
   std::ostream& out_;
   bool live_;
   int64_t every_;
+  double quiet_seconds_;
+  std::chrono::steady_clock::time_point last_line_;  // of the last line printed (not live), or the start
   size_t live_width_ = 0;  // characters of the live line on screen
 };
 

@@ -1,0 +1,57 @@
+// The trainer's progress line (models/train/progress.h): live on a terminal;
+// through a pipe, a line every N steps and at least one every so many seconds.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "models/train/progress.h"
+
+using namespace kiln::models;
+
+namespace {
+
+ProgressStats at(int64_t step) { return {step, 2.5, 1000, 1e-4, 30}; }
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("through a pipe: a line every N steps, and one at least every quiet_seconds however few the steps") {
+  std::ostringstream every_100;
+  {
+    ProgressLine p(every_100, false, 100, 3600);
+    for (int64_t step = 1; step <= 250; ++step) p.update(at(step));
+  }
+  CHECK(lines(every_100.str()) == 2);
+  CHECK(every_100.str().rfind("step 100  loss 2.5000", 0) == 0);
+
+  // A slow run of few steps (each taking longer than quiet_seconds) still prints.
+  std::ostringstream slow;
+  {
+    ProgressLine p(slow, false, 100, 0.5);
+    p.update(at(1));  // too soon after the start
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    p.update(at(2));  // printed: 0.6 s without a line
+    p.update(at(3));  // too soon after it
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    p.update(at(4));
+  }
+  CHECK(slow.str() ==
+        progress_text(at(2)) + "\n" + progress_text(at(4)) + "\n");
+}
+
+TEST_CASE("on a terminal the line is rewritten in place and left on screen at the end") {
+  std::ostringstream out;
+  {
+    ProgressLine p(out, true, 100, 0.0);
+    p.update(at(1));
+    p.update(at(2));
+  }
+  CHECK(out.str() == "\r" + progress_text(at(1)) + "\r" + progress_text(at(2)) + "\n");
+}
