@@ -23,6 +23,7 @@
 // row, the scratch pointers and c reach the GEMMs' tasks as ambient values
 // (lowering_context.h).
 #include <algorithm>
+#include <utility>
 
 #include "compiler/codegen/families.h"
 #include "compiler/codegen/fast_math.h"
@@ -78,36 +79,15 @@ struct LinearLoss {
     return cx.b().CreateSExt(cx.load(DType::i32, a.operand_ptr(2), row, 1), cx.i64());
   }
   llvm::Value* kept(llvm::Value* label) const { return cx.b().CreateICmpNE(label, cx.i64c(ignore_index)); }
-
-  // Calls block(r0, count) for the blocks of `rows` rows (r0 an i64, count a
-  // constant), each with r0 as ambient value 0 and `ambient` after it.
-  void for_blocks(const std::vector<llvm::Value*>& ambient,
-                  const std::function<void(llvm::Value* r0, int64_t count)>& block) const {
-    const auto with = [&](llvm::Value* r0, int64_t count) {
-      std::vector<llvm::Value*> values = {r0};
-      values.insert(values.end(), ambient.begin(), ambient.end());
-      cx.with_ambient(values, [&] { block(cx.ambient(0), count); });
-    };
-    const int64_t whole = n / rows * rows;
-    cx.for_range(0, whole, rows, [&](llvm::Value* r0) { with(r0, rows); });
-    if (whole < n) with(cx.i64c(whole), n - whole);
+  // Row `row`'s label and whether it counts; a label outside [0, V) that is not
+  // ignore_index is a run-time error (KILN_ERROR_INDEX_OUT_OF_RANGE), as in the reference.
+  std::pair<llvm::Value*, llvm::Value*> checked_label(llvm::Value* row) const {
+    llvm::Value* label = label_of(row);
+    llvm::Value* keep = kept(label);
+    cx.report_error_if(cx.b().CreateAnd(keep, cx.b().CreateICmpUGE(label, cx.i64c(v))), KILN_ERROR_INDEX_OUT_OF_RANGE);
+    return {label, keep};
   }
-
-  // X = h[r0 : r0 + count] w^T into the scratch (ambient 1), with `epilogue`.
-  void emit_logits(int64_t count, const std::string& name,
-                   std::function<void(llvm::Value*, llvm::Value*, llvm::Value*, llvm::Value*, llvm::Value*)> epilogue)
-      const {
-    GemmProblem p;
-    p.m = count;
-    p.n = v;
-    p.k = d;
-    p.tb = true;
-    p.a_matrix = [&](llvm::Value*) { return f32_at(a.operand_ptr(0), cx.b().CreateMul(cx.ambient(0), cx.i64c(d))); };
-    p.b_matrix = [&](llvm::Value*) { return a.operand_ptr(1); };
-    p.c_matrix = [&](llvm::Value*) { return cx.ambient(1); };
-    p.epilogue = std::move(epilogue);
-    emit_gemm(cx, cx.unique_name(name), p);
-  }
+  llvm::Value* null_ptr() const { return llvm::ConstantPointerNull::get(llvm::PointerType::get(cx.context(), 0)); }
 
   // Ambient values of the blocks: the block's first row, its logits, the rows'
   // losses (doubles; forward and train) and the gradient's c = dloss / count
@@ -117,11 +97,40 @@ struct LinearLoss {
   llvm::Value* losses() const { return cx.ambient(2); }
   llvm::Value* coef() const { return cx.ambient(3); }
 
+  // Calls block(count) for the blocks of `rows` rows (count a constant), each
+  // with its first row (an i64) as ambient value 0 and `ambient` after it.
+  void for_blocks(const std::vector<llvm::Value*>& ambient, const std::function<void(int64_t count)>& block) const {
+    const auto with = [&](llvm::Value* r0, int64_t count) {
+      std::vector<llvm::Value*> values = {r0};
+      values.insert(values.end(), ambient.begin(), ambient.end());
+      cx.with_ambient(values, [&] { block(count); });
+    };
+    const int64_t whole = n / rows * rows;
+    cx.for_range(0, whole, rows, [&](llvm::Value* r0) { with(r0, rows); });
+    if (whole < n) with(cx.i64c(whole), n - whole);
+  }
+
+  // X = h[r0 : r0 + count] w^T into the block's logits, with `epilogue`.
+  void emit_logits(int64_t count, const std::string& name,
+                   std::function<void(llvm::Value*, llvm::Value*, llvm::Value*, llvm::Value*, llvm::Value*)> epilogue)
+      const {
+    GemmProblem p;
+    p.m = count;
+    p.n = v;
+    p.k = d;
+    p.tb = true;
+    p.a_matrix = [&](llvm::Value*) { return f32_at(a.operand_ptr(0), cx.b().CreateMul(r0(), cx.i64c(d))); };
+    p.b_matrix = [&](llvm::Value*) { return a.operand_ptr(1); };
+    p.c_matrix = [&](llvm::Value*) { return logits(); };
+    p.epilogue = std::move(epilogue);
+    emit_gemm(cx, cx.unique_name(name), p);
+  }
+
   // linear_cross_entropy: loss, lse.
   void emit_forward() {
     if (n == 0) return cx.store(DType::f32, a.result_ptr(0), cx.i64c(0), cx.f32c(0));
     with_scratch(true, [&](llvm::Value* scratch, llvm::Value* losses) {
-      for_blocks({scratch, losses, cx.f32c(0)}, [&](llvm::Value*, int64_t count) {
+      for_blocks({scratch, losses, cx.f32c(0)}, [&](int64_t count) {
         emit_logits(count, "lce.logits", {});
         emit_rows(count, true, false);
       });
@@ -134,8 +143,8 @@ struct LinearLoss {
     if (n == 0) return zero_dw(1);
     llvm::Value* c = gradient_coef(a.operand_ptr(4));
     with_scratch(false, [&](llvm::Value* scratch, llvm::Value*) {
-      for_blocks({scratch, llvm::ConstantPointerNull::get(llvm::PointerType::get(cx.context(), 0)), c},
-                 [&](llvm::Value*, int64_t count) {
+      for_blocks({scratch, null_ptr(), c},
+                 [&](int64_t count) {
                    emit_logits(count, "lce.grad_logits",
                                [&](llvm::Value*, llvm::Value* m0, llvm::Value* rows_in, llvm::Value* n0,
                                    llvm::Value* cols) {
@@ -159,7 +168,7 @@ struct LinearLoss {
     }
     llvm::Value* c = gradient_coef(a.operand_ptr(3));
     with_scratch(true, [&](llvm::Value* scratch, llvm::Value* losses) {
-      for_blocks({scratch, losses, c}, [&](llvm::Value*, int64_t count) {
+      for_blocks({scratch, losses, c}, [&](int64_t count) {
         emit_logits(count, "lce.logits", {});
         emit_rows(count, false, true);
         emit_products(count, 1);
@@ -178,9 +187,7 @@ struct LinearLoss {
     auto& b = cx.b();
     llvm::Value* zero = llvm::ConstantFP::get(b.getFloatTy(), 0.0);
     llvm::Value* count = cx.for_range(0, n, 1, {zero}, [&](llvm::Value* row, const LoweringContext::Carried& acc) {
-      llvm::Value* label = label_of(row);
-      llvm::Value* keep = kept(label);
-      cx.report_error_if(b.CreateAnd(keep, b.CreateICmpUGE(label, cx.i64c(v))), KILN_ERROR_INDEX_OUT_OF_RANGE);
+      llvm::Value* keep = checked_label(row).second;
       return LoweringContext::Carried{b.CreateFAdd(acc[0], b.CreateUIToFP(keep, b.getFloatTy()))};
     })[0];
     llvm::Value* dloss = cx.load(DType::f32, dloss_ptr, cx.i64c(0), 1);
@@ -195,7 +202,7 @@ struct LinearLoss {
     const int64_t logits_bytes = rows * v * 4;
     llvm::FunctionCallee scratch_fn = cx.module().getOrInsertFunction("kiln_scratch", cx.ptr(), cx.i64());
     llvm::Value* scratch = b.CreateCall(scratch_fn, {cx.i64c(logits_bytes + (with_losses ? n * 8 : 0))}, "scratch");
-    llvm::Value* null = llvm::ConstantPointerNull::get(llvm::PointerType::get(cx.context(), 0));
+    llvm::Value* null = null_ptr();
     cx.if_else(
         b.CreateICmpEQ(scratch, null), [&] { cx.report_error_if(b.getTrue(), KILN_ERROR_OUT_OF_MEMORY); },
         [&] { body(scratch, with_losses ? b.CreateInBoundsGEP(b.getInt8Ty(), scratch, cx.i64c(logits_bytes)) : null); },
@@ -225,9 +232,7 @@ struct LinearLoss {
     auto& b = cx.b();
     llvm::Value* row = b.CreateAdd(r0(), i);
     llvm::Value* line = f32_at(logits(), b.CreateMul(i, cx.i64c(v)));
-    llvm::Value* label = label_of(row);
-    llvm::Value* keep = kept(label);
-    cx.report_error_if(b.CreateAnd(keep, b.CreateICmpUGE(label, cx.i64c(v))), KILN_ERROR_INDEX_OUT_OF_RANGE);
+    const auto [label, keep] = checked_label(row);
     ExpOut exp_out;
     if (keep_exp) exp_out = [&](llvm::Value* k, llvm::Value* e) { cx.store(DType::f32, line, k, e); };
     const RowCrossEntropy r = row_cross_entropy(

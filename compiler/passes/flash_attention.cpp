@@ -25,6 +25,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <utility>
 
 #include "compiler/passes/constants.h"
 #include "compiler/passes/passes.h"
@@ -97,13 +98,10 @@ class Matcher {
     }
     if (is_result(x) && (producer(x).op() == "mul" || producer(x).op() == "div")) {
       if (!read_once(x)) return fail(why, "%" + name(x) + " is read elsewhere too");
-      const Node& scale = producer(x);
-      const bool div = scale.op() == "div";
-      const size_t c = !div && scalar(scale.operands[0]) ? 0 : 1;
-      const std::optional<double> value = scalar(scale.operands[c]);
-      if (!value) return fail(why, "%" + name(x) + " scales by a value that is not a one-element constant");
-      a.scale = div ? 1.0 / *value : *value;
-      x = scale.operands[1 - c];
+      const std::optional<std::pair<Value, double>> s = scaled(x);
+      if (!s) return fail(why, "%" + name(x) + " scales by a value that is not a one-element constant");
+      x = s->first;
+      a.scale = s->second;
     }
     if (!is_result(x) || producer(x).op() != "matmul")
       return fail(why, "its input is not q k^T (a matmul), scaled and masked");
@@ -117,15 +115,10 @@ class Matcher {
     a.k = scores.operands[1];
     if (!scores.attrs.get_bool("transpose_b")) key_from_transposed(a);
     // q scaled before the product (PyTorch's exports: q / sqrt(d)).
-    if (is_result(a.q) && (producer(a.q).op() == "mul" || producer(a.q).op() == "div") && read_once(a.q)) {
-      const Node& scale = producer(a.q);
-      const bool div = scale.op() == "div";
-      const size_t c = !div && scalar(scale.operands[0]) ? 0 : 1;
-      const std::optional<double> value = scalar(scale.operands[c]);
-      if (value && g_.type(scale.operands[1 - c]) == g_.type(a.q)) {
-        a.scale *= div ? 1.0 / *value : *value;
-        a.q = scale.operands[1 - c];
-      }
+    if (const std::optional<std::pair<Value, double>> s = scaled(a.q);
+        s && read_once(a.q) && g_.type(s->first) == g_.type(a.q)) {
+      a.q = s->first;
+      a.scale *= s->second;
     }
     for (Value v : {a.q, a.k, a.v})
       if (g_.type(v).dtype != DType::f32) return fail(why, "%" + name(v) + " is not f32");
@@ -141,6 +134,18 @@ class Matcher {
   }
 
  private:
+  // x = mul(y, c), mul(c, y) or div(y, c), c a one-element constant: y and the
+  // factor (c, or 1 / c).
+  std::optional<std::pair<Value, double>> scaled(Value x) const {
+    if (!is_result(x) || (producer(x).op() != "mul" && producer(x).op() != "div")) return {};
+    const Node& n = producer(x);
+    const bool div = n.op() == "div";
+    const size_t c = !div && scalar(n.operands[0]) ? 0 : 1;
+    const std::optional<double> value = scalar(n.operands[c]);
+    if (!value) return {};
+    return std::pair{n.operands[1 - c], div ? 1.0 / *value : *value};
+  }
+
   // The scores' matmul reads k^T as stored: k is k^T with its last two axes
   // swapped, through the transpose that made k^T when there is one.
   void key_from_transposed(Attention& a) const {
