@@ -71,6 +71,15 @@ TEST_CASE("config JSON round-trips and bad JSON names the key") {
   CHECK_THROWS_WITH_AS(config_from_json(bad), "Transformer config: \"heads\" must be an integer", Error);
   CHECK_THROWS_WITH_AS(config_from_json("{not json"), doctest::Contains("Transformer config: bad JSON"), Error);
   CHECK_THROWS_WITH_AS(config_from_json("[1]"), "Transformer config: expected a JSON object", Error);
+  // fused_loss: optional (checkpoints written before it have none: the fused loss), a boolean when given.
+  c.fused_loss = false;
+  std::string unfused = config_to_json(c);
+  CHECK_FALSE(config_from_json(unfused).fused_loss);
+  unfused.replace(unfused.find(",\"fused_loss\":false"), 19, "");
+  CHECK(config_from_json(unfused).fused_loss);
+  bad = config_to_json(c);
+  bad.replace(bad.find("\"fused_loss\":false"), 18, "\"fused_loss\":1");
+  CHECK_THROWS_WITH_AS(config_from_json(bad), "Transformer config: \"fused_loss\" must be true or false", Error);
 }
 
 TEST_CASE("validate names the bad field") {
