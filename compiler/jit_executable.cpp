@@ -19,7 +19,7 @@ JitExecutable::JitExecutable(Graph graph, const JitOptions& options)
   compiled_ = compile_graph(graph_, options.pipeline);
   times_.passes_ms = compiled_.passes_ms;
   kernels_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
-  if (!compiled_.dump_dir.empty()) dump_kernels(compiled_.program.kernels, target_, compiled_.dump_dir);
+  if (!compiled_.dump_dir.empty()) dump_kernels(compiled_.program, target_, compiled_.dump_dir);
   times_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -88,8 +88,9 @@ void JitExecutable::check_results(size_t call_index, const std::vector<void*>& p
     const std::string found = first_nonfinite(static_cast<const float*>(ptrs[b]), buf.type.shape);
     if (!found.empty())
       throw_nonfinite(graph_, buf.name, buf.type, found,
-                      "kernel call " + std::to_string(call_index) + " of " + std::to_string(p.calls.size()) + " (" +
-                          describe(p.kernels[call.kernel]) + ")");
+                      "kernel call " + std::to_string(call_index) + " of " + std::to_string(p.calls.size()) + " (k" +
+                          std::to_string(call.kernel) + " " + describe(p.kernels[call.kernel]) + ")" +
+                          (call.loc.scopes.empty() ? "" : " in " + describe(call.loc)));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "compiler/schedule/kernel.h"
@@ -100,6 +101,31 @@ std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile&
   return out;
 }
 
+std::vector<ScopeProfileRow> scope_profile(const Program& p, const RunProfile& r, int depth) {
+  std::map<std::string, ScopeProfileRow> rows;
+  const double runs = std::max(r.runs, 1);
+  for (const CallSpan& span : r.calls) {
+    std::set<std::string> scopes;
+    for (const std::string& s : p.calls[span.call].loc.scopes) scopes.insert(scope_prefix(s, depth));
+    if (scopes.empty()) scopes.insert("");
+    const double share = 1.0 / static_cast<double>(scopes.size());
+    for (const std::string& s : scopes) {
+      ScopeProfileRow& row = rows[std::string(forward_scope(s))];
+      (is_backward_scope(s) ? row.backward_ms : row.forward_ms) += share * span.ms() / runs;
+      row.calls += share / runs;
+    }
+  }
+  std::vector<ScopeProfileRow> out;
+  for (auto& [scope, row] : rows) {
+    row.scope = scope;
+    out.push_back(std::move(row));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.forward_ms + a.backward_ms > b.forward_ms + b.backward_ms;
+  });
+  return out;
+}
+
 int64_t collective_bytes(const Program& p, size_t collective) {
   const CollectiveCall& c = p.collectives[collective];
   int64_t bytes = 0;
@@ -139,14 +165,20 @@ std::string chrome_trace(const Program& p, const RunProfile& r) {
   for (const CallSpan& span : r.calls) {
     const KernelCall& call = p.calls[span.call];
     const CallCost cost = call_cost(p, call);
-    events.push_back({{"name", describe(p.kernels[call.kernel])},
+    const std::string scope = call_scope(call.loc);
+    events.push_back({{"name", (scope.empty() ? "" : scope + ": ") + describe(p.kernels[call.kernel])},
                       {"cat", p.kernels[call.kernel].label},
                       {"ph", "X"},
                       {"pid", 0},
                       {"tid", 0},  // the caller runs every call; its own chunks nest inside
                       {"ts", us(span.begin_ns)},
                       {"dur", us(span.end_ns) - us(span.begin_ns)},
-                      {"args", {{"call", span.call}, {"flops", cost.flops}, {"bytes", cost.bytes}}}});
+                      {"args",
+                       {{"call", span.call},
+                        {"kernel", numbered("k", call.kernel)},
+                        {"scopes", describe(call.loc)},
+                        {"flops", cost.flops},
+                        {"bytes", cost.bytes}}}});
   }
   for (const ChunkSpan& c : r.chunks) {
     auto it = std::upper_bound(by_start.begin(), by_start.end(), c.begin_ns,

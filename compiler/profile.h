@@ -33,6 +33,20 @@ struct KernelProfileRow {
 // costliest first.
 std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r);
 
+// Time per model part (PyTorch's profiler grouped by module): each call's time
+// goes to its scopes (KernelCall::loc), each cut to its first `depth` dotted
+// parts (0: whole), split evenly where a call computes several (a gradient's
+// matmul with its param's update, "dec.0.ffn (backward)" and "optimizer"); a
+// call without a scope counts under "". Forward and backward apart, per run,
+// costliest first.
+struct ScopeProfileRow {
+  std::string scope;        // the forward scope's name
+  double forward_ms = 0;    // per run
+  double backward_ms = 0;   // per run: its " (backward)" scope's
+  double calls = 0;         // per run, a shared call counted by its share
+};
+std::vector<ScopeProfileRow> scope_profile(const Program& p, const RunProfile& r, int depth = 0);
+
 // The collectives of a run, per run: bytes summed over the ranks, time in flight
 // (start to seen done), time the run stood still waiting, and time spent
 // starting them (copying operands, posting the sums). What was in flight but not

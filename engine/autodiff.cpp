@@ -75,7 +75,12 @@ std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt, Val
                 list);
   }
 
+  // A gradient's nodes are the backward of the node they differentiate
+  // ("encoder.0.ffn (backward)"); the seed and untouched gradients, of the loss's.
+  const Location loss_backward =
+      g.value(loss).kind == ValueKind::result ? backward_of(g.producer(loss).loc) : Location{};
   Builder b(g);
+  b.set_location(loss_backward);
   const auto first_new_value = static_cast<int32_t>(g.num_values());
   std::vector<Value> grads(g.num_values());
   grads[static_cast<size_t>(loss.id)] =
@@ -91,6 +96,7 @@ std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt, Val
       any = any || gr.valid();
     }
     if (!any) continue;
+    b.set_location(backward_of(node.loc));
     const std::vector<Value> operand_grads = node.def->gradient(b, node, result_grads);
     for (size_t k = 0; k < node.operands.size() && k < operand_grads.size(); ++k) {
       const Value x = node.operands[k];
@@ -112,6 +118,7 @@ std::vector<Value> grad(Graph& g, Value loss, const std::vector<Value>& wrt, Val
   for (Value w : wrt) {
     const Value gw = grads[static_cast<size_t>(w.id)];
     const std::string name = g.fresh_name(g.name_of(w) + ".grad");
+    b.set_location(gw.valid() && g.value(gw).kind == ValueKind::result ? g.producer(gw).loc : loss_backward);
     if (!gw.valid()) {
       out.push_back(b.emit1("fill", {}, {{"shape", g.type(w).shape}, {"value", 0.0}}, name));
     } else if (gw.id >= first_new_value && renamed.insert(gw.id).second) {

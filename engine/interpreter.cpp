@@ -17,7 +17,8 @@ Tensor result_tensor(const Graph& g, const Node& node, Value r) {
   try {
     return Tensor::zeros(g.type(r));
   } catch (const Error& e) {
-    const std::string at = node.loc.file.empty() ? "" : " at " + node.loc.str();
+    const std::string origin = origin_phrase(node.loc);
+    const std::string at = origin.empty() ? "" : " " + origin;
     throw Error("%" + g.name_of(r) + " (op '" + node.op() + "'" + at + "): " + e.what());
   }
 }

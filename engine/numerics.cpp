@@ -33,8 +33,8 @@ void throw_nonfinite(const Graph& source, const std::string& value, const Tensor
                     ", the run's first nan or inf; made by " + maker;
   if (const auto v = source.find(value); v && source.value(*v).kind == ValueKind::result) {
     const Node& node = source.producer(*v);
-    if (!node.loc.file.empty()) msg += ", defined at " + node.loc.str();
     msg += " by op '" + node.op() + "'";
+    if (const std::string origin = origin_phrase(node.loc); !origin.empty()) msg += " " + origin;
   }
   throw Error(msg);
 }

@@ -56,6 +56,7 @@ Value grad_weight(Builder& b) {
 // ready where the backward pass makes it.
 std::vector<Value> weighted_grads(Graph& g, Value loss, const std::vector<Value>& params) {
   Builder b(g);
+  const Builder::Scope scope(b, kOptimizerScope);
   return grad(g, loss, params, grad_weight(b));
 }
 
@@ -75,6 +76,7 @@ void append_gradient_accumulation(Graph& g, Value loss) {
   const std::vector<Value> params = trainable_params(g);
   const std::vector<Value> grads = weighted_grads(g, loss, params);
   Builder b(g);
+  const Builder::Scope scope(b, kOptimizerScope);
   for (size_t i = 0; i < params.size(); ++i) accumulated(b, params[i], grads[i], [](Value sum) { return sum; });
   output_once(b, loss);
 }
@@ -83,6 +85,7 @@ void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
   const std::vector<Value> grads = grad(g, loss, params);
   Builder b(g);
+  const Builder::Scope scope(b, kOptimizerScope);
   advance_step(b);
   const Value lr = ops::identity(b, scalar(b, opts.lr), g.fresh_name(kLearningRateOutput));
   for (size_t i = 0; i < params.size(); ++i)
@@ -94,6 +97,7 @@ void append_sgd(Graph& g, Value loss, const SgdOptions& opts) {
 void append_adam(Graph& g, Value loss, const AdamOptions& opts) {
   const std::vector<Value> params = trainable_params(g);
   Builder b(g);
+  const Builder::Scope scope(b, kOptimizerScope);
   // The step, learning rate and bias corrections come before the gradients, so
   // that each param's update can run as soon as its gradient is made (fused
   // into the matmul that makes it: compiler/passes/fusion.cpp).

@@ -44,6 +44,9 @@ inline const std::string kLearningRateOutput = "lr";
 // as large), and each param's accumulated gradient, state NAME.grad_acc.
 inline const std::string kGradWeightInput = "grad_weight";
 inline const std::string kGradAccSuffix = ".grad_acc";
+// The model scope of the update's nodes (the step, the learning rate, each
+// param's update); the gradients are the backward of their forward's scopes.
+inline const std::string kOptimizerScope = "optimizer";
 
 // Each appends: grad(loss, every param), the updates, `assign`s for every param
 // and state it changes, and outputs `loss` and `lr` (in that order) unless the

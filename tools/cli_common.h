@@ -114,6 +114,8 @@ struct ProfileOptions {
   compiler::BackendOptions exec;    // its pipeline, kernels and threads (0: all cores)
   int64_t steps = 10;
   std::string trace_path = "profile.trace.json";
+  std::string by = "kernel";  // the table's rows: "kernel" or "scope" (model part)
+  int depth = 0;              // --by scope: scopes cut to this many dotted parts (0: whole)
 };
 void profile(const ProfileOptions& opts);
 // The runs behind it (also `kiln dot --color-by time`): the executable, profiled.
@@ -149,6 +151,7 @@ struct TranslateOptions {
   models::DecodeOptions decode{4, 0.6};  // --beam etc.: as eval decodes (beam 4, length penalty 0.6)
   bool nbest_lines = false;        // --nbest given: Moses' n-best lines
   int64_t buffer_lines = 10000;    // lines read, sorted and decoded together
+  std::string attention_dir;       // --attention: each sentence's attention weights and their page
   std::string data_dir = "/usr/share/trans/de-en";
   compiler::BackendOptions exec;
 };

@@ -1,5 +1,5 @@
 // `kiln profile FILE.kir`: runs a graph with the JIT, every kernel call timed,
-// prints where the time goes (tools/profile_table.h) and writes a Chrome trace.
+// prints where the time goes by kernel or by model scope (tools/profile_table.h) and writes a Chrome trace.
 #include <iostream>
 
 #include "compiler/profile.h"
@@ -41,7 +41,10 @@ void profile(const ProfileOptions& opts) {
   check_output_is_no_input({"--trace", opts.trace_path}, inputs);
   const auto exe = profiled_runs(parse_kir_file(opts.graph_path), opts);
   const compiler::Program& p = exe->compiled().program;
-  print_profile_table(p, exe->run_profile(), kiln_num_threads(), std::cout);
+  if (opts.by == "scope")
+    print_scope_table(p, exe->run_profile(), opts.depth, std::cout);
+  else
+    print_profile_table(p, exe->run_profile(), kiln_num_threads(), std::cout);
   write_file_atomically(opts.trace_path, compiler::chrome_trace(p, exe->run_profile()));
   std::cout << "trace (chrome://tracing, ui.perfetto.dev): " << opts.trace_path << '\n';
 }

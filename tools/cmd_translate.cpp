@@ -9,6 +9,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
+#include "models/train/attention_maps.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
@@ -64,6 +65,11 @@ CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts) {
                   "lines read, sorted by length and decoded together (interactive stdin: one)")
       ->check(positive(opts.buffer_lines))
       ->capture_default_str();
+  cmd->add_option("--attention", opts.attention_dir,
+                  "also write each sentence's attention weights (every layer and head: encoder self-, decoder "
+                  "self- and cross-attention, of the best translation) as DIR/NNNN/*.npy, and DIR/index.html, "
+                  "their heatmaps over the subword pieces")
+      ->check(dir_to_write());
   add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
   cmd->callback([cmd, &opts, nbest] {
     opts.nbest_lines = nbest->count() > 0;
@@ -146,8 +152,14 @@ void translate(const TranslateOptions& opts) {
   }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
+  std::vector<models::SentenceAttention> attention;
   const auto translate_buffer = [&](const std::vector<std::string>& lines) {
-    output.add(models::translate_lines(m, lines, opts.decode));
+    const std::vector<models::TranslatedLine> translated = models::translate_lines(m, lines, opts.decode);
+    output.add(translated);
+    if (opts.attention_dir.empty()) return;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (!translated[i].tokens.empty())
+        attention.push_back(models::sentence_attention(m, lines[i], translated[i].source, translated[i].tokens[0]));
   };
   if (!opts.texts.empty()) {
     translate_buffer(opts.texts);
@@ -173,6 +185,7 @@ void translate(const TranslateOptions& opts) {
     }
     if (!lines.empty()) translate_buffer(lines);
   }
+  if (!opts.attention_dir.empty()) models::write_attention(opts.attention_dir, attention);
   output.finish();
 }
 

@@ -161,6 +161,15 @@ int main(int argc, char** argv) {
                       "kernel calls on the caller's")
       ->check(kiln::cli::file_to_write())
       ->capture_default_str();
+  profile->add_option("--by", profile_opts.by,
+                      "the table's rows: kernel (each distinct kernel), or scope (each model part, as loc(...) "
+                      "names it: forward and backward time apart, with its share of the step)")
+      ->check(CLI::IsMember({"kernel", "scope"}))
+      ->capture_default_str();
+  profile->add_option("--depth", profile_opts.depth,
+                      "with --by scope: group scopes by their first N dotted parts (2: enc.0, dec.1, ...; 0: whole)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   profile->add_option("--threads", profile_opts.exec.threads, "threads of the JIT's parallel loops (default: all cores)")
       ->check(kiln::cli::thread_count(1));
   profile->add_option("--target-cpu", profile_opts.exec.target_cpu, "generate code for this CPU (default: the host)");

@@ -55,6 +55,29 @@ void print_profile_table(const compiler::Program& p, const compiler::RunProfile&
     out << "  (memory % is of the bandwidth to DRAM; above 100%, a kernel's data came from the caches)\n";
 }
 
+void print_scope_table(const compiler::Program& p, const compiler::RunProfile& r, int depth, std::ostream& out) {
+  const std::vector<compiler::ScopeProfileRow> rows = compiler::scope_profile(p, r, depth);
+  double forward = 0, backward = 0;
+  for (const auto& row : rows) {
+    forward += row.forward_ms;
+    backward += row.backward_ms;
+  }
+  const double step_ms = forward + backward;
+  const auto share = [&](double ms) { return step_ms > 0 ? 100 * ms / step_ms : 0.0; };
+  size_t width = 16;
+  for (const auto& row : rows) width = std::max(width, row.scope.size());
+  const auto pad = [&](const std::string& s) { return s + std::string(width - s.size(), ' '); };
+  out << format("kernel time per step by model scope: %.3f ms (mean of %d runs; a kernel of several scopes counts "
+                "an equal share in each)\n",
+                step_ms, r.runs);
+  out << "  " << pad("scope") << format(" %11s %11s %11s %7s %8s\n", "forward ms", "backward ms", "total ms", "%", "calls");
+  for (const auto& row : rows)
+    out << "  " << pad(row.scope.empty() ? "(no scope)" : row.scope)
+        << format(" %11.3f %11.3f %11.3f %6.1f%% %8.1f\n", row.forward_ms, row.backward_ms,
+                  row.forward_ms + row.backward_ms, share(row.forward_ms + row.backward_ms), row.calls);
+  out << "  " << pad("all") << format(" %11.3f %11.3f %11.3f %6.1f%%\n", forward, backward, step_ms, 100.0);
+}
+
 void print_weighted_profile(const std::vector<WeightedStep>& steps, std::ostream& out) {
   int64_t total_steps = 0;
   for (const WeightedStep& s : steps) total_steps += s.steps;

@@ -13,6 +13,10 @@ namespace kiln::cli {
 
 void print_profile_table(const compiler::Program& p, const compiler::RunProfile& r, int threads, std::ostream& out);
 
+// `kiln profile --by scope`: a row per model part (compiler::scope_profile),
+// its forward and backward time, calls and share of the step, then the total.
+void print_scope_table(const compiler::Program& p, const compiler::RunProfile& r, int depth, std::ostream& out);
+
 // A run's step over all its batch shapes, each weighted by the steps it
 // trained (`kiln train --profile`): a line per shape (tokens, share of the
 // steps, ms per step, planned arena), then the time per step by kernel kind

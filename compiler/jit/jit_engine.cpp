@@ -261,13 +261,13 @@ void LoadedKernels::release() {
 
 size_t loaded_kernel_count() { return Linker::global().count(); }
 
-void dump_kernels(const std::vector<Kernel>& kernels, const Target& target, const std::string& dir) {
+void dump_kernels(const Program& p, const Target& target, const std::string& dir) {
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const Kernel& kernel = kernels[i];
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const Kernel& kernel = p.kernels[i];
     const OptLevel level = opt_level_for(kernel.kind);
     const std::string symbol = symbol_of(cache_key(kernel, target, level));
-    const std::string stem = "kernels/" + numbered("k", i) + "-" + kernel.label;
+    const std::string stem = "kernels/" + kernel_file_stem(p, i);
     llvm::LLVMContext context;
     llvm::Module module(symbol, context);
     lower_kernel(module, kernel, symbol, target, *tm);

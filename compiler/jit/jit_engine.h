@@ -13,6 +13,7 @@
 
 #include "compiler/jit/target.h"
 #include "compiler/schedule/kernel.h"
+#include "compiler/schedule/program.h"
 
 namespace kiln::compiler {
 
@@ -73,9 +74,10 @@ LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& tar
 // How many kernels this process has loaded now (for tests).
 size_t loaded_kernel_count();
 
-// --dump-dir: each kernel's LLVM IR as lowered and as optimized, and its
-// assembly, as dir/kernels/kN-KIND.{ll,opt.ll,s} (dump_dir.h). Lowered again
-// for the purpose: a kernel from the cache has no IR. Throws kiln::Error.
-void dump_kernels(const std::vector<Kernel>& kernels, const Target& target, const std::string& dir);
+// --dump-dir: each kernel of the program's LLVM IR as lowered and as optimized,
+// and its assembly, as dir/kernels/kN-KIND[-SCOPE].{ll,opt.ll,s} (dump_dir.h,
+// kernel_file_stem). Lowered again for the purpose: a kernel from the cache has
+// no IR. Throws kiln::Error.
+void dump_kernels(const Program& p, const Target& target, const std::string& dir);
 
 }  // namespace kiln::compiler

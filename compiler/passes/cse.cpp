@@ -1,7 +1,7 @@
 // Common subexpression elimination: a node with the same op, the same operands
 // (after earlier merges), equal attributes (Attrs::operator==), equal result
 // types and (fusions) the same body text as an earlier node is replaced by that
-// node's results. Side-effecting
+// node's results, and that node takes its scopes too. Side-effecting
 // nodes (assign) are never merged. dropout is merged like any op: its mask depends
 // only on its operands and attributes (seed, key), so equal nodes draw equal masks.
 #include <map>
@@ -33,7 +33,7 @@ Graph cse(const Graph& g) {
     for (int32_t id : candidates) {
       const Node& c = rw.target().nodes()[static_cast<size_t>(id)];
       bool same = c.attrs == n.attrs && c.results.size() == n.results.size() &&
-                  (c.body == n.body || (c.body && n.body && print_kir(*c.body) == print_kir(*n.body)));
+                  (c.body == n.body || (c.body && n.body && print_kir(*c.body, {.locations = false}) == print_kir(*n.body, {.locations = false})));
       for (size_t r = 0; same && r < n.results.size(); ++r)
         same = rw.target().type(c.results[r]) == g.type(n.results[r]);
       if (same) match = &c;
@@ -41,6 +41,7 @@ Graph cse(const Graph& g) {
     }
     if (match) {
       for (size_t r = 0; r < n.results.size(); ++r) rw.replace(n.results[r], match->results[r]);
+      rw.merge_location(match->results.front(), n.loc);
     } else {
       rw.copy(i);
       candidates.push_back(static_cast<int32_t>(rw.target().nodes().size() - 1));

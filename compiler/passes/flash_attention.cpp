@@ -265,6 +265,7 @@ Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks) {
                         : rw.emit(i, "transpose", {rw.map(a->k)}, {{"perm", a->k_perm}}, g.name_of(a->k) + "_keys");
     const std::vector<Value> o = rw.emit_results(i, "flash_attention", {rw.map(a->q), k, rw.map(a->v), mask},
                                                  {{"scale", a->scale}, {"heads", a->heads}}, {name, name + "_lse"});
+    rw.inherit_locations(o[0], n.results[0], {a->q, a->k, a->v, a->mask});
     if (a->heads) {
       merged[a->merged] = o[0];
       gone.insert(a->merge_transpose);

@@ -78,7 +78,7 @@ class Fuser {
 
  private:
   const Node& node(int i) const { return g_.nodes()[static_cast<size_t>(i)]; }
-  std::string label(int i) const { return "%" + g_.name_of(node(i).results[0]) + " (" + node(i).op() + ")"; }
+  std::string label(int i) const { return node_label(g_, node(i)); }
 
   void decide(int producer, int root, const std::string& reason) {
     if (decisions_) *decisions_ << "not fused: " << label(producer) << " into " << label(root) << ": " << reason << "\n";

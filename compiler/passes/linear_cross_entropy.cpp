@@ -109,6 +109,7 @@ Graph rewrite_linear_cross_entropy(const Graph& g, std::ostream* remarks) {
       const std::vector<Value> r =
           rw.emit_results(i, "linear_cross_entropy_train", operands, ce.attrs,
                           {g.name_of(fwd.results[0]), g.name_of(ce.results[0]), g.name_of(ce.results[1])});
+      rw.merge_location(r[0], fwd.loc);
       rw.replace(fwd.results[0], r[0]);
       rw.replace(ce.results[0], r[1]);
       rw.replace(ce.results[1], r[2]);
@@ -140,6 +141,7 @@ Graph rewrite_linear_cross_entropy(const Graph& g, std::ostream* remarks) {
       labels = rw.emit(i, "reshape", {labels}, {{"shape", std::vector<int64_t>{n}}}, name + "_labels");
     const std::vector<Value> r =
         rw.emit_results(i, "linear_cross_entropy", {h, w, labels}, ce.attrs, {name, name + "_lse"});
+    rw.inherit_locations(r[0], ce.results[0], {mm.operands[0], mm.operands[1], ce.operands[1]});
     rw.replace(ce.results[0], r[0]);
     if (remarks)
       *remarks << "linear-cross-entropy: %" << name << " = linear_cross_entropy(%" << g.name_of(mm.operands[0])

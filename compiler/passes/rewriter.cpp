@@ -32,7 +32,7 @@ ExtractedBody extract_body(const Graph& g, const std::vector<size_t>& nodes, con
       types.push_back(g.type(r));
       names.push_back(body.fresh_name(g.name_of(r)));
     }
-    const int32_t id = body.add_node(n.def, operands, n.attrs, types, names, n.body);
+    const int32_t id = body.add_node(n.def, operands, n.attrs, types, names, n.body, n.loc);
     const Node& made = body.nodes()[static_cast<size_t>(id)];
     for (size_t k = 0; k < n.results.size(); ++k) inner[n.results[k].id] = made.results[k];
   }
@@ -67,12 +67,32 @@ void GraphRewriter::copy(size_t index) {
     types.push_back(src_.type(r));
     names.push_back(src_.name_of(r));
   }
-  const int32_t id = dst_.add_node(n.def, mapped_operands(n), n.attrs, types, names, n.body);
+  const int32_t id = dst_.add_node(n.def, mapped_operands(n), n.attrs, types, names, n.body, n.loc);
   const Node& copied = dst_.nodes()[static_cast<size_t>(id)];
   for (size_t i = 0; i < n.results.size(); ++i) replace(n.results[i], copied.results[i]);
 }
 
 void GraphRewriter::replace(Value from, Value to) { map_.at(static_cast<size_t>(from.id)) = to; }
+
+void GraphRewriter::merge_location(Value target_value, const Location& loc) {
+  dst_.merge_location(dst_.value(target_value).node, loc);
+}
+
+void GraphRewriter::inherit_locations(Value target_value, Value source_output, const std::vector<Value>& source_inputs) {
+  std::set<int32_t> seen;
+  for (Value v : source_inputs) seen.insert(v.id);
+  std::vector<Value> todo{source_output};
+  Location loc;
+  while (!todo.empty()) {
+    const Value v = todo.back();
+    todo.pop_back();
+    if (!seen.insert(v.id).second || src_.value(v).kind != ValueKind::result) continue;
+    const Node& n = src_.producer(v);
+    loc.merge(n.loc);
+    todo.insert(todo.end(), n.operands.begin(), n.operands.end());
+  }
+  merge_location(target_value, loc);
+}
 
 // A name free in the new graph that no source value other than a result of node
 // `index` has: later source nodes keep their names when copied, and outputs are
@@ -94,6 +114,7 @@ std::string GraphRewriter::fresh_name(size_t index, std::string_view hint) const
 Value GraphRewriter::emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
                           std::string_view hint) {
   Builder b(dst_);
+  b.set_location(src_.nodes()[index].loc);
   return b.emit1(op, operands, attrs, fresh_name(index, hint));
 }
 
@@ -103,6 +124,7 @@ std::vector<Value> GraphRewriter::emit_results(size_t index, const std::string& 
   std::vector<std::string> names;
   for (const std::string& hint : hints) names.push_back(fresh_name(index, hint));
   Builder b(dst_);
+  b.set_location(src_.nodes()[index].loc);
   return b.emit(op, operands, attrs, names);
 }
 

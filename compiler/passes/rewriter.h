@@ -43,8 +43,15 @@ class GraphRewriter {
   void copy(size_t index);
   // Makes the source value `from` stand for `to`, a value of the new graph.
   void replace(Value from, Value to);
+  // Adds `loc`'s scopes to the node of the new graph that makes `target_value`
+  // (a node standing for several: CSE).
+  void merge_location(Value target_value, const Location& loc);
+  // The same with the locations of every source node that `source_output`
+  // depends on short of `source_inputs`: a rewrite that replaces a whole chain
+  // (softmax(q k^T) v by flash_attention) keeps the origins of all of it.
+  void inherit_locations(Value target_value, Value source_output, const std::vector<Value>& source_inputs);
   // Adds a node to the new graph (attributes completed, types inferred) while
-  // source node `index` is being rewritten. Its result is named `hint` when no
+  // source node `index` is being rewritten; it takes that node's location. Its result is named `hint` when no
   // other source value has that name (so a node replacing the one being rewritten
   // takes its name), else `hint_1`, `hint_2`, ...
   Value emit(size_t index, const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,

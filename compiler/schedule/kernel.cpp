@@ -181,7 +181,7 @@ Kernel make_kernel(const Graph& g, const Node& node) {
     k.label = node.op();
   }
   // Two kernels of one body but different kinds compile differently.
-  k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph);
+  k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph, {.locations = false});
   k.hash = fnv1a_64(k.text);
   if (k.kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
   if (k.kind == FusionKind::epilogue) k.in_place = epilogue_in_place_pairs(*k.graph);

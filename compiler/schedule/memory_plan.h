@@ -20,6 +20,7 @@ struct PlanBuffer {
   bool external = false;  // input, param, state, output or invariant: lives outside the arena, never placed
   bool live_out = false;  // read after the last step (a graph output, or the value of an assign):
                           // must not be overwritten by any later step
+  std::string scope;      // the model part that makes it, for reports ("" if none)
 };
 
 // One kernel call of the program, in execution order.
@@ -30,6 +31,7 @@ struct PlanStep {
   std::vector<std::pair<int, int>>
       in_place;  // (read id, write id) pairs the kernel allows to share memory
                  // (elementwise: element i of the write depends only on element i of the read)
+  std::string scope;  // the model part it computes, for reports ("" if none)
 };
 
 struct MemoryPlan {

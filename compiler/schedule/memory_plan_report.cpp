@@ -58,19 +58,22 @@ std::string memory_plan_report(const std::vector<PlanBuffer>& buffers, const std
                                const MemoryPlan& plan) {
   const std::vector<Lifetime> lives = compute_lifetimes(buffers, steps);
   const int n_steps = static_cast<int>(steps.size());
-  int name_width = 6;
-  for (const PlanBuffer& b : buffers) name_width = std::max(name_width, static_cast<int>(b.name.size()));
-  // Names are padded by hand (they may be long); snprintf only formats the fixed-width columns.
-  const auto name_column = [&](const std::string& name) { return name + std::string(name_width - name.size(), ' '); };
+  size_t name_width = 6, scope_width = 5;
+  for (const PlanBuffer& b : buffers) {
+    name_width = std::max(name_width, b.name.size());
+    scope_width = std::max(scope_width, b.scope.size());
+  }
+  // Names and scopes are padded by hand (they may be long); snprintf only formats the fixed-width columns.
+  const auto pad = [](const std::string& text, size_t width) { return text + std::string(width - text.size(), ' '); };
   char row[128];
-  std::snprintf(row, sizeof row, " %12s %12s  %-16s %s\n", "bytes", "offset", "live", "note");
-  std::string out = name_column("buffer") + row;
+  std::snprintf(row, sizeof row, " %12s %12s  %-16s ", "bytes", "offset", "live");
+  std::string out = pad("buffer", name_width) + row + pad("scope", scope_width) + " note\n";
   for (int b = 0; b < static_cast<int>(buffers.size()); ++b) {
     const PlanBuffer& buf = buffers[b];
     const std::string offset = buf.external ? "external" : std::to_string(plan.offsets[b]);
     std::snprintf(row, sizeof row, " %12lld %12s  %-16s ", static_cast<long long>(buf.bytes), offset.c_str(),
                   live_range(lives[b], n_steps).c_str());
-    out += name_column(buf.name) + row + note(buffers, steps, lives, plan, b);
+    out += pad(buf.name, name_width) + row + pad(buf.scope, scope_width) + " " + note(buffers, steps, lives, plan, b);
     while (out.back() == ' ') out.pop_back();
     out += '\n';
   }

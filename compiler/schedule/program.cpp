@@ -1,6 +1,7 @@
 #include "compiler/schedule/program.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -126,7 +127,8 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place, bool inv
   std::vector<int> buffer_of(g.num_values(), -1);
   const auto add_buffer = [&](Value v, BufferKind kind) {
     buffer_of[static_cast<size_t>(v.id)] = static_cast<int>(p.buffers.size());
-    p.buffers.push_back({g.name_of(v), g.type(v), kind, v});
+    const Location loc = g.value(v).kind == ValueKind::result ? g.producer(v).loc : Location{};
+    p.buffers.push_back({g.name_of(v), g.type(v), kind, v, -1, loc});
   };
   for (Value v : g.declarations()) add_buffer(v, declaration_kind(g.value(v).kind));
 
@@ -168,7 +170,7 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place, bool inv
     Kernel k = make_kernel(g, node);
     auto [it, added] = kernel_by_text.emplace(k.text, p.kernels.size());
     if (added) p.kernels.push_back(std::move(k));
-    KernelCall call{it->second, {}, node.operands.size(), index};
+    KernelCall call{it->second, {}, node.operands.size(), index, node.loc};
     call.invariant = invariants && std::all_of(node.operands.begin(), node.operands.end(), is_invariant) &&
                      std::none_of(node.results.begin(), node.results.end(),
                                   [&](Value r) { return is_output[static_cast<size_t>(r.id)]; });
@@ -193,7 +195,7 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place, bool inv
 std::vector<PlanBuffer> plan_buffers(const Program& p) {
   std::vector<PlanBuffer> out;
   for (const ProgramBuffer& b : p.buffers)
-    out.push_back({b.name, b.bytes(), b.kind != BufferKind::temp || b.alias >= 0, false});
+    out.push_back({b.name, b.bytes(), b.kind != BufferKind::temp || b.alias >= 0, false, call_scope(b.loc)});
   for (const auto& [target, value] : p.assigns)
     if (!out[static_cast<size_t>(value)].external) out[static_cast<size_t>(value)].live_out = true;
   return out;
@@ -233,6 +235,7 @@ std::vector<PlanStep> plan_steps(const Program& p) {
     const Kernel& k = p.kernels[call.kernel];
     PlanStep s;
     s.name = k.label;
+    s.scope = call_scope(call.loc);
     s.reads.assign(call.args.begin(), call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs));
     s.writes.assign(call.args.begin() + static_cast<std::ptrdiff_t>(call.num_inputs), call.args.end());
     for (const auto& [in, out] : k.in_place) s.in_place.emplace_back(s.reads[in], s.writes[out]);
@@ -268,6 +271,24 @@ std::string args_text(const Program& p, const std::vector<int>& args, size_t num
 
 }  // namespace
 
+std::string call_scope(const Location& loc) {
+  const std::string common = common_scope(loc.scopes);
+  return common.empty() && !loc.scopes.empty() ? loc.scopes.front() : common;
+}
+
+std::string kernel_file_stem(const Program& p, size_t kernel) {
+  std::string stem = numbered("k", kernel) + "-" + p.kernels[kernel].label;
+  const auto first = std::find_if(p.calls.begin(), p.calls.end(), [&](const KernelCall& c) { return c.kernel == kernel; });
+  const std::string scope = first == p.calls.end() ? std::string() : call_scope(first->loc);
+  if (scope.empty()) return stem;
+  stem += '-';
+  stem += forward_scope(scope);
+  if (is_backward_scope(scope)) stem += ".backward";
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return stem;
+}
+
 std::string print_program(const Program& p) {
   const auto invariant_calls =
       std::count_if(p.calls.begin(), p.calls.end(), [](const KernelCall& c) { return c.invariant; });
@@ -294,8 +315,10 @@ std::string print_program(const Program& p) {
   for (size_t i = 0; i < p.calls.size(); ++i) {
     events_before(i);
     const KernelCall& c = p.calls[i];
+    const std::string origin = describe(c.loc);
     out += "  " + std::to_string(i) + ": k" + std::to_string(c.kernel) + " " + p.kernels[c.kernel].label +
-           args_text(p, c.args, c.num_inputs) + (c.invariant ? " [once]\n" : "\n");
+           args_text(p, c.args, c.num_inputs) + (c.invariant ? " [once]" : "") +
+           (origin.empty() ? "" : "  # " + origin) + "\n";
   }
   events_before(p.calls.size());
   for (const auto& [target, value] : p.assigns)

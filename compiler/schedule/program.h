@@ -42,6 +42,7 @@ struct ProgramBuffer {
   // when no later kernel, output or other assign reads the target's old value,
   // and the kernel reads the target, if at all, only where it writes the value.
   int alias = -1;
+  Location loc;      // the node that makes it (a declaration's: none)
   int64_t bytes() const;
 };
 
@@ -50,6 +51,7 @@ struct KernelCall {
   std::vector<int> args;  // buffer ids: the kernel's inputs, then its outputs
   size_t num_inputs = 0;
   size_t node = 0;        // the compiled graph's node it runs
+  Location loc;           // that node's: the model scopes it computes (profiles, dumps, errors)
   // Run-invariant: it reads only params the graph never assigns and results of
   // other invariant calls (a constant reads nothing), and makes no graph
   // output, so it computes the same at every run until a param is bound again.
@@ -105,6 +107,15 @@ Program build_program(const Graph& g, bool reuse = true, bool update_in_place = 
 // calls and the collectives' starts and waits, in the order they run).
 std::vector<PlanBuffer> plan_buffers(const Program& p);
 std::vector<PlanStep> plan_steps(const Program& p);
+
+// The model part a call computes, for reports: its scopes' common prefix, or its
+// first scope where they share none ("" for a node without scopes).
+std::string call_scope(const Location& loc);
+
+// "k3-matmul-enc.0.ffn.backward": kernel k's number and label, and the scope of
+// its first call (call_scope) where it has one, in characters a file name takes
+// (--dump-dir's kernels/ files).
+std::string kernel_file_stem(const Program& p, size_t kernel);
 
 // The program as text: buffers, calls, then each distinct kernel's body.
 std::string print_program(const Program& p);

@@ -1,5 +1,7 @@
 #include "engine/ir/builder.h"
 
+#include <algorithm>
+
 #include "engine/ir/error.h"
 #include "engine/ir/fusion_kind.h"
 
@@ -81,7 +83,23 @@ std::vector<Value> Builder::emit(const std::string& op, const std::vector<Value>
 std::vector<Value> Builder::emit_fusion(std::shared_ptr<const Graph> body, const std::vector<Value>& operands,
                                         const Attrs& attrs, const std::vector<std::string>& names) {
   if (!body) throw Error("fusion: no body");
-  return emit_node("fusion", operands, attrs, names, std::move(body));
+  // A fusion stands for its body: it has all of its nodes' origins, but for
+  // constants (nodes of no operand), which fusion copies into every kernel that
+  // reads them and CSE shares across the model: theirs name no part of it.
+  const Location outer = loc_;
+  const bool only_constants =
+      std::all_of(body->nodes().begin(), body->nodes().end(), [](const Node& n) { return n.operands.empty(); });
+  for (const Node& n : body->nodes())
+    if (only_constants || !n.operands.empty()) loc_.merge(n.loc);
+  std::vector<Value> results;
+  try {
+    results = emit_node("fusion", operands, attrs, names, std::move(body));
+  } catch (...) {
+    loc_ = outer;
+    throw;
+  }
+  loc_ = outer;
+  return results;
 }
 
 std::vector<Value> Builder::emit_node(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs,
@@ -105,8 +123,17 @@ std::vector<Value> Builder::emit_node(const std::string& op, const std::vector<V
   std::vector<std::string> result_names;
   for (size_t i = 0; i < result_types.size(); ++i)
     result_names.push_back(i < names.size() && !names[i].empty() ? g_.fresh_name(names[i]) : std::string());
-  const int32_t id = g_.add_node(def, operands, std::move(full), result_types, result_names, std::move(body));
+  const int32_t id = g_.add_node(def, operands, std::move(full), result_types, result_names, std::move(body), loc_);
   return g_.nodes()[static_cast<size_t>(id)].results;
+}
+
+Builder::Scope::Scope(Builder& b, std::string_view name) : b_(b), saved_(b.loc_) {
+  check_identifier(name, "scope");
+  const std::string parent = common_scope(saved_.scopes);
+  const std::string_view parent_forward = forward_scope(parent);
+  std::string scope = parent_forward.empty() ? std::string(name) : std::string(parent_forward) + "." + std::string(name);
+  if (is_backward_scope(parent)) scope = backward_scope(scope);
+  b_.loc_.scopes = {std::move(scope)};
 }
 
 // The verifier's rules for a write (assign), checked before the node is added.

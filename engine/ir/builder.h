@@ -27,6 +27,27 @@ class Builder {
   }
   void output(Value v) { g_.add_output(v); }
 
+  // The location of every node this builder adds from now on (a pass gives a
+  // rewrite's nodes the origin of what they replace; autodiff, a gradient's).
+  const Location& location() const { return loc_; }
+  void set_location(Location loc) { loc_ = std::move(loc); }
+
+  // A model scope for the nodes added while it lives (PyTorch's module names, XLA's
+  // name scope): Scope s(b, "encoder"), then Scope t(b, "0") inside it, makes them
+  // "encoder.0"; inside a backward scope the new one is backward too. Throws
+  // kiln::Error for a name that is not is_identifier.
+  class Scope {
+   public:
+    Scope(Builder& b, std::string_view name);
+    ~Scope() { b_.loc_ = std::move(saved_); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Builder& b_;
+    Location saved_;
+  };
+
   // Adds `op(operands) {attrs}`; result names come from `names` (fresh if absent).
   // Throws kiln::Error: "matmul(f32[2,3], f32[4,5]): ..." on any mistake the
   // verifier would find (an assign to what is not a param or state, or to one
@@ -46,6 +67,7 @@ class Builder {
                                const std::vector<std::string>& names, std::shared_ptr<const Graph> body);
 
   Graph& g_;
+  Location loc_;
 };
 
 // The result types of `def` on these operands (attributes already completed):

@@ -40,6 +40,12 @@ bool same_computation(const Graph& a, const Graph& b) {
   return true;
 }
 
+std::string node_label(const Graph& g, const Node& n) {
+  const std::string origin = origin_phrase(n.loc);
+  const std::string first = n.results.empty() ? std::string() : "%" + g.name_of(n.results[0]) + " ";
+  return first + "(" + n.op() + (origin.empty() ? "" : " " + origin) + ")";
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -98,7 +104,7 @@ Value Graph::declare(ValueKind kind, const std::string& name, TensorType type, A
 
 int32_t Graph::add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                         const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
-                        std::shared_ptr<const Graph> body, SourceLoc loc) {
+                        std::shared_ptr<const Graph> body, Location loc) {
   const auto node_id = static_cast<int32_t>(nodes_.size());
   Node node{def, std::move(operands), std::move(attrs), {}, std::move(body), std::move(loc)};
   // Every name is settled before the first result is added, so a bad one leaves the graph as it was.
@@ -127,6 +133,8 @@ void Graph::add_output(Value v) {
   if (!v.valid() || static_cast<size_t>(v.id) >= values_.size()) throw Error("output: invalid value");
   outputs_.push_back(v);
 }
+
+void Graph::merge_location(int32_t node, const Location& loc) { nodes_.at(static_cast<size_t>(node)).loc.merge(loc); }
 
 void Graph::rename(Value v, const std::string& name) {
   check_free_name(name);

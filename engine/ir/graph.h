@@ -14,6 +14,7 @@
 
 #include "engine/ir/attr.h"
 #include "engine/ir/error.h"
+#include "engine/ir/location.h"
 #include "engine/ir/shape.h"
 
 namespace kiln {
@@ -49,7 +50,7 @@ struct Node {
   // A `fusion` node's body (OpDef::has_body): a graph whose inputs take the
   // operands, in order, and whose outputs are the results. Null for other ops.
   std::shared_ptr<const Graph> body;
-  SourceLoc loc{};  // where the .kir text defines it (its op name); an empty file: built in code
+  Location loc;  // its model scopes and the .kir text that wrote it: kept through every pass
   const std::string& op() const;
 };
 
@@ -73,8 +74,10 @@ class Graph {
   // one throws kiln::Error before anything is added.
   int32_t add_node(const OpDef* def, std::vector<Value> operands, Attrs attrs,
                    const std::vector<TensorType>& result_types, const std::vector<std::string>& result_names,
-                   std::shared_ptr<const Graph> body = nullptr, SourceLoc loc = {});
+                   std::shared_ptr<const Graph> body = nullptr, Location loc = {});
   void add_output(Value v);
+  // Adds `loc`'s scopes to node `node`'s (CSE keeping one node for several).
+  void merge_location(int32_t node, const Location& loc);
   // Gives a value a new unique name; throws kiln::Error if it is taken or invalid.
   void rename(Value v, const std::string& name);
 
@@ -117,6 +120,10 @@ class Graph {
 // graphs: codegen compiles one function for the alike parts of a horizontal
 // fusion.
 bool same_computation(const Graph& a, const Graph& b);
+
+// How reports name a node: "%h (matmul in enc.0.ffn)", its first result, op and
+// scopes (or .kir position); "%h (matmul)" when it has neither.
+std::string node_label(const Graph& g, const Node& n);
 
 // Whether `s` is a valid value or graph name: [A-Za-z0-9_.]+
 bool is_identifier(std::string_view s);

@@ -1,5 +1,6 @@
 #include "engine/ir/parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <unordered_map>
 #include <utility>
@@ -173,6 +174,7 @@ class Parser {
 
     std::vector<std::pair<Token, TensorType>> annotation;
     if (tok_.is_punct(':')) annotation = parse_annotation();
+    Location where{parse_scopes(), loc(op)};
     std::shared_ptr<const Graph> body;
     if (scope_.holds_parts && !def->has_body)
       fail_at(op, "a horizontal fusion's body holds loop fusions only, not '" + op.text + "'");
@@ -204,7 +206,7 @@ class Parser {
 
     std::vector<std::string> result_names;
     for (const Token& n : names) result_names.push_back(n.text);
-    scope_.g.add_node(def, std::move(operands), attrs, types, result_names, std::move(body), loc(op));
+    scope_.g.add_node(def, std::move(operands), attrs, types, result_names, std::move(body), std::move(where));
   }
 
   // Completes a node's attributes from its op's schema; errors point at the
@@ -297,6 +299,26 @@ class Parser {
 
 
   // `{name=value, ...}` if present; names must be unique.
+  // An optional `loc("scope", ...)`: the node's model scopes, sorted and unique.
+  std::vector<std::string> parse_scopes() {
+    std::vector<std::string> scopes;
+    if (!tok_.is_word("loc")) return scopes;
+    bump();
+    expect('(', "after 'loc'");
+    for (;;) {
+      if (tok_.kind != TokenKind::string) fail("expected a scope name in quotes in loc(...), got " + describe(tok_));
+      if (tok_.text.empty()) fail("empty scope name in loc(...)");
+      scopes.push_back(tok_.text);
+      bump();
+      if (!tok_.is_punct(',')) break;
+      bump();
+    }
+    expect(')', "after the scopes in loc(...)");
+    std::sort(scopes.begin(), scopes.end());
+    scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
+    return scopes;
+  }
+
   std::vector<ParsedAttr> parse_attrs() {
     std::vector<ParsedAttr> out;
     if (!tok_.is_punct('{')) return out;
@@ -401,7 +423,7 @@ class Parser {
     if (first.rfind(prefix, 0) == 0 &&
         std::from_chars(first.data() + prefix.size(), first.data() + first.size(), index).ec == std::errc() &&
         index < scope_.g.nodes().size())
-      where = scope_.g.nodes()[index].loc;
+      where = scope_.g.nodes()[index].loc.source;
     std::string msg = first;
     if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
     throw ParseError(where, msg);

@@ -30,9 +30,10 @@ std::string attrs_text(const Attrs& attrs) {
   return out + "}";
 }
 
-static void print_graph(const Graph& g, const std::string& indent, std::string& out);
+static void print_graph(const Graph& g, const std::string& indent, PrintOptions options, std::string& out);
 
-static void print_node(const Graph& g, const Node& n, const std::string& indent, std::string& out) {
+static void print_node(const Graph& g, const Node& n, const std::string& indent, PrintOptions options,
+                       std::string& out) {
   out += indent;
   out += "  ";
   for (size_t i = 0; i < n.results.size(); ++i) {
@@ -56,16 +57,21 @@ static void print_node(const Graph& g, const Node& n, const std::string& indent,
     out += i ? ", " : " : ";
     out += type_str(g.type(n.results[i]));
   }
+  if (options.locations && !n.loc.scopes.empty()) {
+    out += " loc(";
+    for (size_t i = 0; i < n.loc.scopes.size(); ++i) out += (i ? ", " : "") + attr_str(Attr{n.loc.scopes[i]});
+    out += ')';
+  }
   if (n.body) {
     out += ' ';
-    print_graph(*n.body, indent + "  ", out);
+    print_graph(*n.body, indent + "  ", options, out);
   } else {
     out += '\n';
   }
 }
 
 // `graph @name {...}` with every line after the first indented by `indent`.
-static void print_graph(const Graph& g, const std::string& indent, std::string& out) {
+static void print_graph(const Graph& g, const std::string& indent, PrintOptions options, std::string& out) {
   out += "graph @";
   out += g.name();
   out += " {\n";
@@ -84,7 +90,7 @@ static void print_graph(const Graph& g, const std::string& indent, std::string& 
     }
     out += '\n';
   }
-  for (const Node& n : g.nodes()) print_node(g, n, indent, out);
+  for (const Node& n : g.nodes()) print_node(g, n, indent, options, out);
   for (Value v : g.outputs()) {
     out += indent;
     out += "  output %";
@@ -95,9 +101,9 @@ static void print_graph(const Graph& g, const std::string& indent, std::string& 
   out += "}\n";
 }
 
-std::string print_kir(const Graph& g) {
+std::string print_kir(const Graph& g, PrintOptions options) {
   std::string out;
-  print_graph(g, "", out);
+  print_graph(g, "", options, out);
   return out;
 }
 

@@ -7,7 +7,13 @@
 
 namespace kiln {
 
-std::string print_kir(const Graph& g);
+struct PrintOptions {
+  // Each node's scopes as a trailing `loc("encoder.0.ffn", ...)`. Off for a
+  // kernel's text, the kernel cache's key: the same kernel in every layer is one.
+  bool locations = true;
+};
+
+std::string print_kir(const Graph& g, PrintOptions options = {});
 
 // The attributes of a node that differ from its op's schema defaults (nodes store
 // completed attributes; the text form shows only what was chosen).

@@ -50,9 +50,11 @@ std::vector<TranslatedLine> translate_lines(TrainedModel& m, const std::vector<s
   for (size_t j = 0; j < decoded.size(); ++j) {
     // A line allowed no output tokens (copy's lone start token) has no
     // hypothesis: its translation is the empty output.
+    out[decoded[j]].source = sources[j];
     for (const Hypothesis& h : hyps[j].empty() ? std::vector<Hypothesis>{Hypothesis{}} : hyps[j]) {
       out[decoded[j]].texts.push_back(m.task->decode(h.tokens));
       out[decoded[j]].scores.push_back(h.score);
+      out[decoded[j]].tokens.push_back(h.tokens);
     }
   }
   return out;

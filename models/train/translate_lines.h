@@ -13,6 +13,8 @@ namespace kiln::models {
 struct TranslatedLine {
   std::vector<std::string> texts;  // up to opts.nbest translations, best first; none for a blank line or an error
   std::vector<double> scores;      // each one's length-penalized log-prob, as beam search ranks them
+  std::vector<int32_t> source;                 // the line's subword ids
+  std::vector<std::vector<int32_t>> tokens;    // each translation's ids (its end token last, if it ended)
   std::string error;               // why the line was not translated; "" if it was, or is blank
 };
 

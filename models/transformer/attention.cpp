@@ -35,6 +35,8 @@ Value minus_inf_where(Builder& b, Value cond) {
 
 }  // namespace
 
+std::string attention_weights_name(const std::string& prefix) { return prefix + ".weights"; }
+
 Value padding_mask(Builder& b, Value tokens, int32_t pad_id) {
   const Shape& s = b.type(tokens).shape;
   const Value is_pad = ops::equal(b, tokens, ops::fill(b, {}, pad_id, DType::i32));
@@ -59,9 +61,17 @@ Value project_heads(Layers& l, Value rows, int64_t batch, const std::string& pre
 Value attend(Layers& l, Value q, Value k, Value v, Value mask, const std::string& prefix) {
   Builder& b = l.builder();
   const double d_k = static_cast<double>(l.config().d_model / l.config().heads);
+  const double scale = 1.0 / std::sqrt(d_k);
+  if (l.keeps_attention_weights()) {
+    const Value scores = ops::add(b, ops::mul(b, ops::matmul(b, q, k, false, true), l.scalar(scale)), mask);
+    const Value weights = ops::softmax(b, scores);
+    b.graph().rename(weights, attention_weights_name(prefix));
+    b.output(weights);
+    return l.linear(merge_heads(l, ops::matmul(b, weights, v)), prefix, "wo", "bo");
+  }
   // softmax(q k^T / sqrt(d_k) + mask) v as one op: the scores never reach memory,
   // and the backward recomputes them from the rows' log-sum-exp.
-  const Value context = ops::flash_attention(b, q, k, v, mask, 1.0 / std::sqrt(d_k)).first;
+  const Value context = ops::flash_attention(b, q, k, v, mask, scale).first;
   return l.linear(merge_heads(l, context), prefix, "wo", "bo");
 }
 

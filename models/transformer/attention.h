@@ -25,8 +25,12 @@ Value project_heads(Layers& l, Value rows, int64_t batch, const std::string& pre
 
 // softmax(Q K^T / sqrt(d_k) + mask) V of heads q f32[B,H,Lq,D/H] and k, v
 // f32[B,H,Lk,D/H], the heads merged and projected by prefix.{wo,bo}; mask
-// broadcasts to [B,H,Lq,Lk]. Returns rows f32[B*Lq, D].
+// broadcasts to [B,H,Lq,Lk]. Returns rows f32[B*Lq, D]. With the Layers'
+// keep_attention_weights, the weights are output attention_weights_name(prefix).
 Value attend(Layers& l, Value q, Value k, Value v, Value mask, const std::string& prefix);
+
+// "enc.0.self_attn.weights": the output that holds an attention's weights.
+std::string attention_weights_name(const std::string& prefix);
 
 // attend() over the heads projected from queries: rows f32[B*Lq, D] and
 // keys_values: rows f32[B*Lk, D]. Returns rows f32[B*Lq, D].

@@ -56,6 +56,7 @@ void output_cross_attention(Layers& l, Value memory_rows, int64_t batch) {
   Builder& b = l.builder();
   for (int64_t i = 0; i < l.config().dec_layers; ++i) {
     const std::string prefix = layer_prefix(i) + ".cross_attn";
+    const Builder::Scope scope(b, prefix);
     for (const auto& [which, name] : {std::pair{"k", "keys"}, std::pair{"v", "values"}}) {
       const Value heads = project_heads(l, memory_rows, batch, prefix, which);
       b.graph().rename(heads, cross_name(i, name));
@@ -79,12 +80,20 @@ Graph build_decoder_step_graph(const TransformerConfig& cfg, int64_t batch, int6
   Layers l(b, cfg, params, std::nullopt);
 
   const Value token_cache = b.state(kTokenCache, {DType::i32, {batch, cache_len}});
-  const Value tokens = write_cache(b, token_cache, pos, token, 1);
-  const Value self_mask = position_padding_mask(b, tokens, pos, cfg.pad_id);
-  const Value src_mask = padding_mask(b, src, cfg.pad_id);
+  Value self_mask, src_mask, x;
+  {
+    const Builder::Scope scope(b, "dec.mask");
+    self_mask = position_padding_mask(b, write_cache(b, token_cache, pos, token, 1), pos, cfg.pad_id);
+  }
+  {
+    const Builder::Scope scope(b, "enc.mask");
+    src_mask = padding_mask(b, src, cfg.pad_id);
+  }
   const TensorType cache_type{DType::f32, {batch, heads, cache_len, head_dim}};
-
-  Value x = l.embed_at(token, pos);  // rows f32[B, D]
+  {
+    const Builder::Scope scope(b, "dec.embed");
+    x = l.embed_at(token, pos);  // rows f32[B, D]
+  }
   for (int64_t i = 0; i < cfg.dec_layers; ++i) {
     const std::string p = layer_prefix(i);
     const Value key_cache = b.state(cache_name(i, "key_cache"), cache_type);
@@ -102,6 +111,7 @@ Graph build_decoder_step_graph(const TransformerConfig& cfg, int64_t batch, int6
     };
     x = l.decoder_layer(x, p, self_attention, cross_attention);
   }
+  const Builder::Scope scope(b, "dec.output");
   const Value log_probs = ops::log_softmax(b, l.logits(x));
   g.rename(log_probs, "log_probs");
   b.output(log_probs);

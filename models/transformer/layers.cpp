@@ -59,11 +59,29 @@ Value Layers::embed_with(Value tokens, Value positions) {
 
 Value Layers::logits(Value x) { return ops::matmul(b_, x, param("embed"), false, true); }
 
+Value Layers::add_norm(Value x, const std::string& prefix, const std::string& name, const Sublayer& sublayer,
+                       const std::string& norm) {
+  Value out;
+  {
+    const Builder::Scope scope(b_, prefix + "." + name);
+    out = sublayer(x);
+  }
+  const Builder::Scope scope(b_, prefix + "." + norm);
+  return residual_norm(x, out, prefix + "." + norm);
+}
+
+Value Layers::encoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention) {
+  const Sublayer ffn = [&](Value rows) { return feed_forward(rows, prefix + ".ffn"); };
+  x = add_norm(x, prefix, "self_attn", self_attention, "ln1");
+  return add_norm(x, prefix, "ffn", ffn, "ln2");
+}
+
 Value Layers::decoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention,
                             const Sublayer& cross_attention) {
-  x = residual_norm(x, self_attention(x), prefix + ".ln1");
-  x = residual_norm(x, cross_attention(x), prefix + ".ln2");
-  return residual_norm(x, feed_forward(x, prefix + ".ffn"), prefix + ".ln3");
+  const Sublayer ffn = [&](Value rows) { return feed_forward(rows, prefix + ".ffn"); };
+  x = add_norm(x, prefix, "self_attn", self_attention, "ln1");
+  x = add_norm(x, prefix, "cross_attn", cross_attention, "ln2");
+  return add_norm(x, prefix, "ffn", ffn, "ln3");
 }
 
 }  // namespace kiln::models

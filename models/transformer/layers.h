@@ -54,17 +54,32 @@ class Layers {
 
   // A sublayer as a function of its input rows.
   using Sublayer = std::function<Value(Value)>;
+  // One encoder layer `prefix` (enc.L): self_attention then the FFN, each
+  // residual_norm'ed (ln1, ln2). Every node is in the model scope of its part:
+  // "enc.0.self_attn", "enc.0.ln1", "enc.0.ffn", "enc.0.ln2" (the params' prefixes).
+  Value encoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention);
   // One decoder layer `prefix` (dec.L) around its two attentions, each
   // residual_norm'ed: ln1 after self_attention, ln2 after cross_attention, ln3
-  // after the FFN. The attentions are passed in because they differ: the full
-  // decoder attends over the whole target, decoding's step over its caches.
+  // after the FFN; scoped like encoder_layer. The attentions are passed in because
+  // they differ: the full decoder attends over the whole target, decoding's step
+  // over its caches.
   Value decoder_layer(Value x, const std::string& prefix, const Sublayer& self_attention,
                       const Sublayer& cross_attention);
 
   // A scalar f32 constant.
   Value scalar(double v);
 
+  // Attention written out, softmax(q k^T * scale + mask) v, with each one's
+  // weights f32[B, H, Lq, Lk] an output named PREFIX.weights, instead of
+  // flash_attention, which never stores them (`kiln translate --attention`).
+  void keep_attention_weights() { keep_attention_weights_ = true; }
+  bool keeps_attention_weights() const { return keep_attention_weights_; }
+
  private:
+  // LayerNorm_norm(x + Dropout(sublayer(x))) of layer `prefix`: the sublayer's
+  // nodes in scope prefix.name, the Add & Norm's in prefix.norm.
+  Value add_norm(Value x, const std::string& prefix, const std::string& name, const Sublayer& sublayer,
+                 const std::string& norm);
   // embed's sum for tokens i32[B, L] with their positional encodings f32[L, D].
   Value embed_with(Value tokens, Value positions);
 
@@ -73,6 +88,7 @@ class Layers {
   const ModelParams& params_;
   std::optional<DropoutKey> dropout_key_;
   int64_t next_dropout_seed_ = 1;
+  bool keep_attention_weights_ = false;
 };
 
 }  // namespace kiln::models

@@ -15,21 +15,38 @@ namespace {
 
 TensorType tokens_type(int64_t batch, int64_t len) { return {DType::i32, {batch, len}}; }
 
+// The source's padding mask, in scope enc.mask.
+Value source_mask(Builder& b, Value src, int32_t pad_id) {
+  const Builder::Scope scope(b, "enc.mask");
+  return padding_mask(b, src, pad_id);
+}
+
 // Encoder stack: src i32[B,S] -> memory rows f32[B*S, D].
 Value encode(Layers& l, Value src, Value src_mask, int64_t batch) {
-  Value x = l.embed(src);
+  Value x;
+  {
+    const Builder::Scope scope(l.builder(), "enc.embed");
+    x = l.embed(src);
+  }
   for (int64_t i = 0; i < l.config().enc_layers; ++i) {
     const std::string p = "enc." + std::to_string(i);
-    x = l.residual_norm(x, multi_head_attention(l, x, x, src_mask, batch, p + ".self_attn"), p + ".ln1");
-    x = l.residual_norm(x, l.feed_forward(x, p + ".ffn"), p + ".ln2");
+    x = l.encoder_layer(
+        x, p, [&](Value rows) { return multi_head_attention(l, rows, rows, src_mask, batch, p + ".self_attn"); });
   }
   return x;
 }
 
 // Decoder stack: rows f32[B*T, D], before the tied pre-softmax projection.
 Value decode(Layers& l, Value memory, Value src_mask, Value tgt_in, int64_t batch) {
-  const Value self_mask = causal_padding_mask(l.builder(), tgt_in, l.config().pad_id);
-  Value x = l.embed(tgt_in);
+  Value self_mask, x;
+  {
+    const Builder::Scope scope(l.builder(), "dec.mask");
+    self_mask = causal_padding_mask(l.builder(), tgt_in, l.config().pad_id);
+  }
+  {
+    const Builder::Scope scope(l.builder(), "dec.embed");
+    x = l.embed(tgt_in);
+  }
   for (int64_t i = 0; i < l.config().dec_layers; ++i) {
     const std::string p = "dec." + std::to_string(i);
     x = l.decoder_layer(
@@ -62,9 +79,10 @@ Value emit_loss(Builder& b, const TransformerConfig& cfg, int64_t batch, int64_t
   std::optional<DropoutKey> key;
   if (training) key = dropout_key(b, part, batch);
   Layers l(b, cfg, params, key);
-  const Value src_mask = padding_mask(b, src, cfg.pad_id);
+  const Value src_mask = source_mask(b, src, cfg.pad_id);
   const Value memory = encode(l, src, src_mask, batch);
   const Value rows = decode(l, memory, src_mask, tgt_in, batch);
+  const Builder::Scope scope(b, "loss");
   const Value labels = ops::reshape(b, tgt_out, {batch * tgt_len});
   const Value loss =
       cfg.fused_loss
@@ -106,8 +124,12 @@ Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t s
   const Value src = b.input("src", tokens_type(batch, src_len));
   const ModelParams params(b, cfg);
   Layers l(b, cfg, params, std::nullopt);
-  const Value rows = encode(l, src, padding_mask(b, src, cfg.pad_id), batch);
-  const Value memory = ops::reshape(b, rows, {batch, src_len, cfg.d_model});
+  const Value rows = encode(l, src, source_mask(b, src, cfg.pad_id), batch);
+  Value memory;
+  {
+    const Builder::Scope scope(b, "enc.output");
+    memory = ops::reshape(b, rows, {batch, src_len, cfg.d_model});
+  }
   g.rename(memory, "memory");
   b.output(memory);
   output_cross_attention(l, rows, batch);
@@ -123,9 +145,32 @@ Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t s
   const Value tgt_in = b.input("tgt_in", tokens_type(batch, tgt_len));
   const ModelParams params(b, cfg);
   Layers l(b, cfg, params, std::nullopt);
-  const Value memory_rows = ops::reshape(b, memory, {batch * src_len, cfg.d_model});
-  const Value logits = l.logits(decode(l, memory_rows, padding_mask(b, src, cfg.pad_id), tgt_in, batch));
-  const Value log_probs = ops::reshape(b, ops::log_softmax(b, logits), {batch, tgt_len, cfg.vocab});
+  Value memory_rows;
+  {
+    const Builder::Scope scope(b, "dec.memory");
+    memory_rows = ops::reshape(b, memory, {batch * src_len, cfg.d_model});
+  }
+  const Value rows = decode(l, memory_rows, source_mask(b, src, cfg.pad_id), tgt_in, batch);
+  const Builder::Scope scope(b, "dec.output");
+  const Value log_probs = ops::reshape(b, ops::log_softmax(b, l.logits(rows)), {batch, tgt_len, cfg.vocab});
+  g.rename(log_probs, "log_probs");
+  b.output(log_probs);
+  return g;
+}
+
+Graph build_attention_graph(const TransformerConfig& cfg, int64_t src_len, int64_t tgt_len) {
+  validate_shape(cfg, 1, src_len, tgt_len);
+  Graph g("transformer_attention");
+  Builder b(g);
+  const Value src = b.input("src", tokens_type(1, src_len));
+  const Value tgt_in = b.input("tgt_in", tokens_type(1, tgt_len));
+  const ModelParams params(b, cfg);
+  Layers l(b, cfg, params, std::nullopt);
+  l.keep_attention_weights();
+  const Value src_mask = source_mask(b, src, cfg.pad_id);
+  const Value rows = decode(l, encode(l, src, src_mask, 1), src_mask, tgt_in, 1);
+  const Builder::Scope scope(b, "dec.output");
+  const Value log_probs = ops::reshape(b, ops::log_softmax(b, l.logits(rows)), {1, tgt_len, cfg.vocab});
   g.rename(log_probs, "log_probs");
   b.output(log_probs);
   return g;

@@ -62,6 +62,16 @@ Graph build_encoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t s
 // (decoder_step.h) instead, one position at a time; tests check it against this.
 Graph build_decoder_graph(const TransformerConfig& cfg, int64_t batch, int64_t src_len, int64_t tgt_len);
 
+// One sentence pair, teacher-forced, dropout off: inputs %src i32[1,S] and
+// %tgt_in i32[1,T] (the start token, then the output) -> every attention written
+// out with its weights an output (attention.h's attention_weights_name):
+// enc.L.self_attn.weights f32[1,H,S,S], dec.L.self_attn.weights f32[1,H,T,T],
+// dec.L.cross_attn.weights f32[1,H,T,S], in layer order; then "log_probs"
+// f32[1,T,V]. Row t is what decoding's step t computes for the same tokens
+// (causal). What `kiln translate --attention` runs for each sentence; training
+// and decoding keep flash_attention, which never stores the weights.
+Graph build_attention_graph(const TransformerConfig& cfg, int64_t src_len, int64_t tgt_len);
+
 // The names and types of every param (for checkpoints: they must match).
 std::vector<std::pair<std::string, TensorType>> param_types(const TransformerConfig& cfg);
 

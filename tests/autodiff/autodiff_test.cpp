@@ -3,6 +3,7 @@
 
 #include "engine/autodiff.h"
 #include "engine/interpreter.h"
+#include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/verifier.h"
 #include "gradcheck.h"
@@ -185,4 +186,32 @@ TEST_CASE("grad of grad: d/dx of sum(d/dx sum(x^3)) = 6x") {
   b.output(ddx);
   const Tensor got = run_and_get(g, {{"x", Tensor(Tensor::F32{1.0f, -2.0f, 0.5f})}}, g.name_of(ddx));
   CHECK(got.f32() == Tensor::F32{6.0f, -12.0f, 3.0f});
+}
+
+TEST_CASE("a gradient's nodes are the backward of the scopes they differentiate") {
+  Graph g("g");
+  Builder b(g);
+  const Value x = b.input("x", f32_3);
+  const Value w = b.param("w", f32_3);
+  Value h, loss;
+  {
+    const Builder::Scope s(b, "layer");
+    h = ops::mul(b, x, w);
+  }
+  {
+    const Builder::Scope s(b, "loss");
+    loss = ops::sum(b, ops::mul(b, h, h), {0});
+  }
+  const size_t forward_nodes = g.nodes().size();
+  const Value gw = grad(g, loss, {w})[0];
+  CHECK(g.producer(gw).loc.scopes == std::vector<std::string>{"layer (backward)"});
+  // Every node grad added is a backward one: of the layer's product or of the loss's.
+  size_t loss_backward = 0;
+  for (size_t i = forward_nodes; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    REQUIRE(n.loc.scopes.size() == 1);
+    CHECK(is_backward_scope(n.loc.scopes[0]));
+    loss_backward += n.loc.scopes[0] == "loss (backward)";
+  }
+  CHECK(loss_backward > 0);
 }

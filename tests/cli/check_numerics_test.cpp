@@ -1,5 +1,5 @@
 // kiln run --check-numerics: the first nan or +inf stops the run, named with the
-// value, the kernel or node that made it and its .kir line, on both backends.
+// value, the kernel or node that made it, its model scopes and its .kir line, on both backends.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -15,13 +15,13 @@ namespace {
 
 // sqrt of a negative input makes a nan at [1]; exp keeps it (and the JIT fuses
 // the two into one kernel whose result is %y).
-constexpr const char* kSqrtExp = R"(graph @g {
+constexpr const char* kSqrtExp = R"kir(graph @g {
   input %x : f32[4]
-  %s = sqrt(%x) : f32[4]
-  %y = exp(%s) : f32[4]
+  %s = sqrt(%x) : f32[4] loc("enc.0.ffn")
+  %y = exp(%s) : f32[4] loc("enc.0.ffn (backward)")
   output %y
 }
-)";
+)kir";
 
 struct Files {
   TempDir dir;
@@ -53,14 +53,15 @@ TEST_CASE("kiln run --check-numerics names the first value that holds a nan, and
   const KilnResult interp = run_kiln(f.run("interp", true));
   CHECK(interp.status != 0);
   for (const std::string& part : std::vector<std::string>{"check-numerics: %s (f32[4]) holds nan at [1]", "made by the interpreter's node 0",
-                                 "defined at " + f.kir + ":3:8 by op 'sqrt'"})
+                                 "by op 'sqrt' in enc.0.ffn, at " + f.kir + ":3:8"})
     CHECK_MESSAGE(interp.err.find(part) != std::string::npos, interp.err, " lacks ", part);
 
   // The JIT checks every kernel: sqrt and exp are one, whose result is %y (line 4).
   const KilnResult jit = run_kiln(f.run("jit", true));
   CHECK(jit.status != 0);
-  for (const std::string& part : std::vector<std::string>{"check-numerics: %y (f32[4]) holds nan at [1]", "made by kernel call 0 of 1 (loop",
-                                 "defined at " + f.kir + ":4:8 by op 'exp'"})
+  for (const std::string& part : std::vector<std::string>{"check-numerics: %y (f32[4]) holds nan at [1]", "made by kernel call 0 of 1 (k0 loop",
+                                 ") in enc.0.ffn, enc.0.ffn (backward)",
+                                 "by op 'exp' in enc.0.ffn (backward), at " + f.kir + ":4:8"})
     CHECK_MESSAGE(jit.err.find(part) != std::string::npos, jit.err, " lacks ", part);
 }
 

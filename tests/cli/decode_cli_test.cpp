@@ -6,12 +6,15 @@
 // inputs, which shows which input each output line belongs to.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "cli/run_kiln.h"
 #include "engine/atomic_file.h"
+#include "engine/npy.h"
 #include "text_and_files.h"
 
 namespace {
@@ -325,4 +328,52 @@ TEST_CASE("kiln translate and eval refuse an output that is one of their inputs,
                     std::string::npos,
                 r.err);
   CHECK(read_file(in) == "1 2 3\n");
+}
+
+TEST_CASE("kiln translate --attention writes every attention's weights per sentence and their page") {
+  for (const char* beam : {"1", "4"}) {
+    CAPTURE(beam);
+    TempDir dir;
+    const std::string out = dir.file("attn");
+    const KilnResult r = run_kiln(translate_args({"--beam", beam, "--attention", out, "1 2 3 4 5", "1 6 7"}));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const std::vector<std::string> hyps = lines_of(r.out);
+    REQUIRE(hyps.size() == 2);
+    for (const char* sentence : {"0001", "0002"}) {
+      CAPTURE(sentence);
+      const std::string sub = out + "/" + sentence + "/";
+      const nlohmann::json axes = nlohmann::json::parse(read_file(sub + "pieces.json"));
+      const size_t s = axes.at("source_pieces").size(), t = axes.at("output_pieces").size();
+      CHECK(axes.at("input_pieces").size() == t);
+      CHECK(axes.at("input_pieces")[0] == "<s>");
+      const std::map<std::string, std::pair<size_t, size_t>> shapes = {
+          {"enc.0.self_attn", {s, s}}, {"dec.0.self_attn", {t, t}}, {"dec.0.cross_attn", {t, s}}};
+      for (const auto& [name, shape] : shapes) {
+        CAPTURE(name);
+        const kiln::Tensor w = kiln::load_npy(sub + name + ".npy");
+        REQUIRE(w.shape() == kiln::Shape{2, static_cast<int64_t>(shape.first), static_cast<int64_t>(shape.second)});
+        const auto& a = w.f32();
+        for (size_t h = 0; h < 2; ++h)
+          for (size_t q = 0; q < shape.first; ++q) {
+            double sum = 0;
+            for (size_t k = 0; k < shape.second; ++k) {
+              sum += a(h, q, k);
+              // The decoder's self-attention is causal: nothing after the query's own position.
+              if (name == "dec.0.self_attn" && k > q) CHECK(a(h, q, k) == 0.0f);
+            }
+            CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+          }
+      }
+    }
+    const std::string page = read_file(out + "/index.html");
+    CHECK(contains(page, "\"name\":\"dec.0.cross_attn\""));
+    CHECK(contains(page, "\"source\":\"1 6 7\""));
+  }
+  // A directory that cannot be made is named, and nothing is translated to a half-written page.
+  TempDir dir;
+  write_file(dir.file("file"), "x");
+  const KilnResult bad = run_kiln(translate_args({"--attention", dir.file("file") + "/sub", "1 2"}));
+  CHECK(bad.status != 0);
+  CHECK(contains(bad.err, "--attention"));
 }

@@ -35,6 +35,46 @@ TEST_CASE("kiln profile prints a row per kernel with its limit and writes a Chro
   CHECK(calls > 0);
 }
 
+TEST_CASE("kiln profile --by scope gives each model part its forward and backward time; --depth groups them") {
+  TempDir tmp;
+  const std::string kir = tmp.file("scoped.kir");
+  std::ofstream(kir) << R"kir(graph @scoped {
+  input %x : f32[64,64]
+  param %w : f32[64,64]
+  %h = matmul(%x, %w) : f32[64,64] loc("enc.0.ffn")
+  %r = relu(%h) : f32[64,64] loc("enc.0.ffn")
+  %g = matmul(%r, %w) {transpose_b=true} : f32[64,64] loc("enc.0.ffn (backward)")
+  %k = matmul(%g, %w) : f32[64,64] loc("enc.1.ffn")
+  %n = neg(%k) : f32[64,64]
+  output %n
+}
+)kir";
+  const auto profile = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"profile", kir, "--steps", "2", "--threads", "1", "--trace", tmp.file("t.json"),
+                                  "--no-cache", "--by", "scope"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const KilnResult r = run_kiln(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return r.out;
+  };
+  const std::string whole = profile({});
+  INFO(whole);
+  CHECK(whole.find("kernel time per step by model scope") != std::string::npos);
+  CHECK(whole.find("forward ms") != std::string::npos);
+  CHECK(whole.find("backward ms") != std::string::npos);
+  for (const char* row : {"\n  enc.0.ffn ", "\n  enc.1.ffn ", "\n  all "})
+    CHECK_MESSAGE(whole.find(row) != std::string::npos, row);
+  CHECK(whole.find("(backward)") == std::string::npos);  // a column, not a row of its own
+  const std::string layers = profile({"--depth", "2"});
+  INFO(layers);
+  CHECK(layers.find("\n  enc.0 ") != std::string::npos);
+  CHECK(layers.find("enc.0.ffn") == std::string::npos);
+  const KilnResult bad = run_kiln({"profile", kir, "--by", "layer", "--trace", tmp.file("u.json")});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--by") != std::string::npos);
+}
+
 TEST_CASE("kiln profile refuses bad input, naming it, and writes no trace") {
   TempDir tmp;
   const std::string trace = tmp.file("t.json");

@@ -135,6 +135,11 @@ class Generator {
   }
 
   Value emit(const std::string& op, const std::vector<Value>& operands, const Attrs& attrs = {}) {
+    // Model scopes on most nodes, some several and some backward, drawn from the
+    // node count so the graph's random choices stay what they were.
+    static const std::vector<std::vector<std::string>> scopes{
+        {}, {"enc.0.ffn"}, {"dec.1.self_attn (backward)"}, {"enc.0.ffn", "optimizer"}, {"loss"}};
+    b_.set_location({scopes[g_.nodes().size() % scopes.size()], {}});
     const Value r = b_.emit1(op, operands, attrs, result_hint());
     pool_.push_back(r);
     return r;

@@ -38,6 +38,7 @@ void check_same_graph(const Graph& a, const Graph& b) {
     const Node& x = a.nodes()[i];
     const Node& y = b.nodes()[i];
     CHECK(x.op() == y.op());
+    CHECK(x.loc.scopes == y.loc.scopes);
     CHECK(attrs_text(x.attrs) == attrs_text(y.attrs));
     REQUIRE(x.operands.size() == y.operands.size());
     for (size_t k = 0; k < x.operands.size(); ++k) CHECK(a.name_of(x.operands[k]) == b.name_of(y.operands[k]));

@@ -80,8 +80,9 @@ TEST_CASE("program: calls of unassigned params and constants are invariant, what
   CAPTURE(text);
   CHECK(text.find("program @g: 7 calls of 7 distinct kernels, 3 of them [once] (run-invariant: on the first run "
                   "and after a param is bound), arena ") == 0);
-  CHECK(line_making(text, "wt") == "  1: k1 transpose(%w2) -> %wt : f32[6,8] @ invariant [once]");
-  CHECK(line_making(text, "mask") == "  3: k3 causal_mask() -> %mask : f32[4,4] @ invariant [once]");
+  // Each call ends with where its node comes from: here the .kir line (a model's graph: its scopes).
+  CHECK(line_making(text, "wt") == "  1: k1 transpose(%w2) -> %wt : f32[6,8] @ invariant [once]  # g.kir:6:9");
+  CHECK(line_making(text, "mask") == "  3: k3 causal_mask() -> %mask : f32[4,4] @ invariant [once]  # g.kir:8:11");
   CHECK(line_making(text, "w2").find("@ arena+") != std::string::npos);
   CHECK(line_making(text, "w2").find("[once]") != std::string::npos);
   CHECK(line_making(text, "y").find("[once]") == std::string::npos);

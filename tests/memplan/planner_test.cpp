@@ -213,9 +213,9 @@ TEST_CASE("planner: ill-formed programs name the step and the buffer") {
     p.step("k0", {}, {a});
     p.step("k1", {a, 5}, {});
     check_error([&] { p.plan(); }, {"step 1 (k1)", "reads buffer id 5", "out of range (1 buffers)"});
-    p.steps[1] = {"k1", {a}, {-1}, {}};
+    p.steps[1] = {"k1", {a}, {-1}, {}, {}};
     check_error([&] { p.plan(); }, {"step 1 (k1)", "writes buffer id -1"});
-    p.steps[1] = {"k1", {a}, {}, {{a, 3}}};
+    p.steps[1] = {"k1", {a}, {}, {{a, 3}}, {}};
     check_error([&] { p.plan(); }, {"step 1 (k1)", "in-place", "buffer id 3"});
   }
   SUBCASE("an in-place pair the step does not read and write") {

@@ -60,3 +60,15 @@ TEST_CASE("dce drops what reaches no output or assign, keeps every declaration")
   CHECK(out.declarations().size() == 3);
   CHECK(out.name_of(out.declarations()[1]) == "unused");
 }
+
+TEST_CASE("cse's survivor takes the scopes of the nodes it stands for; fusion names scopes in its decisions") {
+  const Graph g = kir("  input %x : f32[2]\n  %a = exp(%x) : f32[2] loc(\"enc.0.ffn\")\n"
+                      "  %b = exp(%x) : f32[2] loc(\"enc.1.ffn\")\n  %c = add(%a, %b) : f32[2] loc(\"loss\")\n"
+                      "  output %c\n");
+  const Graph out = after(g, {"cse"});
+  CHECK(node_lines(out) == "a = exp(%x) : f32[2] loc(\"enc.0.ffn\", \"enc.1.ffn\")\n"
+                           "c = add(%a, %a) : f32[2] loc(\"loss\")\n");
+  const Graph fused = after(out, {"fusion"});
+  REQUIRE(fused.nodes().size() == 1);
+  CHECK(fused.nodes()[0].loc.scopes == std::vector<std::string>{"enc.0.ffn", "enc.1.ffn", "loss"});
+}

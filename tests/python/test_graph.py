@@ -213,3 +213,21 @@ def test_sizes_from_python_are_errors_naming_them():
         b.sum(x, axes=[-1, 2**65])
     with pytest.raises(kiln.Error, match=r"^attribute 'axis': -9223372036854775809 does not fit in int64"):
         b.concat(x, x, axis=-2**63 - 1)
+
+
+def test_builder_scopes_name_nodes_and_print_as_loc():
+    g = kiln.Graph("scoped")
+    b = kiln.Builder(g)
+    x = b.input("x", kiln.f32, [4, 8])
+    w = b.param("w", kiln.f32, [8, 8])
+    with b.scope("enc"), b.scope("0.ffn"):
+        h = b.relu(b.matmul(x, w), name="h")
+    y = b.neg(h, name="y")
+    b.output(y)
+    assert h.scopes == ["enc.0.ffn"]
+    assert y.scopes == [] and x.scopes == []
+    assert 'loc("enc.0.ffn")' in str(g)
+    assert str(kiln.parse(str(g))) == str(g)
+    with pytest.raises(kiln.Error, match="invalid scope name"):
+        with b.scope("a b"):
+            pass

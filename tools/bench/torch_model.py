@@ -65,6 +65,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         self.heads = heads
         self.scale = 1.0 / math.sqrt(d // heads)
+        self.keep_weights = False
         self.wq, self.wk, self.wv, self.wo = linear(d, d), linear(d, d), linear(d, d), linear(d, d)
 
     def split(self, x):  # [B,L,D] -> [B,H,L,D/H]
@@ -73,6 +74,8 @@ class MultiHeadAttention(nn.Module):
 
     def attend(self, q, k, v, mask):
         weights = torch.softmax(q @ k.transpose(-2, -1) * self.scale + mask, dim=-1)
+        if self.keep_weights:  # what `kiln translate --attention` writes, for comparing
+            self.weights = weights.detach()
         x = weights @ v
         b, h, length, dk = x.shape
         return self.wo(x.transpose(1, 2).reshape(b, length, h * dk))

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <optional>
 #include <set>
 
@@ -13,6 +14,21 @@
 namespace kiln::onnx {
 
 namespace {
+
+// A node's scope from its ONNX name: PyTorch's exporter names nodes by module
+// path and op ("/encoder/layers.0/self_attn/MatMul_1" -> encoder.layers.0.self_attn);
+// a name without a path is the scope itself. Characters .kir names do not take
+// become '_'; an unnamed node has no scope.
+Location onnx_location(const std::string& name) {
+  std::string path = name;
+  while (!path.empty() && path.front() == '/') path.erase(0, 1);
+  if (const size_t last = path.rfind('/'); last != std::string::npos) path.resize(last);
+  for (char& ch : path)
+    if (ch == '/') ch = '.';
+    else if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.') ch = '_';
+  if (path.empty()) return {};
+  return {{path}, {}};
+}
 
 // Resolves the graph inputs' shapes; every dim without a value is reported at once.
 class InputShapes {
@@ -197,6 +213,7 @@ class Importer {
 
   void convert(const ::onnx::NodeProto& n) {
     ++out_.onnx_ops[n.op_type()];
+    c_.b().set_location(onnx_location(n.name()));
     const ConvertFn& convert = find_converter(n.op_type())->convert;
     const auto first_new = static_cast<int32_t>(g().num_values());
     std::vector<Operand> results;

@@ -16,6 +16,13 @@ struct PyBuilder {
   Builder b;
 };
 
+// `with b.scope('encoder.0'):`: Builder::Scope for the length of the block.
+struct PyScope {
+  PyBuilder* builder;
+  std::string name;
+  std::unique_ptr<Builder::Scope> open;
+};
+
 std::string type_name(const py::handle& h) { return py::str(h.get_type().attr("__name__")); }
 
 DType to_dtype(const py::handle& h) {
@@ -204,6 +211,21 @@ void define_builder(py::module_& m) {
           "Returns the result (a kiln.Value; a tuple for several, None for none); `name` (a str,\n"
           "or a list for several results) names the results. kiln.Error names the op and its\n"
           "operand types on any mistake (unknown op, wrong operand count, types or attributes).");
+  cls.def(
+      "scope", [](PyBuilder& self, const std::string& name) { return PyScope{&self, name, nullptr}; },
+      py::arg("name"), py::keep_alive<0, 1>(),
+      "A model scope for the ops added in a with-block, nested in the scope around it:\n\n"
+      "    with b.scope('encoder'), b.scope('0'):\n"
+      "        h = b.relu(b.matmul(x, w))   # h.scopes == ['encoder.0']\n\n"
+      "Scopes print as .kir's loc(...), survive every pass and name kernels in profiles and dumps\n"
+      "(kiln profile --by scope). kiln.Error for a name .kir cannot write.");
+  py::class_<PyScope>(m, "Scope", "What Builder.scope returns: a context manager.")
+      .def("__enter__",
+           [](PyScope& s) {
+             if (s.open) throw Error("scope '" + s.name + "' is already open");
+             s.open = std::make_unique<Builder::Scope>(s.builder->b, s.name);
+           })
+      .def("__exit__", [](PyScope& s, const py::args&) { s.open.reset(); });
   define_op_methods(cls);
 }
 

@@ -67,6 +67,14 @@ void define_value(py::module_& m) {
           "'input', 'param', 'state' or 'result'.")
       .def_property_readonly(
           "graph", [](const PyValue& v) { return v.graph; }, "The graph it belongs to.")
+      .def_property_readonly(
+          "scopes",
+          [](const PyValue& v) {
+            const ValueInfo& info = v.graph->value(v.value);
+            return info.kind == ValueKind::result ? v.graph->producer(v.value).loc.scopes : std::vector<std::string>{};
+          },
+          "The model scopes of the node that makes it (Builder.scope, .kir's loc(...)), sorted;\n"
+          "[] for a declaration or a node made outside any scope.")
       .def("__str__", value_str)
       .def("__repr__", [](const PyValue& v) { return "<kiln.Value " + value_str(v) + ">"; })
       .def("__eq__", [](const PyValue& a, const PyValue& b) { return a.graph == b.graph && a.value == b.value; })
@@ -107,14 +115,15 @@ void define_graph_class(py::module_& m) {
       .def(
           "verify", [](const Graph& g) { verify(g); },
           "Checks every invariant of the graph; kiln.Error listing each problem, one a line.")
-      .def("to_kir", &print_kir, "The canonical .kir text (what `kiln check` prints).")
+      .def(
+          "to_kir", [](const Graph& g) { return print_kir(g); }, "The canonical .kir text (what `kiln check` prints).")
       .def(
           "to_dot", [](const Graph& g) { return to_dot(g); }, "The graph as Graphviz DOT (what `kiln dot` prints).")
       .def(
           "copy", [](const Graph& g) { return std::make_shared<Graph>(g); }, "An independent copy.")
       .def("__copy__", [](const Graph& g) { return std::make_shared<Graph>(g); })
       .def("__deepcopy__", [](const Graph& g, py::dict) { return std::make_shared<Graph>(g); })
-      .def("__str__", &print_kir)
+      .def("__str__", [](const Graph& g) { return print_kir(g); })
       .def("__repr__", [](const Graph& g) {
         return "<kiln.Graph @" + g.name() + ": " + std::to_string(g.declarations().size()) + " declarations, " +
                std::to_string(g.nodes().size()) + " nodes, " + std::to_string(g.outputs().size()) + " outputs>";
