@@ -9,6 +9,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
+#include "models/train/progress.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
@@ -146,8 +147,14 @@ void translate(const TranslateOptions& opts) {
   }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
+  // A long input shows its progress on stderr (models/train/progress.h); typed lines do not.
+  const bool typed = opts.texts.empty() && opts.input_path.empty() && isatty(STDIN_FILENO);
+  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO) && !typed, "translated", "sentences",
+                                opts.input_path.empty() ? 0 : count_lines(opts.input_path));
+  models::DecodeOptions decode = opts.decode;
+  if (!typed) decode.progress = [&progress](size_t n) { progress.advance(static_cast<int64_t>(n)); };
   const auto translate_buffer = [&](const std::vector<std::string>& lines) {
-    output.add(models::translate_lines(m, lines, opts.decode));
+    output.add(models::translate_lines(m, lines, decode));
   };
   if (!opts.texts.empty()) {
     translate_buffer(opts.texts);
@@ -159,8 +166,7 @@ void translate(const TranslateOptions& opts) {
     }
     std::istream& in = opts.input_path.empty() ? std::cin : file;
     // A person typing gets each line's translation as soon as it is typed.
-    const bool interactive = opts.input_path.empty() && isatty(STDIN_FILENO);
-    const size_t buffer = interactive ? 1 : static_cast<size_t>(opts.buffer_lines);
+    const size_t buffer = typed ? 1 : static_cast<size_t>(opts.buffer_lines);
     const std::string name = opts.input_path.empty() ? "stdin" : opts.input_path;
     std::vector<std::string> lines;
     int64_t number = 0;
