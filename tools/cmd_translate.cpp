@@ -147,9 +147,11 @@ void translate(const TranslateOptions& opts) {
   }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
-  // A long input shows its progress on stderr (models/train/progress.h); typed lines do not.
+  // A long input shows its progress on stderr (models/train/progress.h), typed lines
+  // not; live only where no translation is printed on the same terminal.
   const bool typed = opts.texts.empty() && opts.input_path.empty() && isatty(STDIN_FILENO);
-  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO) && !typed, "translated", "sentences",
+  const bool prints_here = is_stdout(opts.output_path) && isatty(STDOUT_FILENO);
+  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO) && !prints_here, "translated", "sentences",
                                 opts.input_path.empty() ? 0 : count_lines(opts.input_path));
   models::DecodeOptions decode = opts.decode;
   if (!typed) decode.progress = [&progress](size_t n) { progress.advance(static_cast<int64_t>(n)); };

@@ -622,9 +622,11 @@ TrainResult Trainer::run() {
   // that only rank 0 evaluates, and tells the others when patience runs out.
   bool stop = patience_ran_out();
   bool evaluated_last = stop;  // a run that stops early has just evaluated
+  bool saved_last = false;
   while (!stop) {
     const Decision d = step(next_batch());
     evaluated_last = d.evaluate;
+    saved_last = d.save;
     if (rank_ == 0) {
       if (d.evaluate) evaluate();
       if (d.save) save();
@@ -634,7 +636,7 @@ TrainResult Trainer::run() {
   }
   if (rank_ == 0) {
     if (!evaluated_last) evaluate();
-    save();
+    if (!saved_last) save();
     progress_.message(kept_text(opts_.checkpoint_dir));
     if (opts_.profile) report_profile();
   }
