@@ -60,7 +60,12 @@ std::vector<std::string> continue_run_args(const std::vector<std::string>& args)
   const std::optional<std::string> dir = value_of(args, "--checkpoint");
   if (!dir || dir->empty()) return args;
   const std::string settings = (fs::path(*dir) / "settings.toml").string();
-  if (!fs::exists(models::checkpoint_file(*dir)) || !fs::exists(settings)) return args;
+  const bool holds_run = fs::exists(models::checkpoint_file(*dir));
+  // Said before CLI11 would ask for the task or the budget a run would have given.
+  if (!holds_run && value_of(args, "--resume"))
+    throw Error("--resume: " + models::checkpoint_file(*dir) + " does not exist: --checkpoint " + *dir +
+                " holds no run to continue");
+  if (!holds_run || !fs::exists(settings)) return args;
   std::vector<std::string> out = args;
   const bool budget_given = value_of(args, "--minutes") || value_of(args, "--steps");
   for (const CLI::ConfigItem& item : settings_of(settings)) {

@@ -17,7 +17,8 @@ namespace kiln::cli {
 // otherwise `args` as they are. kiln::Error naming the flag, its value, the
 // run's and the directory for a setting the run keeps that the command line
 // gives another value (the run's update-freq excepted: the trainer checks it
-// against the rank count), or naming the file when it cannot be read.
+// against the rank count), or naming the file when it cannot be read; for
+// --resume when DIR holds no run.
 std::vector<std::string> continue_run_args(const std::vector<std::string>& args);
 
 }  // namespace kiln::cli

@@ -120,10 +120,16 @@ TEST_CASE("kiln train writes a checkpoint and a loss curve, and run again on its
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.out.find("trained steps 7..9") != std::string::npos);
   CHECK(r.err.find("on interp") != std::string::npos);  // settings.toml's backend
-  // --resume without a run is an error naming the file.
-  r = run_kiln({"train", "--task", "copy", "--steps", "1", "--checkpoint", dir.file("none"), "--resume"});
-  CHECK(r.status == 1);
-  CHECK(r.err.find("--resume: " + checkpoint_file(dir.file("none")) + " does not exist") != std::string::npos);
+  // --resume without a run is an error naming the file, alone or with the flags a new run needs.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"train", "--checkpoint", dir.file("none"), "--resume"},
+        std::vector<std::string>{"train", "--task", "copy", "--steps", "1", "--checkpoint", dir.file("none"),
+                                 "--resume"}}) {
+    r = run_kiln(args);
+    CHECK(r.status == 1);
+    CHECK(r.err.find("--resume: " + checkpoint_file(dir.file("none")) + " does not exist") != std::string::npos);
+    CHECK(!fs::exists(dir.file("none")));
+  }
 }
 
 TEST_CASE("a continued run refuses another value of a setting it keeps, naming the flag and both values") {
