@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "engine/atomic_file.h"
 #include "engine/fnv1a.h"
@@ -63,8 +64,6 @@ void check_options(const TrainOptions& o) {
   if (o.label_smoothing >= 1) throw Error("--label-smoothing must be below 1");
 }
 
-// The given preset, else the checkpoint's config on resume, else the recipe's
-// preset and regularization; then the options' overrides.
 // A continued run keeps its model: a preset, size or regularization given
 // again must be the checkpoint's.
 void check_same_model(const TrainOptions& o, const TransformerConfig& run, const std::string& dir) {
@@ -90,6 +89,8 @@ void check_same_model(const TrainOptions& o, const TransformerConfig& run, const
     refuse("--label-smoothing", rate(o.label_smoothing), rate(run.label_smoothing));
 }
 
+// The given preset, else the checkpoint's config on resume, else the recipe's
+// preset and regularization; then the options' overrides.
 TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, const std::optional<Checkpoint>& ckpt,
                                const Task& task) {
   if (ckpt) check_same_model(o, ckpt->config, o.checkpoint_dir);
@@ -116,12 +117,16 @@ TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, cons
 // A resumed run keeps the settings that shape its trajectory.
 template <class T>
 void keep_setting(const char* flag, T given, T stored, bool is_given, const std::string& dir) {
-  if (is_given && given != stored) {
-    char a[32], b[32];
-    std::snprintf(a, sizeof a, "%g", static_cast<double>(given));
-    std::snprintf(b, sizeof b, "%g", static_cast<double>(stored));
-    throw Error(changed_setting_message(flag, a, b, dir));
-  }
+  const auto text = [](T v) {
+    if constexpr (std::is_integral_v<T>) {
+      return std::to_string(v);
+    } else {
+      char digits[32];
+      std::snprintf(digits, sizeof digits, "%g", v);
+      return std::string(digits);
+    }
+  };
+  if (is_given && given != stored) throw Error(changed_setting_message(flag, text(given), text(stored), dir));
 }
 
 // A resumed run keeps its updates' parts (the batch it trains on), on
@@ -787,7 +792,7 @@ nlohmann::ordered_json Trainer::settings() const {
   if (cadence_.eval_every > 0) j["eval-every"] = cadence_.eval_every;
   if (cadence_.eval_minutes > 0) j["eval-minutes"] = cadence_.eval_minutes;
   if (cadence_.save_every > 0) j["save-every"] = cadence_.save_every;
-  if (opts_.keep_snapshots > 0) j["keep-snapshots"] = opts_.keep_snapshots;
+  j["keep-snapshots"] = opts_.keep_snapshots;  // 0 too: a continued run keeps it, not the default
   j["eval-sentences"] = opts_.eval_sentences;
   if (task_->name() == kTextTask && !opts_.text.train.empty()) {
     const TextTaskOptions& t = opts_.text;

@@ -154,6 +154,11 @@ TEST_CASE("a continued run refuses another value of a setting it keeps, naming t
   const KilnResult more = run_kiln(train_args(ckpt, {"--keep-best", "2", "--threads", "1", "--eval-every", "2"}));
   CHECK_MESSAGE(more.status == 0, more.err);
   CHECK(read_file(ckpt + "/settings.toml").find("keep-best = 2") != std::string::npos);
+  // A setting given as 0 carries on too, not the default: no snapshots, continued.
+  const std::string none = dir.file("none");
+  REQUIRE(run_kiln(train_args(none, {"--keep-snapshots", "0"})).status == 0);
+  REQUIRE(run_kiln({"train", "--checkpoint", none, "--resume"}).status == 0);
+  CHECK(!fs::exists(none + "/snapshots"));
 }
 
 TEST_CASE("--config-file DIR/settings.toml --resume --steps N: the command line's --steps wins over the file's --minutes") {
