@@ -10,6 +10,23 @@
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool is_kiln(const std::string& word) { return word == "kiln" || word.ends_with("/kiln"); }
+
+// Whether `flag` is one of the help text's flags (a whole word of it).
+bool has_flag(const std::string& help, const std::string& flag) {
+  for (size_t at = help.find(flag); at != std::string::npos; at = help.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    const bool starts = at == 0 || help[at - 1] == ' ' || help[at - 1] == ',' || help[at - 1] == '[';
+    const bool ends = end == help.size() || !(std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-');
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<ShellBlock> shell_blocks(const std::string& markdown, const std::string& file) {
   std::vector<ShellBlock> blocks;
   std::istringstream in(markdown);
@@ -36,6 +53,53 @@ std::vector<ShellBlock> shell_blocks(const std::string& markdown, const std::str
     if (!line.empty()) previous = line;
   }
   return blocks;
+}
+
+std::vector<ShellBlock> usage_blocks(const std::string& markdown, const std::string& file) {
+  std::vector<ShellBlock> blocks;
+  std::istringstream in(markdown);
+  std::optional<ShellBlock> open;
+  bool other = false;  // inside a fence of another language
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.rfind("```", 0) != 0) {
+      if (open) open->text += line + "\n";
+      continue;
+    }
+    if (open) {
+      if (open->text.find("\nkiln ") != std::string::npos || open->text.rfind("kiln ", 0) == 0) blocks.push_back(*open);
+      open.reset();
+    } else if (other) {
+      other = false;
+    } else if (line == "```") {
+      open = ShellBlock{file, number, "usage", ""};
+    } else {
+      other = true;
+    }
+  }
+  return blocks;
+}
+
+std::string check_usage(const ShellBlock& block, const std::function<std::string(const std::string&)>& help) {
+  std::string problems, sub;
+  std::istringstream in(block.text);
+  static const std::regex word(R"(kiln ([a-z][a-z0-9-]*)\b|--[a-z][a-z0-9-]*)");
+  int number = block.line;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.empty() || line[0] != ' ') sub.clear();  // a listing's next entry, or prose
+    for (std::sregex_iterator m(line.begin(), line.end(), word), end; m != end; ++m) {
+      if ((*m)[1].matched) {
+        sub = (*m)[1];
+        continue;
+      }
+      const std::string text = sub.empty() ? "" : help(sub);
+      if (!sub.empty() && !has_flag(text, m->str()))
+        problems += block.file + ":" + std::to_string(number) + ": kiln " + sub + " has no flag " + m->str() + "\n";
+    }
+  }
+  return problems;
 }
 
 std::vector<std::string> markdown_files(const std::string& source_dir) {
@@ -92,22 +156,6 @@ std::vector<std::vector<std::string>> block_commands(const std::string& text) {
   return commands;
 }
 
-namespace {
-
-bool is_kiln(const std::string& word) { return word == "kiln" || word.ends_with("/kiln"); }
-
-// Whether `flag` is one of the help text's flags (a whole word of it).
-bool has_flag(const std::string& help, const std::string& flag) {
-  for (size_t at = help.find(flag); at != std::string::npos; at = help.find(flag, at + 1)) {
-    const size_t end = at + flag.size();
-    const bool starts = at == 0 || help[at - 1] == ' ' || help[at - 1] == ',' || help[at - 1] == '[';
-    const bool ends = end == help.size() || !(std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-');
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 std::string check_block(const ShellBlock& block, const std::string& source_dir,
                         const std::function<std::string(const std::string&)>& help) {

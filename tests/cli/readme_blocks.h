@@ -31,6 +31,16 @@ struct ShellBlock {
 // unknown mode is an error (std::runtime_error naming file and line).
 std::vector<ShellBlock> shell_blocks(const std::string& markdown, const std::string& file);
 
+// The plain ``` blocks of a markdown text that list kiln's commands (a line
+// starting "kiln SUB"), as a usage listing: mode "usage".
+std::vector<ShellBlock> usage_blocks(const std::string& markdown, const std::string& file);
+
+// What is wrong with a usage listing: each long flag against the --help of the
+// command it is listed under (a line "kiln SUB ..." and the indented lines
+// after it; a "kiln OTHER" mentioned in a line names OTHER's flags for the rest
+// of that line). "" if nothing.
+std::string check_usage(const ShellBlock& block, const std::function<std::string(const std::string&)>& help);
+
 // Every *.md of the source tree (not .git/, nor build*/ or out/ directories), relative, sorted.
 std::vector<std::string> markdown_files(const std::string& source_dir);
 

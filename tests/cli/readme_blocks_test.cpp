@@ -60,7 +60,8 @@ std::string kiln_help(const std::string& sub) {
 
 }  // namespace
 
-TEST_CASE("every shell block of the READMEs runs, shortened where marked, or names only flags and files that exist") {
+TEST_CASE("every shell block of the READMEs runs, shortened where marked, or names only flags and files that exist; "
+          "every usage listing names only flags that exist") {
   std::map<std::string, int> count;
   for (const std::string& file : markdown_files(KILN_SOURCE_DIR)) {
     for (const ShellBlock& block : shell_blocks(read_file(source_path(file)), file)) {
@@ -73,9 +74,14 @@ TEST_CASE("every shell block of the READMEs runs, shortened where marked, or nam
       const KilnResult r = run_block(block.mode == "short" ? shortened(block.text) : block.text);
       CHECK_MESSAGE(r.status == 0, r.out, r.err);
     }
+    for (const ShellBlock& listing : usage_blocks(read_file(source_path(file)), file)) {
+      ++count["usage"];
+      CHECK(check_usage(listing, kiln_help) == "");
+    }
   }
   MESSAGE("README shell blocks: ", count["run"], " run as written, ", count["short"], " run with a short budget, ",
-          count["check"], " checked for flags and files");
+          count["check"], " checked for flags and files; ", count["usage"],
+          " usage listings checked for flags");
 }
 
 TEST_CASE("a README block with a wrong flag or a missing file fails the doc test, run or checked") {
@@ -100,6 +106,13 @@ TEST_CASE("a README block with a wrong flag or a missing file fails the doc test
   CHECK(r.err.find("--stepz") != std::string::npos);
   CHECK(shortened("kiln train --minutes 30 --steps 400 --warmup 100 --steps 5") ==
         "kiln train --steps 10 --steps 20 --warmup 100 --steps 5");
+  // A usage listing: each flag against the help of the command it is listed under.
+  const std::vector<ShellBlock> listings = usage_blocks(
+      "```\nkiln eval --checkpoint DIR [--beam K]\n          [--bleu-only]   # then kiln score --json\n"
+      "PASS FLAGS  --passes=NAME\n```\n```python\nkiln.train()\n```\n",
+      "z.md");
+  REQUIRE(listings.size() == 1);
+  CHECK(check_usage(listings[0], kiln_help) == "z.md:3: kiln eval has no flag --bleu-only\n");
   CHECK_THROWS_WITH(shell_blocks("<!-- doc-test: later -->\n```sh\nls\n```\n", "y.md"),
                     "y.md:2: unknown doc-test mode 'later' (short or check)");
 }
