@@ -139,8 +139,9 @@ std::vector<std::vector<std::string>> block_commands(const std::string& text) {
       word += text.substr(i + 1, close - i - 1);
       in_word = true;
       i = close == std::string::npos ? text.size() : close;
-    } else if (c == '#' && !in_word) {
-      i = text.find('\n', i) - 1;  // a comment, to the line's end
+    } else if (c == '#' && !in_word) {  // a comment runs to the line's end
+      const size_t eol = text.find('\n', i);
+      i = (eol == std::string::npos ? text.size() : eol) - 1;
     } else if (c == '\n' || c == ';' || c == '|' || c == '&') {
       end_command();
       if (i + 1 < text.size() && text[i + 1] == c) ++i;
