@@ -72,7 +72,7 @@ void keep_if_best(const std::string& dir, const Checkpoint& ckpt, int64_t step, 
   const auto at = std::find_if(kept.begin(), kept.end(), [&](const Kept& k) { return better(metric, score, k.score); });
   if (at == kept.end() && static_cast<int64_t>(kept.size()) >= keep) return;
   kept.insert(at, {step, score});
-  write_kept_checkpoint(dir, (snapshots_root(dir) / step_name(step)).string(), ckpt);
+  write_kept_checkpoint(dir, (snapshots_root(dir) / step_name(step)).string(), params_only(ckpt));
   while (static_cast<int64_t>(kept.size()) > keep) {
     fs::remove_all(snapshots_root(dir) / step_name(kept.back().step));
     kept.pop_back();

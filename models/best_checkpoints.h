@@ -4,8 +4,9 @@
 // chrF: higher is better). The best so far is kept in DIR/best/; with keep > 1 the
 // `keep` best evaluations are also kept in DIR/best-snapshots/step-NNNNNNNN/,
 // listed with their scores in DIR/best-snapshots/scores.json, for
-// `kiln average --best K`. Each kept directory holds the task's files too, so it
-// evaluates and translates by itself.
+// `kiln average --best K`, without the optimizer state (params_only: they are
+// averaged, evaluated and translated, not trained on). Each kept directory
+// holds the task's files too, so it evaluates and translates by itself.
 #include <cstdint>
 #include <string>
 #include <vector>

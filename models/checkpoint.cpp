@@ -108,6 +108,13 @@ void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::
   write_files_atomically(files);
 }
 
+Checkpoint params_only(const Checkpoint& ckpt) {
+  Checkpoint out{ckpt.task, ckpt.config, {}, ckpt.trainer_state};
+  for (const auto& [name, type] : param_types(ckpt.config)) out.tensors.emplace(name, ckpt.tensors.at(name));
+  if (const auto step = ckpt.tensors.find(kStepState); step != ckpt.tensors.end()) out.tensors.insert(*step);
+  return out;
+}
+
 Checkpoint load_checkpoint(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw Error("checkpoint directory " + dir + " does not exist");

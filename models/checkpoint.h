@@ -34,6 +34,11 @@ std::string checkpoint_file(const std::string& dir);
 // replaces a good checkpoint.
 void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::vector<FileBytes>& beside = {});
 
+// The checkpoint without its optimizer state: the params and the step counter,
+// for checkpoints kept to be averaged, evaluated or translated, not trained on
+// (a third of the size: Adam keeps two moments per param).
+Checkpoint params_only(const Checkpoint& ckpt);
+
 // kiln::Error naming the directory for a missing directory or file, a truncated
 // or corrupt file, and every problem checkpoint_from finds.
 Checkpoint load_checkpoint(const std::string& dir);

@@ -1,8 +1,8 @@
 #pragma once
 // Checkpoint averaging as in the paper (the last N checkpoints, saved at
 // intervals, averaged param by param), and the snapshots it averages: a trainer
-// that keeps snapshots writes each save also to DIR/snapshots/step-NNNNNNNN/
-// and removes all but the latest `keep`.
+// that keeps snapshots writes each save's params (params_only) also to
+// DIR/snapshots/step-NNNNNNNN/ and removes all but the latest `keep`.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +13,8 @@ namespace kiln::models {
 
 // Every param of the checkpoints (the tensors of param_types(config)) is the
 // element-wise mean of theirs, accumulated in double; everything else (the
-// optimizer state, the step, the trainer state) is the last checkpoint's.
+// optimizer state, if the last one has it, the step, the trainer state) is the
+// last checkpoint's.
 // kiln::Error unless they share the task and the architecture.
 Checkpoint average_checkpoints(const std::vector<Checkpoint>& checkpoints);
 

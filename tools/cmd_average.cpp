@@ -7,6 +7,8 @@
 // its own. OUT may not be, or be inside, a run or checkpoint it reads.
 #include "tools/cmd_average.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +17,7 @@
 #include "engine/run_dir_lock.h"
 #include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
+#include "models/train/progress.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
 
@@ -55,7 +58,7 @@ std::vector<std::string> inputs_of(const AverageOptions& opts) {
   const std::vector<std::string> all = models::snapshots(opts.run_dir);
   if (static_cast<int64_t>(all.size()) < opts.last)
     throw Error("average: --last " + std::to_string(opts.last) + " but " + opts.run_dir + " has " +
-                std::to_string(all.size()) + " snapshots (kiln train --save-every S --keep-snapshots N keeps them)");
+                std::to_string(all.size()) + " snapshots (kiln train keeps the last --keep-snapshots saves)");
   return {all.end() - opts.last, all.end()};
 }
 
@@ -87,17 +90,29 @@ void check_output_apart(const AverageOptions& opts, const std::vector<std::strin
 
 }  // namespace
 
-void average(const AverageOptions& opts) {
+std::vector<std::string> average_into(const AverageOptions& opts) {
   const std::vector<std::string> inputs = inputs_of(opts);
   check_output_apart(opts, inputs);
   const RunDirLock lock(opts.output_dir, "--output");  // no other kiln command writes it meanwhile
   std::vector<models::Checkpoint> checkpoints;
-  for (const std::string& in : inputs) checkpoints.push_back(models::load_checkpoint(in));
+  {
+    models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO), "read", "checkpoints",
+                                  static_cast<int64_t>(inputs.size()));
+    for (const std::string& in : inputs) {
+      checkpoints.push_back(models::load_checkpoint(in));
+      progress.advance(1);
+    }
+  }
   const models::Checkpoint averaged = models::average_checkpoints(checkpoints);
   // The task's own files beside the run's checkpoint (a snapshot's run directory is two levels up),
   // read before anything is written, and written with the average, all or none.
   const fs::path source = opts.run_dir.empty() ? fs::path(inputs.front()) : fs::path(opts.run_dir);
   models::save_checkpoint(opts.output_dir, averaged, models::task_files(source.string(), opts.output_dir));
+  return inputs;
+}
+
+void average(const AverageOptions& opts) {
+  const std::vector<std::string> inputs = average_into(opts);
   std::cout << "averaged " << inputs.size() << " checkpoints into " << models::checkpoint_file(opts.output_dir) << '\n';
 }
 

@@ -19,6 +19,11 @@ struct AverageOptions {
 };
 
 CLI::App* add_average_command(CLI::App& app, AverageOptions& opts);
+// Writes the average into opts.output_dir (all or none) and returns the
+// checkpoint directories averaged, oldest or best first; Python's kiln.average
+// too. kiln::Error for what cannot be averaged, naming why.
+std::vector<std::string> average_into(const AverageOptions& opts);
+// average_into, then a line saying what it wrote.
 void average(const AverageOptions& opts);
 
 }  // namespace kiln::cli

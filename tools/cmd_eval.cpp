@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -9,6 +11,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/train/evaluate.h"
+#include "models/train/progress.h"
 #include "models/train/trained_model.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
@@ -89,9 +92,20 @@ struct Scored {
   models::DecodeScores scores;
 };
 
+// The decoding options with a progress line on stderr over `total` sentences.
+models::DecodeOptions with_progress(const models::DecodeOptions& decode, models::ItemProgress& progress) {
+  models::DecodeOptions out = decode;
+  out.progress = [&progress](size_t sentences) { progress.advance(static_cast<int64_t>(sentences)); };
+  return out;
+}
+
 Scored decode_split(models::TrainedModel& m, const EvalOptions& opts) {
   const models::Split split = models::parse_split(opts.split);
-  Scored out{opts.split, {}, {}, models::evaluate_decoding(*m.task, *m.decoder, split, opts.limit, opts.decode)};
+  const auto examples = static_cast<int64_t>(m.task->examples(split).size());
+  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO), "decoded", "sentences",
+                                opts.limit > 0 ? std::min(opts.limit, examples) : examples);
+  Scored out{opts.split, {}, {},
+             models::evaluate_decoding(*m.task, *m.decoder, split, opts.limit, with_progress(opts.decode, progress))};
   for (const models::Example& e : m.task->examples(split))
     if (out.sources.size() < out.scores.hypotheses.size()) out.sources.push_back(e.src_text);
   out.refs = {out.scores.references};
@@ -114,22 +128,9 @@ Scored decode_files(models::TrainedModel& m, const EvalOptions& opts) {
     for (auto& stream : out.refs) stream.resize(out.sources.size());
   }
   if (out.sources.empty()) throw Error("--src: " + opts.src_path + " has no lines to decode");
-  models::DecodeOptions decode = opts.decode;
-  decode.nbest = 1;
-  const auto translated = models::translate_lines(m, out.sources, decode);
-  models::DecodeScores& s = out.scores;
-  int64_t exact = 0;
-  for (size_t i = 0; i < translated.size(); ++i) {
-    if (!translated[i].error.empty())
-      throw Error(opts.src_path + ":" + std::to_string(i + 1) + ": " + translated[i].error);
-    s.hypotheses.push_back(translated[i].texts.empty() ? "" : translated[i].texts.front());
-    exact +=
-        std::any_of(out.refs.begin(), out.refs.end(), [&](const auto& refs) { return refs[i] == s.hypotheses[i]; });
-  }
-  s.references = out.refs.front();
-  s.exact_match = static_cast<double>(exact) / static_cast<double>(out.sources.size());
-  s.bleu = models::corpus_bleu(s.hypotheses, out.refs);
-  s.chrf = models::corpus_chrf(s.hypotheses, out.refs);
+  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO), "decoded", "sentences",
+                                static_cast<int64_t>(out.sources.size()));
+  out.scores = models::score_lines(m, out.sources, out.refs, with_progress(opts.decode, progress), opts.src_path);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "engine/ir/error.h"
 #include "engine/tensor/collectives.h"
 #include "models/train/recipe.h"
+#include "models/train/resume_settings.h"
 #include "tools/cli_common.h"
 #include "tools/corpus_flags.h"
 #include "tools/pass_flags.h"
@@ -39,14 +40,23 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "model preset: tiny, small or base (default: the recipe's, or the "
                   "checkpoint's)")
       ->check(CLI::IsMember({"tiny", "small", "base"}));
-  cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory")->check(dir_to_write())->required();
+  cmd->add_option("--checkpoint", opts.checkpoint_dir,
+                  "the run's directory; one that holds a run is continued (as fairseq and Marian do: running the "
+                  "command again finishes an interrupted run), its settings.toml giving what the command line "
+                  "leaves out")
+      ->check(dir_to_write())
+      ->required();
   auto* minutes = cmd->add_option("--minutes", opts.minutes,
                                   "train until the run has trained this long, --resume included: wall clock with "
                                   "compiles, without dev evaluations and saves")
                       ->check(positive(opts.minutes));
-  auto* steps = cmd->add_option("--steps", opts.steps, "train this many steps (more, with --resume)")->check(positive(opts.steps));
+  auto* steps = cmd->add_option("--steps", opts.steps, "train this many steps (more, when the run continues)")
+                    ->check(positive(opts.steps));
   minutes->excludes(steps);
-  cmd->add_flag("--resume", opts.resume, "continue the checkpoint in --checkpoint on the same trajectory");
+  cmd->add_flag("--resume", opts.resume,
+                "continue the run in --checkpoint (an error if it holds none), on the same trajectory; alone, its "
+                "settings.toml gives the rest. A continued run may change " + models::resumable_flags_text() +
+                    " and the compiler flags; any other setting given must be the run's");
   cmd->add_option_function<uint64_t>(
       "--seed", [&opts](const uint64_t& seed) { opts.seed = seed; },
       "seed of the param initialization, dropout and batch order (default 0, "
@@ -69,16 +79,22 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "factor of the rate factor * d_model^-0.5 * min(step^-0.5, "
                   "step * warmup^-1.5) (default: the recipe's)")
       ->check(positive(opts.lr_factor));
-  cmd->add_option("--eval-every", opts.eval_every, "steps between dev evaluations (default: only at the end)")
+  cmd->add_option("--eval-every", opts.eval_every,
+                  "steps between dev evaluations (default, when --eval-minutes and --save-every are not given "
+                  "either: an evaluation and a save at each fifth of the budget, every N/5 steps of --steps N or "
+                  "M/5 minutes of --minutes M; and at the end)")
       ->check(positive(opts.eval_every));
   cmd->add_option("--eval-minutes", opts.eval_minutes,
                   "minutes of training between dev evaluations, each followed by a save (counted over resumes)")
       ->check(positive(opts.eval_minutes));
-  cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: only at the end)")
+  cmd->add_option("--save-every", opts.save_every, "steps between checkpoints (default: as --eval-every's)")
       ->check(positive(opts.save_every));
   cmd->add_option("--keep-snapshots", opts.keep_snapshots,
-                  "also keep each of the last N saves in DIR/snapshots/, for `kiln average --last N`")
-      ->check(positive(opts.keep_snapshots));
+                  "also keep the params of each of the last N saves in DIR/snapshots/ (without Adam's moments: a "
+                  "third of a checkpoint), for `kiln average --last N`; 0: none. The run ends saying what they take "
+                  "on disk")
+      ->check(non_negative(opts.keep_snapshots))
+      ->capture_default_str();
   cmd->add_option("--best-metric", opts.best_metric,
                   "the dev metric that chooses the model to keep in DIR/best/ and stops early: loss, bleu or chrf "
                   "(default bleu, or the checkpoint's)")
@@ -87,7 +103,8 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "stop when N dev evaluations in a row have not beaten the best (default: never)")
       ->check(positive(opts.patience));
   cmd->add_option("--keep-best", opts.keep_best,
-                  "also keep the N best evaluated checkpoints in DIR/best-snapshots/, for `kiln average --best N`")
+                  "also keep the params of the N best evaluated checkpoints in DIR/best-snapshots/, for "
+                  "`kiln average --best N` (1: DIR/best alone)")
       ->check(positive(opts.keep_best))
       ->capture_default_str();
   cmd->add_option("--eval-sentences", opts.eval_sentences, "dev sentences decoded for BLEU and exact match")

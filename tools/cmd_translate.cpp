@@ -10,6 +10,7 @@
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
 #include "models/train/attention_maps.h"
+#include "models/train/progress.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
@@ -152,9 +153,17 @@ void translate(const TranslateOptions& opts) {
   }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
+  // A long input shows its progress on stderr (models/train/progress.h), typed lines
+  // not; live only where no translation is printed on the same terminal.
+  const bool typed = opts.texts.empty() && opts.input_path.empty() && isatty(STDIN_FILENO);
+  const bool prints_here = is_stdout(opts.output_path) && isatty(STDOUT_FILENO);
+  models::ItemProgress progress(std::cerr, isatty(STDERR_FILENO) && !prints_here, "translated", "sentences",
+                                opts.input_path.empty() ? 0 : count_lines(opts.input_path));
+  models::DecodeOptions decode = opts.decode;
+  if (!typed) decode.progress = [&progress](size_t n) { progress.advance(static_cast<int64_t>(n)); };
   std::vector<models::SentenceAttention> attention;
   const auto translate_buffer = [&](const std::vector<std::string>& lines) {
-    const std::vector<models::TranslatedLine> translated = models::translate_lines(m, lines, opts.decode);
+    const std::vector<models::TranslatedLine> translated = models::translate_lines(m, lines, decode);
     output.add(translated);
     if (opts.attention_dir.empty()) return;
     for (size_t i = 0; i < lines.size(); ++i)
@@ -171,8 +180,7 @@ void translate(const TranslateOptions& opts) {
     }
     std::istream& in = opts.input_path.empty() ? std::cin : file;
     // A person typing gets each line's translation as soon as it is typed.
-    const bool interactive = opts.input_path.empty() && isatty(STDIN_FILENO);
-    const size_t buffer = interactive ? 1 : static_cast<size_t>(opts.buffer_lines);
+    const size_t buffer = typed ? 1 : static_cast<size_t>(opts.buffer_lines);
     const std::string name = opts.input_path.empty() ? "stdin" : opts.input_path;
     std::vector<std::string> lines;
     int64_t number = 0;

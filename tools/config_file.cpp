@@ -69,9 +69,19 @@ void check_lines(const std::string& text, const std::string& path) {
   }
 }
 
+// Whether `command`'s flag `flag` excludes a flag that `args` gives.
+bool excluded_by(const std::vector<std::string>& args, const CLI::App* command, const std::string& flag) {
+  const CLI::Option* option = command ? command->get_option_no_throw(flag) : nullptr;
+  if (!option) return false;
+  for (const CLI::Option* other : option->get_excludes())
+    for (const std::string& name : other->get_lnames())
+      if (given(args, "--" + name)) return true;
+  return false;
+}
+
 }  // namespace
 
-std::vector<std::string> expand_config_file(const std::vector<std::string>& args) {
+std::vector<std::string> expand_config_file(const std::vector<std::string>& args, const CLI::App* command) {
   std::vector<std::string> out;
   std::string path;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -98,12 +108,13 @@ std::vector<std::string> expand_config_file(const std::vector<std::string>& args
   } catch (const std::exception& e) {  // not TOML/INI (CLI::Error)
     throw Error("--config-file " + path + ": " + e.what());
   }
+  const std::vector<std::string> command_line = out;
   for (const CLI::ConfigItem& item : items) {
     if (item.name == "++" || item.name == "--") continue;  // CLI11's section markers
     if (!item.parents.empty())
       throw Error("--config-file " + path + ": key '" + item.fullname() + "' is in a section; flags are top-level keys");
     const std::string flag = "--" + item.name;
-    if (given(out, flag)) continue;
+    if (given(out, flag) || excluded_by(command_line, command, flag)) continue;
     if (item.inputs.size() == 1 && (item.inputs[0] == "true" || item.inputs[0] == "false")) {
       if (item.inputs[0] == "true") out.push_back(flag);
       continue;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <new>
+#include <utility>
 
 #include "compiler/aot/aot_interface.h"
 #include "compiler/host.h"
@@ -24,6 +25,7 @@
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
+#include "tools/continue_run.h"
 #include "tools/usage_errors.h"
 
 namespace {
@@ -276,14 +278,23 @@ int main(int argc, char** argv) {
                                                   "files (kiln import --help for its flags)");
   import_cmd->prefix_command()->set_help_flag();
 
-  std::vector<std::string> args;
+  std::vector<std::string> args{argv + 1, argv + argc};
+  const std::string name = named_command(args);
+  const std::vector<const CLI::App*> named =
+      std::as_const(app).get_subcommands([&](const CLI::App* c) { return c->get_name() == name; });
   try {
-    args = kiln::cli::expand_config_file({argv + 1, argv + argc});
+    args = kiln::cli::expand_config_file(args, named.empty() ? nullptr : named.front());
   } catch (const kiln::Error& e) {
-    const std::string name = named_command({argv + 1, argv + argc});
     std::cerr << "kiln: error: " << e.what() << '\n'
               << kiln::cli::help_hint(name.empty() ? "kiln" : "kiln " + name) << '\n';
     return 2;
+  }
+  // kiln train on a directory that holds a run continues it (tools/continue_run.h).
+  try {
+    if (name == "train") args = kiln::cli::continue_run_args(args);
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: error: " << e.what() << '\n' << kiln::cli::help_hint("kiln train") << '\n';
+    return 1;
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes a vector last argument first
   try {

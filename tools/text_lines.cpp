@@ -1,5 +1,6 @@
 #include "tools/text_lines.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "engine/ir/error.h"
@@ -32,6 +33,21 @@ std::vector<std::string> read_lines(const std::string& path, const std::string& 
   std::vector<std::string> lines;
   for (std::string line; read_line(in, line, path, static_cast<int64_t>(lines.size()) + 1);) lines.push_back(line);
   return lines;
+}
+
+int64_t count_lines(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  int64_t lines = 0;
+  char last = '\n';
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) lines += buf[i] == '\n';
+    last = buf[n - 1];
+  }
+  return lines + (last != '\n');
 }
 
 }  // namespace kiln::cli

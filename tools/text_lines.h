@@ -22,4 +22,9 @@ bool read_line(std::istream& in, std::string& line, const std::string& name, int
 // cannot be read.
 std::vector<std::string> read_lines(const std::string& path, const std::string& flag);
 
+// The lines of a regular file (a last one without '\n' counted), for a progress
+// line's total; 0 (unknown) for anything else, which may be read only once, and
+// for a file that cannot be read (its reader names it).
+int64_t count_lines(const std::string& path);
+
 }  // namespace kiln::cli

@@ -72,7 +72,7 @@ Tensor source_batch(const Decoder& decoder, const std::vector<std::vector<int32_
 template <class Result>
 std::vector<Result> decode_batches(
     const Decoder& decoder, const std::vector<std::vector<int32_t>>& sources, const std::vector<int64_t>& max_lens,
-    int64_t rows_per_sentence, int64_t batch_tokens,
+    int64_t rows_per_sentence, int64_t batch_tokens, const std::function<void(size_t)>& progress,
     const std::function<std::vector<Result>(const Tensor&, const std::vector<int64_t>&)>& decode_batch) {
   if (max_lens.size() != sources.size())
     throw Error("decode: " + std::to_string(max_lens.size()) + " length limits for " + std::to_string(sources.size()) +
@@ -85,6 +85,7 @@ std::vector<Result> decode_batches(
     for (size_t r = 0; r < batch.ids.size(); ++r) limits[r] = max_lens[batch.ids[r]];
     auto rows = decode_batch(source_batch(decoder, sources, batch), limits);
     for (size_t r = 0; r < batch.ids.size(); ++r) out[batch.ids[r]] = std::move(rows[r]);
+    if (progress) progress(batch.ids.size());
   }
   return out;
 }
@@ -97,10 +98,10 @@ std::vector<std::vector<int32_t>> decode_all(Decoder& decoder, const std::vector
   std::vector<std::vector<int32_t>> out;
   if (opts.beam_size > 1) {
     for (auto& hyps :
-         decode_nbest(decoder, sources, max_lens, tokens, {opts.beam_size, opts.length_penalty, opts.batch_tokens, 1}))
+         decode_nbest(decoder, sources, max_lens, tokens, {opts.beam_size, opts.length_penalty, opts.batch_tokens, 1, opts.progress}))
       out.push_back(hyps.empty() ? std::vector<int32_t>{} : std::move(hyps.front().tokens));
   } else {
-    out = decode_batches<std::vector<int32_t>>(decoder, sources, max_lens, 1, opts.batch_tokens,
+    out = decode_batches<std::vector<int32_t>>(decoder, sources, max_lens, 1, opts.batch_tokens, opts.progress,
                                                [&](const Tensor& src, const std::vector<int64_t>& limits) {
                                                  return greedy_decode(decoder, src, limits, tokens);
                                                });
@@ -117,7 +118,7 @@ std::vector<std::vector<Hypothesis>> decode_nbest(Decoder& decoder, const std::v
     throw Error("decode: --nbest " + std::to_string(opts.nbest) + " must be from 1 to the beam size " +
                 std::to_string(opts.beam_size));
   auto out = decode_batches<std::vector<Hypothesis>>(
-      decoder, sources, max_lens, opts.beam_size, opts.batch_tokens,
+      decoder, sources, max_lens, opts.beam_size, opts.batch_tokens, opts.progress,
       [&](const Tensor& src, const std::vector<int64_t>& limits) {
         return beam_search_batch(decoder, src, limits, tokens, {opts.beam_size, opts.length_penalty});
       });

@@ -4,6 +4,7 @@
 // a number of tokens. A sentence decodes on the same padded lengths whatever
 // batch it lands in (alone too), so batching changes no result.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/decode/beam.h"
@@ -20,6 +21,7 @@ struct DecodeOptions {
   // of two sentences, at least one.
   int64_t batch_tokens = 4096;
   int nbest = 1;  // decode_nbest: hypotheses kept per sentence (at most beam_size)
+  std::function<void(size_t)> progress = {};  // if set, called after each batch with its count of sentences
 };
 
 // Decodes each source (token ids without bos/eos) with at most max_lens[i]

@@ -13,6 +13,7 @@
 #include "engine/ir/read_file.h"
 #include "models/tasks/subwords.h"
 #include "models/tasks/token_corpus.h"
+#include "models/train/progress.h"
 
 namespace kiln::models {
 namespace {
@@ -68,15 +69,22 @@ std::vector<std::string> sample(const std::vector<std::string>& a, const std::ve
 // model's pieces after the source model's, with separate vocabularies). Pieces
 // never cross a space (sentencepiece splits at whitespace before segmenting), so a
 // text's ids are its words' ids: each distinct word is segmented once per thread.
+// Thread 0 alone reports to `progress`, a text of each thread's for each of its own.
 std::vector<std::vector<int32_t>> encode_all(const Subwords& model, const std::vector<std::string>& texts,
-                                             int32_t shift) {
+                                             int32_t shift, ItemProgress& progress) {
   std::vector<std::vector<int32_t>> ids(texts.size());
   const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
+  std::size_t reported = 0;  // thread 0's, read after the join
   for (std::size_t t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::unordered_map<std::string_view, std::vector<int32_t>> words;
       for (std::size_t i = t; i < texts.size(); i += threads) {
+        if (t == 0) {
+          const std::size_t step = std::min(threads, texts.size() - reported);
+          progress.advance(static_cast<int64_t>(step));
+          reported += step;
+        }
         std::string_view text = texts[i];
         while (!text.empty()) {
           const std::string_view word = text.substr(0, text.find(' '));
@@ -94,6 +102,7 @@ std::vector<std::vector<int32_t>> encode_all(const Subwords& model, const std::v
     });
   }
   for (std::thread& t : pool) t.join();
+  progress.advance(static_cast<int64_t>(texts.size() - reported));
   return ids;
 }
 
@@ -257,8 +266,9 @@ TextCorpusInfo prepare_text_corpus(const TextTaskOptions& o, const std::string& 
   for (std::size_t s = 0; s < splits.size(); ++s) {
     progress(std::string("encoding ") + splits[s].name + " (" + std::to_string(encoded[s].text.source.size()) +
              " pairs)");
-    encoded[s].source = encode_all(source_model, encoded[s].text.source, 0);
-    encoded[s].target = encode_all(target_model, encoded[s].text.target, shift);
+    ItemProgress sentences(log, false, "encoded", "sentences", 2 * static_cast<int64_t>(encoded[s].text.source.size()));
+    encoded[s].source = encode_all(source_model, encoded[s].text.source, 0, sentences);
+    encoded[s].target = encode_all(target_model, encoded[s].text.target, shift, sentences);
     if (s == 0) {  // only valid's and test's text is kept (BLEU's references): the train text's memory goes
       std::vector<std::string>().swap(encoded[s].text.source);
       std::vector<std::string>().swap(encoded[s].text.target);

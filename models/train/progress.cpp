@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <utility>
 
 namespace kiln::models {
 namespace {
@@ -75,6 +76,60 @@ void ProgressLine::update(const ProgressStats& s) {
 void ProgressLine::message(const std::string& line) {
   clear_live();
   out_ << line << '\n' << std::flush;
+}
+
+ItemProgress::ItemProgress(std::ostream& out, bool live, std::string verb, std::string items, int64_t total,
+                           double quiet_seconds, double live_after_seconds)
+    : out_(out),
+      live_(live),
+      verb_(std::move(verb)),
+      items_(std::move(items)),
+      total_(total),
+      quiet_seconds_(quiet_seconds),
+      live_after_seconds_(live_after_seconds),
+      start_(std::chrono::steady_clock::now()) {}
+
+ItemProgress::~ItemProgress() {
+  if (!shown_) return;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (live_) {
+    show(seconds);
+    out_ << '\n' << std::flush;
+  } else if (seconds > last_shown_) {
+    show(seconds);
+  }
+}
+
+std::string ItemProgress::text(double seconds) const {
+  std::string t = verb_ + " " + std::to_string(done_);
+  if (total_ > 0) t += " of " + std::to_string(total_);
+  t += " " + items_;
+  if (seconds > 0) {
+    const double rate = static_cast<double>(done_) / seconds;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "  %.1f %s/s", rate, items_.c_str());
+    t += buf;
+    if (total_ > 0 && rate > 0) t += "  ETA " + duration_text(static_cast<double>(total_ - done_) / rate);
+  }
+  return t;
+}
+
+void ItemProgress::show(double seconds) {
+  const std::string line = text(seconds);
+  if (live_) {
+    out_ << '\r' << line << std::string(live_width_ > line.size() ? live_width_ - line.size() : 0, ' ') << std::flush;
+    live_width_ = line.size();
+  } else {
+    out_ << line << '\n' << std::flush;
+  }
+  last_shown_ = seconds;
+  shown_ = true;
+}
+
+void ItemProgress::advance(int64_t items) {
+  done_ += items;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (live_ ? seconds >= live_after_seconds_ : seconds - last_shown_ >= quiet_seconds_) show(seconds);
 }
 
 }  // namespace kiln::models

@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "engine/atomic_file.h"
 #include "engine/fnv1a.h"
@@ -26,11 +27,13 @@
 #include "models/checkpoint_average.h"
 #include "models/optimizer.h"
 #include "models/decode/decoder.h"
+#include "models/train/eval_cadence.h"
 #include "models/train/evaluate.h"
 #include "models/train/executable_cache.h"
 #include "models/train/loss_curve_svg.h"
 #include "models/train/progress.h"
 #include "models/train/recipe.h"
+#include "models/train/resume_settings.h"
 #include "models/train/run_log.h"
 #include "models/train/task_setup.h"
 #include "models/train/trainer_state.h"
@@ -61,10 +64,36 @@ void check_options(const TrainOptions& o) {
   if (o.label_smoothing >= 1) throw Error("--label-smoothing must be below 1");
 }
 
+// A continued run keeps its model: a preset, size or regularization given
+// again must be the checkpoint's.
+void check_same_model(const TrainOptions& o, const TransformerConfig& run, const std::string& dir) {
+  const auto refuse = [&](const std::string& flag, const std::string& given, const std::string& runs) {
+    throw Error(changed_setting_message(flag, given, runs, dir));
+  };
+  const std::string preset = run.name.substr(0, run.name.find('+'));
+  if (!o.config.empty() && o.config != preset) refuse("--config", o.config, preset);
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {{"--d-model", {o.d_model, run.d_model}},
+                                                                       {"--heads", {o.heads, run.heads}},
+                                                                       {"--d-ff", {o.d_ff, run.d_ff}},
+                                                                       {"--layers", {o.layers, run.enc_layers}}};
+  for (const auto& [flag, values] : sizes)
+    if (values.first > 0 && values.first != values.second)
+      refuse(flag, std::to_string(values.first), std::to_string(values.second));
+  const auto rate = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  if (o.dropout >= 0 && o.dropout != run.dropout) refuse("--dropout", rate(o.dropout), rate(run.dropout));
+  if (o.label_smoothing >= 0 && o.label_smoothing != run.label_smoothing)
+    refuse("--label-smoothing", rate(o.label_smoothing), rate(run.label_smoothing));
+}
+
 // The given preset, else the checkpoint's config on resume, else the recipe's
 // preset and regularization; then the options' overrides.
 TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, const std::optional<Checkpoint>& ckpt,
                                const Task& task) {
+  if (ckpt) check_same_model(o, ckpt->config, o.checkpoint_dir);
   TransformerConfig c = !o.config.empty() ? preset_config(o.config) : ckpt ? ckpt->config : preset_config(recipe.config);
   if (!ckpt) {
     c.dropout = recipe.dropout;
@@ -87,10 +116,17 @@ TransformerConfig model_config(const TrainOptions& o, const Recipe& recipe, cons
 
 // A resumed run keeps the settings that shape its trajectory.
 template <class T>
-void keep_setting(const char* flag, T given, T stored, bool is_given) {
-  if (is_given && given != stored)
-    throw Error(std::string("--resume: ") + flag + " " + std::to_string(given) + " differs from the checkpoint's " +
-                std::to_string(stored) + " (leave it out to continue the run)");
+void keep_setting(const char* flag, T given, T stored, bool is_given, const std::string& dir) {
+  const auto text = [](T v) {
+    if constexpr (std::is_integral_v<T>) {
+      return std::to_string(v);
+    } else {
+      char digits[32];
+      std::snprintf(digits, sizeof digits, "%g", v);
+      return std::string(digits);
+    }
+  };
+  if (is_given && given != stored) throw Error(changed_setting_message(flag, text(given), text(stored), dir));
 }
 
 // A resumed run keeps its updates' parts (the batch it trains on), on
@@ -127,14 +163,14 @@ TrainerState initial_state(const TrainOptions& o, const Recipe& d, const std::op
   }
   TrainerState s = trainer_state_from_json(ckpt->trainer_state);
   keep_parts(o, s, ranks);
-  keep_setting("--seed", o.seed.value_or(0), s.seed, o.seed.has_value());
-  keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens, o.batch_tokens > 0);
-  keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0);
-  keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0);
-  keep_setting("--max-train-len", o.max_train_len, s.max_train_len, o.max_train_len > 0);
+  const std::string& dir = o.checkpoint_dir;
+  keep_setting("--seed", o.seed.value_or(0), s.seed, o.seed.has_value(), dir);
+  keep_setting("--batch-tokens", o.batch_tokens, s.batch_tokens, o.batch_tokens > 0, dir);
+  keep_setting("--warmup", o.warmup, s.warmup, o.warmup > 0, dir);
+  keep_setting("--lr-factor", o.lr_factor, s.lr_factor, o.lr_factor > 0, dir);
+  keep_setting("--max-train-len", o.max_train_len, s.max_train_len, o.max_train_len > 0, dir);
   if (!o.best_metric.empty() && o.best_metric != s.best_metric)
-    throw Error("--resume: --best-metric " + o.best_metric + " differs from the checkpoint's " + s.best_metric +
-                " (its best so far was chosen by it)");
+    throw Error(changed_setting_message("--best-metric", o.best_metric, s.best_metric, dir));
   return s;
 }
 
@@ -216,6 +252,35 @@ std::string percent(double share) {
   return buf;
 }
 
+// The bytes of the regular files under `path`.
+uintmax_t disk_use(const fs::path& path) {
+  uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(path, ec))
+    if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  return bytes;
+}
+
+std::string megabytes(uintmax_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+// What the run keeps for `kiln average` and on disk in all, e.g. "kept 5
+// snapshots (DIR/snapshots, params only: 61.2 MB) and 3 best (DIR/best-snapshots:
+// 36.7 MB) for kiln average --last N / --best N; DIR holds 160.3 MB".
+std::string kept_text(const std::string& dir) {
+  const fs::path best = fs::path(dir) / "best-snapshots";
+  size_t bests = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(best, ec)) bests += e.is_directory();
+  return "kept " + std::to_string(snapshots(dir).size()) + " snapshots (" + (fs::path(dir) / "snapshots").string() +
+         ", params only: " + megabytes(disk_use(fs::path(dir) / "snapshots")) + ") and " + std::to_string(bests) +
+         " best (" + best.string() + ": " + megabytes(disk_use(best)) +
+         ") for kiln average --last N / --best N; " + dir + " holds " + megabytes(disk_use(dir));
+}
+
 class Trainer {
  public:
   explicit Trainer(const TrainOptions& o);
@@ -229,7 +294,7 @@ class Trainer {
   double run_seconds() const { return resumed_seconds_ + training_seconds(); }
   // Whole --eval-minutes periods in `seconds` of training (0 without --eval-minutes).
   double eval_periods(double seconds) const {
-    return opts_.eval_minutes > 0 ? std::floor(seconds / 60 / opts_.eval_minutes) : 0;
+    return cadence_.eval_minutes > 0 ? std::floor(seconds / 60 / cadence_.eval_minutes) : 0;
   }
   void prepare_text_task(const TrainOptions& o, const std::optional<Checkpoint>& ckpt);
   bool budget_left() const;
@@ -276,6 +341,7 @@ class Trainer {
   void report_profile() const;
 
   const TrainOptions& opts_;
+  const EvalCadence cadence_;  // the options' or the budget's (eval_cadence.h)
   std::optional<RunDirLock> dir_lock_;  // rank 0's, for the run
   const int rank_, ranks_;  // this process's rank of the job, and how many there are (1: no MPI)
   std::ostream& log_;
@@ -312,25 +378,23 @@ std::ostream& log_of(const TrainOptions& o, int rank) {
 
 Trainer::Trainer(const TrainOptions& o)
     : opts_(o),
+      cadence_(eval_cadence({o.eval_every, o.eval_minutes, o.save_every}, o.minutes, o.steps)),
       rank_(collectives().rank()),
       ranks_(collectives().size()),
       log_(log_of(o, rank_)),
       progress_(log_, !o.log && rank_ == 0 && isatty(STDERR_FILENO), o.log_every) {
   check_options(o);
   const std::string& dir = o.checkpoint_dir;
-  const bool has_checkpoint = fs::exists(checkpoint_file(dir));
-  if (o.resume && !has_checkpoint) throw Error("--resume: " + checkpoint_file(dir) + " does not exist");
-  if (!o.resume && has_checkpoint)
-    throw Error("--checkpoint " + dir +
-                " already holds a checkpoint: pass --resume to continue it, or choose "
-                "another directory");
+  // A directory that holds a run continues it (fairseq's and Marian's habit):
+  // running the command again finishes an interrupted run.
+  const bool resume = fs::exists(checkpoint_file(dir));
+  if (o.resume && !resume) throw Error("--resume: " + checkpoint_file(dir) + " does not exist");
   // Rank 0 writes DIR: no other kiln command may write it meanwhile (engine/run_dir_lock.h).
   if (rank_ == 0) dir_lock_.emplace(dir, "--checkpoint");
   std::optional<Checkpoint> ckpt;
-  if (o.resume) {
+  if (resume) {
     ckpt = load_checkpoint(dir);
-    if (ckpt->task != o.task)
-      throw Error("--resume: " + dir + " is a checkpoint of task '" + ckpt->task + "', not '" + o.task + "'");
+    if (ckpt->task != o.task) throw Error(changed_setting_message("--task", o.task, ckpt->task, dir));
   }
   const Recipe recipe = default_recipe(o.task, o.minutes);
   // Rank 0 alone writes: the directory, the prepared corpus, the task's files
@@ -341,7 +405,7 @@ Trainer::Trainer(const TrainOptions& o)
     fs::create_directories(dir, ec);  // the task may keep files there (de-en: spm.model)
     if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
     if (o.task == kTextTask) prepare_text_task(o, ckpt);
-    task_ = make_task(o.task, dir, o.data_dir, !o.resume);
+    task_ = make_task(o.task, dir, o.data_dir, !resume);
     config_ = model_config(o, recipe, ckpt, *task_);
   }
   collectives().barrier();
@@ -377,7 +441,7 @@ Trainer::Trainer(const TrainOptions& o)
   // A spent budget trains nothing and writes nothing: not the log, not the settings.
   // (In minutes, as TrainResult::train_minutes reports the time: a resume with
   // --minutes of that value has nothing left to train.)
-  budget_spent_ = o.resume && o.minutes > 0 && resumed_seconds_ / 60 >= o.minutes;
+  budget_spent_ = ckpt && o.minutes > 0 && resumed_seconds_ / 60 >= o.minutes;
   if (rank_ == 0 && !budget_spent_) {
     run_log_.emplace(dir, state_.step);
     write_settings();
@@ -544,8 +608,8 @@ Trainer::Decision Trainer::decide() {
   const bool minutes_point = periods > evaluated_periods_;
   evaluated_periods_ = periods;
   Decision d;
-  d.evaluate = minutes_point || (opts_.eval_every > 0 && state_.step % opts_.eval_every == 0);
-  d.save = minutes_point || (opts_.save_every > 0 && state_.step % opts_.save_every == 0);
+  d.evaluate = minutes_point || (cadence_.eval_every > 0 && state_.step % cadence_.eval_every == 0);
+  d.save = minutes_point || (cadence_.save_every > 0 && state_.step % cadence_.save_every == 0);
   d.stop = !budget_left();
   return d;
 }
@@ -563,9 +627,11 @@ TrainResult Trainer::run() {
   // that only rank 0 evaluates, and tells the others when patience runs out.
   bool stop = patience_ran_out();
   bool evaluated_last = stop;  // a run that stops early has just evaluated
+  bool saved_last = false;
   while (!stop) {
     const Decision d = step(next_batch());
     evaluated_last = d.evaluate;
+    saved_last = d.save;
     if (rank_ == 0) {
       if (d.evaluate) evaluate();
       if (d.save) save();
@@ -575,7 +641,8 @@ TrainResult Trainer::run() {
   }
   if (rank_ == 0) {
     if (!evaluated_last) evaluate();
-    save();
+    if (!saved_last) save();
+    progress_.message(kept_text(opts_.checkpoint_dir));
     if (opts_.profile) report_profile();
   }
   collectives().barrier();  // the others wait (asleep) for rank 0's last evaluation and save
@@ -722,10 +789,10 @@ nlohmann::ordered_json Trainer::settings() const {
   if (opts_.steps > 0) j["steps"] = opts_.steps;
   if (state_.max_train_len > 0) j["max-train-len"] = state_.max_train_len;
   if (opts_.patience > 0) j["patience"] = opts_.patience;  // 0 (never stop early) is the default, not a value
-  if (opts_.eval_every > 0) j["eval-every"] = opts_.eval_every;
-  if (opts_.eval_minutes > 0) j["eval-minutes"] = opts_.eval_minutes;
-  if (opts_.save_every > 0) j["save-every"] = opts_.save_every;
-  if (opts_.keep_snapshots > 0) j["keep-snapshots"] = opts_.keep_snapshots;
+  if (cadence_.eval_every > 0) j["eval-every"] = cadence_.eval_every;
+  if (cadence_.eval_minutes > 0) j["eval-minutes"] = cadence_.eval_minutes;
+  if (cadence_.save_every > 0) j["save-every"] = cadence_.save_every;
+  j["keep-snapshots"] = opts_.keep_snapshots;  // 0 too: a continued run keeps it, not the default
   j["eval-sentences"] = opts_.eval_sentences;
   if (task_->name() == kTextTask && !opts_.text.train.empty()) {
     const TextTaskOptions& t = opts_.text;
@@ -764,7 +831,7 @@ void Trainer::save() {
   save_checkpoint(dir, ckpt);
   if (opts_.keep_snapshots > 0) {
     const std::string snapshot = snapshot_dir(dir, state_.step);
-    save_checkpoint(snapshot, ckpt, task_files(dir, snapshot));
+    save_checkpoint(snapshot, params_only(ckpt), task_files(dir, snapshot));
     prune_snapshots(dir, opts_.keep_snapshots);
   }
   std::vector<CurveSeries> curves(3);

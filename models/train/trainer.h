@@ -42,7 +42,9 @@ struct TrainOptions {
   // writes not). Exactly one of minutes and steps is > 0.
   double minutes = 0;
   int64_t steps = 0;    // step budget (steps of this call, resumed or not)
-  bool resume = false;  // continue checkpoint_dir's checkpoint
+  // A checkpoint_dir that holds a run is continued whatever this says; true
+  // requires one (an error if there is none).
+  bool resume = false;
   // Param init, dropout and batch order; unset: 0, or the checkpoint's on resume.
   std::optional<uint64_t> seed;
   compiler::BackendOptions exec;
@@ -53,17 +55,18 @@ struct TrainOptions {
   int64_t update_freq = 0;  // parts per update on each rank (gradient accumulation, update_parts.h); 0: 1, or the checkpoint's parts / ranks on resume
   int64_t warmup = 0;                               // Adam warm-up steps; 0: the recipe's
   double lr_factor = 0;                             // the schedule's factor; 0: the recipe's
-  int64_t eval_every = 0;                           // steps between dev evaluations; 0: only at the end
+  // When to evaluate and save; all three 0: at each fifth of the budget (eval_cadence.h).
+  int64_t eval_every = 0;   // steps between dev evaluations; 0: none
   double eval_minutes = 0;  // minutes of training time between dev evaluations and saves; 0: none
-  int64_t save_every = 0;                           // steps between checkpoints; 0: only at the end
-  int64_t keep_snapshots = 0;  // also keep the last N saves as snapshots (checkpoint_average.h); 0: none
+  int64_t save_every = 0;   // steps between checkpoints; 0: none
+  int64_t keep_snapshots = 5;  // also keep the params of the last N saves as snapshots (checkpoint_average.h); 0: none
   // Choosing the model to keep (models/best_checkpoints.h): the dev metric (loss,
   // bleu or chrf; empty: bleu, or the checkpoint's on resume), early stopping after
   // `patience` evaluations in a row that do not beat the best (0: never), and how
   // many of the best evaluations to keep for `kiln average --best K`.
   std::string best_metric;
   int64_t patience = 0;
-  int64_t keep_best = 1;
+  int64_t keep_best = 3;
   int64_t eval_sentences = 200;                     // dev sentences decoded for BLEU and exact match
   std::string data_dir = "/usr/share/trans/de-en";  // de-en: the trans-de-en dictionary
   int64_t log_every = 100;                          // steps between progress lines when the log is not a terminal
@@ -96,10 +99,12 @@ struct TrainResult {
   bool budget_spent = false;  // a resume whose --minutes were already trained: nothing trained, nothing written
 };
 
-// On --resume the checkpoint's seed, batch size, warm-up and learning-rate
-// factor carry on (they shape the trajectory); options that differ from them
-// are an error. Throws kiln::Error for bad options, a missing data package, an
-// existing checkpoint without --resume, a checkpoint of another task or config,
+// A checkpoint directory that holds a run continues it: the checkpoint's task,
+// model, seed, batch size, warm-up and learning-rate factor carry on (they shape
+// the trajectory); options that differ from them are an error naming the flag
+// and both values (resume_settings.h lists what may change). Throws kiln::Error
+// for bad options, a missing data package, --resume without a checkpoint,
+// a checkpoint of another task or config,
 // or a loss that stops being finite (nothing is saved then: the last checkpoint
 // stays).
 TrainResult train(const TrainOptions& opts);

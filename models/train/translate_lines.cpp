@@ -60,4 +60,24 @@ std::vector<TranslatedLine> translate_lines(TrainedModel& m, const std::vector<s
   return out;
 }
 
+DecodeScores score_lines(TrainedModel& m, const std::vector<std::string>& sources, const ReferenceStreams& references,
+                         const DecodeOptions& opts, const std::string& name) {
+  DecodeOptions best = opts;
+  best.nbest = 1;
+  const std::vector<TranslatedLine> translated = translate_lines(m, sources, best);
+  DecodeScores s;
+  int64_t exact = 0;
+  for (size_t i = 0; i < translated.size(); ++i) {
+    if (!translated[i].error.empty()) throw Error(name + ":" + std::to_string(i + 1) + ": " + translated[i].error);
+    s.hypotheses.push_back(translated[i].texts.empty() ? "" : translated[i].texts.front());
+    exact += std::any_of(references.begin(), references.end(),
+                         [&](const auto& refs) { return refs.at(i) == s.hypotheses[i]; });
+  }
+  s.references = references.front();
+  s.exact_match = static_cast<double>(exact) / static_cast<double>(std::max<size_t>(sources.size(), 1));
+  s.bleu = corpus_bleu(s.hypotheses, references);
+  s.chrf = corpus_chrf(s.hypotheses, references);
+  return s;
+}
+
 }  // namespace kiln::models

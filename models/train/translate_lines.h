@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "models/decode/decode_all.h"
+#include "models/eval/reference_streams.h"
+#include "models/train/evaluate.h"
 #include "models/train/trained_model.h"
 
 namespace kiln::models {
@@ -24,5 +26,13 @@ struct TranslatedLine {
 // all the same. Greedy decoding (opts.beam_size 1) scores too.
 std::vector<TranslatedLine> translate_lines(TrainedModel& m, const std::vector<std::string>& lines,
                                             const DecodeOptions& opts);
+
+// `sources` translated (the best of each) and scored against `references` (one
+// stream per reference, each as long as `sources`), as `kiln eval --src` and
+// Python's kiln.evaluate score: corpus BLEU, chrF2 and the share equal to one
+// of their references. kiln::Error naming "NAME:LINE" and why for a line that
+// cannot be translated (a blank one scores as an empty translation).
+DecodeScores score_lines(TrainedModel& m, const std::vector<std::string>& sources, const ReferenceStreams& references,
+                         const DecodeOptions& opts, const std::string& name);
 
 }  // namespace kiln::models

@@ -159,7 +159,8 @@ TEST_CASE("kiln train --train: a second run and a resume reuse the prepared corp
   const std::string before = read_file(first + "/checkpoint.safetensors");
   r = run_kiln(other);
   CHECK(r.status == 1);
-  CHECK(r.err.find("the corpus files or their settings differ") != std::string::npos);
+  CHECK(r.err.find("--train " + dir.file("other") + " differs from the run's " + dir.file("train")) !=
+        std::string::npos);
   CHECK(read_file(first + "/checkpoint.safetensors") == before);
 }
 

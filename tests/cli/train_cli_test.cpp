@@ -14,6 +14,7 @@
 #include "cli/run_kiln.h"
 #include "engine/atomic_file.h"
 #include "models/checkpoint.h"
+#include "models/checkpoint_average.h"
 #include "models/optimizer.h"
 #include "models/train/recipe.h"
 #include "models/train/trainer_state.h"
@@ -71,6 +72,13 @@ const std::string& trained_checkpoint() {
 
 std::string checkpoint_file(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
 
+// The names of DIR/snapshots/*, by step.
+std::vector<std::string> snapshot_names(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const std::string& path : kiln::models::snapshots(dir)) names.push_back(fs::path(path).filename().string());
+  return names;
+}
+
 }  // namespace
 
 TEST_CASE("kiln train flag errors exit 2 naming the flag") {
@@ -95,16 +103,75 @@ TEST_CASE("kiln train flag errors exit 2 naming the flag") {
   CHECK(!fs::exists(ckpt));
 }
 
-TEST_CASE("kiln train writes a checkpoint and a loss curve and never overwrites one without --resume") {
-  const std::string& ckpt = trained_checkpoint();
+TEST_CASE("kiln train writes a checkpoint and a loss curve, and run again on its directory continues the run") {
+  const std::string& trained = trained_checkpoint();
+  CHECK(read_file(checkpoint_file(trained)).size() > 1000);
+  CHECK(read_file(trained + "/loss_curve.svg").find("<svg") != std::string::npos);
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  fs::copy(trained, ckpt, fs::copy_options::recursive);
+  // The same command again: 3 more steps from step 3, as fairseq and Marian continue.
+  KilnResult r = run_kiln(train_args(ckpt));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("from step 3 on interp") != std::string::npos);
+  CHECK(r.out.find("trained steps 4..6") != std::string::npos);
+  // --resume alone: settings.toml gives the task, the budget (3 steps) and the rest.
+  r = run_kiln({"train", "--checkpoint", ckpt, "--resume"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("trained steps 7..9") != std::string::npos);
+  CHECK(r.err.find("on interp") != std::string::npos);  // settings.toml's backend
+  // --resume without a run is an error naming the file, alone or with the flags a new run needs.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"train", "--checkpoint", dir.file("none"), "--resume"},
+        std::vector<std::string>{"train", "--task", "copy", "--steps", "1", "--checkpoint", dir.file("none"),
+                                 "--resume"}}) {
+    r = run_kiln(args);
+    CHECK(r.status == 1);
+    CHECK(r.err.find("--resume: " + checkpoint_file(dir.file("none")) + " does not exist") != std::string::npos);
+    CHECK(!fs::exists(dir.file("none")));
+  }
+}
+
+TEST_CASE("a continued run refuses another value of a setting it keeps, naming the flag and both values") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  fs::copy(trained_checkpoint(), ckpt, fs::copy_options::recursive);
   const std::string before = read_file(checkpoint_file(ckpt));
-  CHECK(before.size() > 1000);
-  CHECK(read_file(ckpt + "/loss_curve.svg").find("<svg") != std::string::npos);
-  const KilnResult r = run_kiln(train_args(ckpt));
-  CHECK(r.status == 1);
-  CHECK(r.err.find("already holds a checkpoint") != std::string::npos);
-  CHECK(r.err.find("--resume") != std::string::npos);
-  CHECK(read_file(checkpoint_file(ckpt)) == before);
+  const auto refused = [&](const std::vector<std::string>& extra, const std::string& message) {
+    const KilnResult r = run_kiln(train_args(ckpt, extra));
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.err.find(message + " in " + ckpt + ": a continued run keeps it") != std::string::npos, r.err);
+    CHECK(read_file(checkpoint_file(ckpt)) == before);
+  };
+  refused({"--batch-tokens", "100"}, "--batch-tokens 100 differs from the run's 640");
+  refused({"--seed", "5"}, "--seed 5 differs from the run's 0");
+  refused({"--dropout", "0.3"}, "--dropout 0.3 differs from the run's 0.1");
+  const KilnResult task = run_kiln({"train", "--task", "de-en", "--steps", "1", "--checkpoint", ckpt});
+  CHECK(task.err.find("--task de-en differs from the run's copy") != std::string::npos);
+  // Those that may change are listed in --help; a continued run takes them.
+  const KilnResult help = run_kiln({"train", "--help"});
+  CHECK(help.out.find("--minutes, --steps, --eval-every, --eval-minutes, --save-every") != std::string::npos);
+  const KilnResult more = run_kiln(train_args(ckpt, {"--keep-best", "2", "--threads", "1", "--eval-every", "2"}));
+  CHECK_MESSAGE(more.status == 0, more.err);
+  CHECK(read_file(ckpt + "/settings.toml").find("keep-best = 2") != std::string::npos);
+  // A setting given as 0 carries on too, not the default: no snapshots, continued.
+  const std::string none = dir.file("none");
+  REQUIRE(run_kiln(train_args(none, {"--keep-snapshots", "0"})).status == 0);
+  REQUIRE(run_kiln({"train", "--checkpoint", none, "--resume"}).status == 0);
+  CHECK(!fs::exists(none + "/snapshots"));
+}
+
+TEST_CASE("--config-file DIR/settings.toml --resume --steps N: the command line's --steps wins over the file's --minutes") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  fs::copy(trained_checkpoint(), ckpt, fs::copy_options::recursive);
+  std::string settings = read_file(ckpt + "/settings.toml");
+  const size_t at = settings.find("steps = 3");
+  REQUIRE(at != std::string::npos);
+  write_file(ckpt + "/settings.toml", settings.replace(at, 9, "minutes = 30"));
+  const KilnResult r = run_kiln({"train", "--config-file", ckpt + "/settings.toml", "--resume", "--steps", "2"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("trained steps 4..5") != std::string::npos);
 }
 
 TEST_CASE("kiln train --profile prints the training step's kernel table and writes its Chrome trace") {
@@ -133,15 +200,14 @@ TEST_CASE("kiln train --profile prints the training step's kernel table and writ
   CHECK(!fs::exists(tmp.file("t.json")));
 }
 
-TEST_CASE("kiln train --resume with another config is an error naming a param") {
+TEST_CASE("kiln train --resume with another config is an error naming the flag and both values") {
   TempDir dir;
   const std::string ckpt = dir.file("ckpt");
-  fs::copy(trained_checkpoint(), ckpt);
+  fs::copy(trained_checkpoint(), ckpt, fs::copy_options::recursive);
   const std::string before = read_file(checkpoint_file(ckpt));
   const KilnResult r = run_kiln(train_args(ckpt, {"--resume"}, small_model("48")));
   CHECK(r.status == 1);
-  CHECK(r.err.find("kiln: error:") != std::string::npos);
-  CHECK(r.err.find("embed") != std::string::npos);
+  CHECK(r.err.find("kiln: error: --d-model 48 differs from the run's 32") != std::string::npos);
   CHECK(read_file(checkpoint_file(ckpt)) == before);
 }
 
@@ -317,6 +383,32 @@ TEST_CASE("kiln average: the last snapshots of a run average into a checkpoint t
   CHECK_MESSAGE(r.status == 0, r.err);
 }
 
+TEST_CASE("after a default run kiln average --last N and --best N work: its params kept at each fifth of the budget") {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  std::vector<std::string> args = {"train", "--task", "copy", "--steps", "10", "--checkpoint", run};
+  const std::vector<std::string> model = small_model();
+  args.insert(args.end(), model.begin(), model.end());
+  KilnResult r = run_kiln(args);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  // Evaluated and saved at steps 2, 4, 6, 8 and 10: the 5 snapshots kept by default, the 3 best evaluated.
+  CHECK(snapshot_names(run) == std::vector<std::string>{"step-00000002", "step-00000004", "step-00000006",
+                                                          "step-00000008", "step-00000010"});
+  CHECK(r.err.find("kept 5 snapshots (" + run + "/snapshots, params only: ") != std::string::npos);
+  CHECK(r.err.find(" MB) and 3 best (" + run + "/best-snapshots: ") != std::string::npos);
+  // Without Adam's two moments per param: about a third of the run's checkpoint.
+  const auto snapshot_bytes = fs::file_size(checkpoint_file(run + "/snapshots/step-00000010"));
+  const auto run_bytes = fs::file_size(checkpoint_file(run));
+  CHECK(3 * snapshot_bytes < run_bytes + run_bytes / 10);
+  CHECK(read_file(run + "/settings.toml").find("eval-every = 2") != std::string::npos);
+  r = run_kiln({"average", "--checkpoint", run, "--last", "3", "-o", dir.file("last3")});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  r = run_kiln({"average", "--checkpoint", run, "--best", "2", "-o", dir.file("best2")});
+  CHECK_MESSAGE(r.status == 0, r.err);
+  r = run_kiln({"eval", "--checkpoint", dir.file("best2"), "--limit", "4", "--beam", "1", "--backend", "interp"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+}
+
 TEST_CASE("kiln average refuses what it cannot average, naming why") {
   TempDir dir;
   const std::string run = dir.file("run");
@@ -329,7 +421,7 @@ TEST_CASE("kiln average refuses what it cannot average, naming why") {
   fails({"average", "--checkpoint", run, "--last", "5", "-o", dir.file("o")}, "has 2 snapshots");
   fails({"average", "--checkpoint", run, "-o", dir.file("o")}, "needs --last N");
   fails({"average", run, "--last", "2", "-o", dir.file("o")}, "--last and --best need --checkpoint");
-  fails({"average", "--checkpoint", run, "--best", "1", "-o", dir.file("o")}, "keeps 0 evaluated checkpoints");
+  fails({"average", "--checkpoint", run, "--best", "2", "-o", dir.file("o")}, "keeps 1 evaluated checkpoints");
   fails({"average", run, "-o", run}, "is one of the inputs");
   fails({"average", dir.file("missing"), "-o", dir.file("o")}, "missing");
   fails({"average", run}, "--output");

@@ -72,7 +72,7 @@ TEST_CASE("a resumed run continues the same loss trajectory") {
   // Settings that shape the trajectory cannot change on resume.
   TrainOptions other = rest;
   other.warmup = 7;
-  CHECK_THROWS_WITH_AS(train(other), doctest::Contains("--warmup 7 differs from the checkpoint's"), Error);
+  CHECK_THROWS_WITH_AS(train(other), doctest::Contains("--warmup 7 differs from the run's"), Error);
 }
 
 TEST_CASE("a diverging run stops and keeps its last good checkpoint") {

@@ -1,5 +1,6 @@
-// The trainer's progress line (models/train/progress.h): live on a terminal;
-// through a pipe, a line every N steps and at least one every so many seconds.
+// The progress lines (models/train/progress.h): the trainer's, live on a terminal and
+// through a pipe a line every N steps and at least one every so many seconds; and
+// ItemProgress, the commands' over sentences and checkpoints.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -54,4 +55,47 @@ TEST_CASE("on a terminal the line is rewritten in place and left on screen at th
     p.update(at(2));
   }
   CHECK(out.str() == "\r" + progress_text(at(1)) + "\r" + progress_text(at(2)) + "\n");
+}
+
+TEST_CASE("items through a pipe: nothing for a short input, a line once quiet_seconds pass, the last count at the end") {
+  std::ostringstream quick;
+  {
+    ItemProgress p(quick, false, "decoded", "sentences", 10, 3600);
+    for (int i = 0; i < 10; ++i) p.advance(1);
+  }
+  CHECK(quick.str().empty());
+
+  std::ostringstream slow;
+  {
+    ItemProgress p(slow, false, "decoded", "sentences", 10, 0.5);
+    p.advance(2);  // too soon after the start
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    p.advance(2);  // printed: 0.6 s without a line
+    p.advance(6);
+  }
+  CAPTURE(slow.str());
+  CHECK(lines(slow.str()) == 2);
+  CHECK(slow.str().rfind("decoded 4 of 10 sentences  ", 0) == 0);
+  CHECK(slow.str().find(" sentences/s  ETA ") != std::string::npos);
+  CHECK(slow.str().find("\ndecoded 10 of 10 sentences  ") != std::string::npos);
+}
+
+TEST_CASE("items on a terminal: rewritten in place after live_after_seconds; an unknown total has no ETA") {
+  std::ostringstream out;
+  {
+    ItemProgress p(out, true, "translated", "sentences", 0, 30, 0);
+    p.advance(3);
+    p.advance(4);
+  }
+  const std::string s = out.str();
+  CAPTURE(s);
+  CHECK(s.rfind("\rtranslated 3 sentences", 0) == 0);
+  CHECK(s.find("\rtranslated 7 sentences") != std::string::npos);
+  CHECK(s.find("ETA") == std::string::npos);
+  CHECK(s.back() == '\n');
+  CHECK(lines(s) == 1);
+
+  ItemProgress p(out, false, "read", "checkpoints", 4);
+  p.advance(1);
+  CHECK(p.text(2.0) == "read 1 of 4 checkpoints  0.5 checkpoints/s  ETA 6s");
 }

@@ -24,10 +24,53 @@ def test_train(checkpoint):
     assert any("dev" in line for line in lines), lines
 
 
-def test_train_resumes(checkpoint, tmp_path):
-    path, _, _ = checkpoint
-    with pytest.raises(kiln.Error, match=r"already holds a checkpoint: pass --resume"):
-        kiln.train("copy", path, steps=1, **TINY)
+def test_train_again_continues_the_run(tmp_path):
+    # As `kiln train`: a directory that holds a run is continued, and a setting
+    # the run keeps may not change (the flag and both values named).
+    path = str(tmp_path / "ckpt")
+    kiln.train("copy", path, steps=2, **TINY)
+    again = kiln.train("copy", path, steps=2, **TINY)
+    assert (again.first_step, again.last_step) == (3, 4)
+    with pytest.raises(kiln.Error, match=r"--d-model 24 differs from the run's 16"):
+        kiln.train("copy", path, steps=1, **dict(TINY, d_model=24))
+
+
+def write_numbers(directory, name, count, offset):
+    es = "cero uno dos tres cuatro cinco seis siete ocho nueve".split()
+    en = "zero one two three four five six seven eight nine".split()
+    pairs = [((i + offset) % 10, (i * 7 + offset) % 10) for i in range(count)]
+    (directory / f"{name}.es").write_text("".join(f"el {es[a]} y {es[b]}\n" for a, b in pairs))
+    (directory / f"{name}.en").write_text("".join(f"the {en[a]} and {en[b]}\n" for a, b in pairs))
+
+
+def test_own_corpus_train_evaluate_score_average(tmp_path):
+    # The CLI's own-corpus flow from Python, with its defaults: evaluations and
+    # saves at each fifth of the budget, snapshots and the best kept for averaging.
+    for name, count, offset in (("train", 120, 0), ("valid", 8, 3), ("test", 8, 5)):
+        write_numbers(tmp_path, name, count, offset)
+    ckpt = str(tmp_path / "ckpt")
+    corpus = dict(train=str(tmp_path / "train"), valid=str(tmp_path / "valid"), test=str(tmp_path / "test"),
+                  src_lang="es", tgt_lang="en", vocab_size=40)
+    result = kiln.train("text", ckpt, steps=5, backend="interp", log=lambda line: None, **corpus,
+                        **dict(TINY, eval_sentences=8))
+    assert len(result.dev_losses) == 5
+    scores = kiln.evaluate(ckpt + "/best", beam=1, backend="interp")
+    assert len(scores["hypotheses"]) == 8 and 0 <= scores["bleu"] <= 100
+    assert scores["bleu_signature"].startswith("nrefs:1|")
+    sources = (tmp_path / "test.es").read_text().splitlines()
+    references = (tmp_path / "test.en").read_text().splitlines()
+    given = kiln.evaluate(ckpt + "/best", sources=sources, references=references, beam=1, backend="interp")
+    assert given["hypotheses"] == scores["hypotheses"]
+    assert kiln.score(given["hypotheses"], references)["bleu"] == pytest.approx(given["bleu"])
+    assert kiln.score(["the one and two"], [["the one and two"], ["one two"]])["bleu"] == pytest.approx(100)
+    averaged = kiln.average(str(tmp_path / "last"), checkpoint=ckpt, last=3)
+    assert [p.rsplit("/", 1)[1] for p in averaged] == ["step-00000003", "step-00000004", "step-00000005"]
+    assert len(kiln.average(str(tmp_path / "best"), checkpoint=ckpt, best=2)) == 2
+    assert len(kiln.evaluate(str(tmp_path / "last"), beam=1, backend="interp")["hypotheses"]) == 8
+    with pytest.raises(kiln.Error, match=r"--last 9 but .* has 5 snapshots"):
+        kiln.average(str(tmp_path / "nine"), checkpoint=ckpt, last=9)
+    with pytest.raises(kiln.Error, match=r"a corpus .* is for task 'text', not 'copy'"):
+        kiln.train("copy", str(tmp_path / "other"), steps=1, **corpus)
 
 
 def test_train_option_errors(tmp_path):

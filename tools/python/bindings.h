@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backend.h"
 #include "engine/ir/graph.h"
 #include "engine/tensor/tensor.h"
 
@@ -51,12 +52,17 @@ std::vector<std::string> pass_names(const py::object& passes);
 // The `precision` argument: 'f32' or 'bf16' (the bf16-matmuls pass); kiln::Error otherwise.
 DType parse_precision(const std::string& precision);
 
+// The decoding and training functions' backend, threads (0: all cores; set
+// and checked here) and precision ('f32' or 'bf16').
+compiler::BackendOptions backend_options(const std::string& backend, int64_t threads, const std::string& precision);
+
 void define_errors(py::module_& m);
 void define_graph(py::module_& m);
 void define_builder(py::module_& m);
 void define_transforms(py::module_& m);
 void define_executable(py::module_& m);
 void define_train(py::module_& m);
+void define_evaluate(py::module_& m);
 void define_onnx_import(py::module_& m);
 
 }  // namespace kiln::python

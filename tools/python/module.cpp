@@ -9,13 +9,14 @@ PYBIND11_MODULE(kiln, m) {
       "Parse a .kir graph (kiln.parse, kiln.load) or build one (kiln.Graph, kiln.Builder),\n"
       "differentiate it (kiln.grad, kiln.train_graph), optimize it (kiln.optimize), compile\n"
       "it with the LLVM JIT or the interpreter (kiln.compile) and run it on numpy arrays.\n"
-      "kiln.import_onnx reads ONNX models; kiln.train and kiln.translate train and use the\n"
-      "Transformer. Every error is a kiln.Error carrying the message the kiln command prints.";
+      "kiln.import_onnx reads ONNX models; kiln.train, kiln.translate, kiln.evaluate, kiln.score\n"
+      "and kiln.average train and use the Transformer, as the kiln command does. Every error is a kiln.Error carrying the message the kiln command prints.";
   kiln::python::define_errors(m);
   kiln::python::define_graph(m);
   kiln::python::define_builder(m);
   kiln::python::define_transforms(m);
   kiln::python::define_executable(m);
   kiln::python::define_train(m);
+  kiln::python::define_evaluate(m);
   kiln::python::define_onnx_import(m);
 }

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <ostream>
 #include <streambuf>
@@ -11,12 +12,25 @@
 #include "compiler/runtime/thread_limit.h"
 #include "engine/ir/error.h"
 #include "engine/tensor/collectives.h"
+#include "models/checkpoint.h"
 #include "models/train/trained_model.h"
 #include "models/train/translate_lines.h"
 #include "models/train/trainer.h"
 #include "tools/python/bindings.h"
 
 namespace kiln::python {
+
+// The threads are set (and checked against the pool's limit) here, where any
+// Python int arrives; the executables then leave them as they are.
+compiler::BackendOptions backend_options(const std::string& backend, int64_t threads, const std::string& precision) {
+  const DType arithmetic = parse_precision(precision);
+  if (threads != 0) compiler::set_threads(threads, "threads");
+  compiler::BackendOptions exec;
+  exec.backend = backend;
+  exec.pipeline.passes.precision = arithmetic;
+  return exec;
+}
+
 namespace {
 
 // An ostream's lines, each handed to a Python callable (which runs with the GIL
@@ -58,17 +72,6 @@ void check_not_negative(const char* option, double value) {
   if (value < 0) throw Error(std::string(option) + ": " + std::to_string(value) + " is negative");
 }
 
-// The threads are set (and checked against the pool's limit) here, where any
-// Python int arrives; the executables then leave them as they are.
-compiler::BackendOptions backend_options(const std::string& backend, int64_t threads, const std::string& precision) {
-  const DType arithmetic = parse_precision(precision);
-  if (threads != 0) compiler::set_threads(threads, "threads");
-  compiler::BackendOptions exec;
-  exec.backend = backend;
-  exec.pipeline.passes.precision = arithmetic;
-  return exec;
-}
-
 models::TrainResult train(const std::string& task, const std::string& checkpoint, int64_t steps, double minutes,
                           bool resume, const std::string& config, int64_t d_model, int64_t heads, int64_t d_ff,
                           int64_t layers, std::optional<double> dropout, std::optional<double> label_smoothing,
@@ -76,9 +79,31 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
                           double lr_factor, int64_t eval_every, double eval_minutes, int64_t save_every,
                           int64_t keep_snapshots, int64_t eval_sentences, int64_t log_every,
                           const std::string& data_dir, const std::string& backend, int64_t threads,
-                          const std::string& precision, const py::object& log) {
+                          const std::string& precision, const py::object& log, const std::string& train_prefix,
+                          const std::string& valid, const std::string& test, const std::string& src_lang,
+                          const std::string& tgt_lang, int64_t vocab_size, const std::string& vocab,
+                          const std::string& prepared, int64_t keep_best, const std::string& best_metric,
+                          int64_t patience) {
   models::TrainOptions o;
+  // As `kiln train`: a corpus given means the text task.
+  const bool corpus = !train_prefix.empty() || !valid.empty() || !prepared.empty();
+  if (corpus && task != "text") throw Error("train: a corpus (train, valid, prepared) is for task 'text', not '" + task + "'");
   o.task = task;
+  o.text.train = train_prefix;
+  o.text.valid = valid;
+  o.text.test = test;
+  o.text.src_lang = src_lang;
+  o.text.tgt_lang = tgt_lang;
+  o.text.vocab_size = vocab_size;
+  if (vocab != "joint" && vocab != "separate") throw Error("vocab: '" + vocab + "' is not joint or separate");
+  o.text.separate_vocab = vocab == "separate";
+  o.prepared_dir = prepared;
+  if (task == "text" && !corpus && !std::filesystem::exists(models::checkpoint_file(checkpoint)))
+    throw Error("train: task 'text' needs train and valid (or prepared) to start a run");
+  if (keep_best < 1 || patience < 0 || vocab_size < 1) throw Error("keep_best and vocab_size must be positive, patience not negative");
+  o.keep_best = keep_best;
+  o.best_metric = best_metric;
+  o.patience = patience;
   o.checkpoint_dir = checkpoint;
   o.steps = steps;
   o.minutes = minutes;
@@ -197,15 +222,24 @@ class Translator {
 
 const char* const kTrainDoc = R"(Trains the Transformer on a task, as `kiln train` does, and returns a kiln.TrainResult.
 
-task            'copy' (the synthetic copy task) or 'de-en' (German to English, trans-de-en)
-checkpoint      the checkpoint directory (written at save_every and at the end)
-steps, minutes  the budget: exactly one of them (minutes: training wall time, compiles included)
-resume          continue the checkpoint in `checkpoint` on the same trajectory
+task            'copy' (the synthetic copy task), 'de-en' (German to English, trans-de-en) or
+                'text' (your own corpus: train, valid and the rest below)
+checkpoint      the run's directory; one that holds a run is continued, as `kiln train` does
+steps, minutes  the budget: exactly one of them (minutes: training wall time, compiles included,
+                the whole run's; steps: this call's)
+resume          require a run in `checkpoint` to continue (an error if there is none)
 config          'tiny', 'small' or 'base' ('': the task's recipe, or the checkpoint's)
 d_model, heads, d_ff, layers      override the preset's sizes (0: the preset's)
 dropout, label_smoothing, seed    None: the recipe's (or the checkpoint's)
 batch_tokens, max_train_len, warmup, lr_factor    0: the recipe's (max_train_len 0: all shapes)
-eval_every, eval_minutes, save_every, keep_snapshots, eval_sentences, log_every: as the command's flags
+eval_every, eval_minutes, save_every, keep_snapshots, keep_best, best_metric, patience,
+eval_sentences, log_every: as the command's flags, with its defaults (none of the first three:
+                an evaluation and a save at each fifth of the budget; the last 5 saves' params
+                kept in DIR/snapshots and the 3 best in DIR/best-snapshots, for kiln.average)
+train, valid, test  task 'text': the corpus files, PREFIX (PREFIX.SRC and PREFIX.TGT) or a .tsv
+src_lang, tgt_lang  the languages, the files' suffixes
+vocab_size, vocab   subword pieces (8000) of a 'joint' or 'separate' sentencepiece model
+prepared        where the corpus is prepared (default CHECKPOINT/data), or one `kiln prepare` wrote
 data_dir        de-en: the trans-de-en dictionary
 backend, threads  'jit' or 'interp'; the JIT's threads (0: all cores)
 precision       'f32', or 'bf16': the matmuls' operands in bf16, f32 sums (`kiln train --precision bf16`)
@@ -221,7 +255,9 @@ rank 0 logs and writes, the others return a TrainResult of their steps only.
 There an error ends the whole job with its message (naming the rank) instead
 of raising: the other ranks could not go on without this one.
 
-    r = kiln.train('copy', 'ckpt', steps=400, d_model=64, heads=4, d_ff=256, layers=2, dropout=0, warmup=100))";
+    r = kiln.train('copy', 'ckpt', steps=400, d_model=64, heads=4, d_ff=256, layers=2, dropout=0, warmup=100)
+    r = kiln.train('text', 'ckpt-es-en', train='data/train', valid='data/valid', src_lang='es',
+                   tgt_lang='en', minutes=30))";
 
 }  // namespace
 
@@ -251,10 +287,14 @@ void define_train(py::module_& m) {
         py::arg("heads") = 0, py::arg("d_ff") = 0, py::arg("layers") = 0, py::arg("dropout") = py::none(),
         py::arg("label_smoothing") = py::none(), py::arg("seed") = py::none(), py::arg("batch_tokens") = 0,
         py::arg("max_train_len") = 0, py::arg("warmup") = 0, py::arg("lr_factor") = 0.0, py::arg("eval_every") = 0,
-        py::arg("eval_minutes") = 0.0, py::arg("save_every") = 0, py::arg("keep_snapshots") = 0,
-        py::arg("eval_sentences") = 200, py::arg("log_every") = 100,
-        py::arg("data_dir") = models::TrainOptions{}.data_dir, py::arg("backend") = "jit", py::arg("threads") = 0,
-        py::arg("precision") = "f32", py::arg("log") = py::none(), kTrainDoc);
+        py::arg("eval_minutes") = 0.0, py::arg("save_every") = 0,
+        py::arg("keep_snapshots") = models::TrainOptions{}.keep_snapshots, py::arg("eval_sentences") = 200,
+        py::arg("log_every") = 100, py::arg("data_dir") = models::TrainOptions{}.data_dir, py::arg("backend") = "jit",
+        py::arg("threads") = 0, py::arg("precision") = "f32", py::arg("log") = py::none(), py::arg("train") = "",
+        py::arg("valid") = "", py::arg("test") = "", py::arg("src_lang") = "", py::arg("tgt_lang") = "",
+        py::arg("vocab_size") = models::TextTaskOptions{}.vocab_size, py::arg("vocab") = "joint",
+        py::arg("prepared") = "", py::arg("keep_best") = models::TrainOptions{}.keep_best,
+        py::arg("best_metric") = "", py::arg("patience") = 0, kTrainDoc);
 
   const std::string default_data_dir = models::TrainOptions{}.data_dir;
   py::class_<Translator>(m, "Translator",
