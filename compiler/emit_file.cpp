@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/lower_program.h"
 #include "compiler/jit/optimize.h"
+#include "compiler/report/dump_page.h"
 #include "engine/ir/error.h"
 
 namespace kiln::compiler {
@@ -27,7 +28,10 @@ std::string emit_graph(const Graph& g, const Target& target, EmitKind kind, cons
   CompileTimes& t = times ? *times : local;
   const CompiledGraph compiled = compile_graph(g, pipeline);
   t.passes_ms += compiled.passes_ms;
-  if (!compiled.dump_dir.empty()) dump_kernels(compiled.program, target, compiled.dump_dir);
+  if (!compiled.dump_dir.empty()) {
+    dump_kernels(compiled.program, target, compiled.dump_dir);
+    write_dump_page(compiled.dump_dir);
+  }
   if (kind == EmitKind::program) return print_program(compiled.program);
   LoweredProgram lowered = lower_program(compiled.program, target, entry);
   t.lower_ms += lowered.lower_ms;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/collective_run.h"
+#include "compiler/report/dump_page.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
@@ -19,7 +20,10 @@ JitExecutable::JitExecutable(Graph graph, const JitOptions& options)
   compiled_ = compile_graph(graph_, options.pipeline);
   times_.passes_ms = compiled_.passes_ms;
   kernels_ = load_kernels(compiled_.program.kernels, target_, options.kernels, times_);
-  if (!compiled_.dump_dir.empty()) dump_kernels(compiled_.program, target_, compiled_.dump_dir);
+  if (!compiled_.dump_dir.empty()) {
+    dump_kernels(compiled_.program, target_, compiled_.dump_dir);
+    write_dump_page(compiled_.dump_dir);
+  }
   times_.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

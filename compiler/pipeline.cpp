@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "compiler/dump_dir.h"
+#include "compiler/report/program_json.h"
 
 namespace kiln::compiler {
 
@@ -20,6 +21,7 @@ CompiledGraph compile_graph(const Graph& g, const PipelineOptions& options) {
     if (!passes.dump_dir.empty()) {
       write_dump(passes.dump_dir, "program.txt", print_program(program));
       write_dump(passes.dump_dir, "memory-plan.txt", plan);
+      write_dump(passes.dump_dir, "program.json", program_json(program, out).dump() + "\n");
     }
   }
   return {std::move(out), std::move(program), passes_ms, passes.dump_dir};

@@ -2,6 +2,7 @@
 //  [--print-before=NAME] [--print-changed] [--time-passes] [--dump-dir DIR]`.
 #include "compiler/dump_dir.h"
 #include "compiler/passes/pass_manager.h"
+#include "compiler/report/dump_page.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "tools/cli_common.h"
@@ -15,7 +16,9 @@ void opt(const OptOptions& opts) {
   const Graph graph = parse_kir_file(opts.graph_path);
   compiler::PassOptions passes = opts.passes;
   if (!opts.dump_dir.empty()) passes.dump_dir = compiler::graph_dump_dir(opts.dump_dir, graph.name());
-  write_output(opts.output_path, print_kir(compiler::run_passes(graph, passes)));
+  const Graph optimized = compiler::run_passes(graph, passes);
+  if (!passes.dump_dir.empty()) compiler::write_dump_page(passes.dump_dir);
+  write_output(opts.output_path, print_kir(optimized));
 }
 
 }  // namespace kiln::cli

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "compiler/profile.h"
+#include "compiler/report/dump_profile.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/atomic_file.h"
 #include "engine/ir/parser.h"
@@ -45,6 +46,8 @@ void profile(const ProfileOptions& opts) {
     print_scope_table(p, exe->run_profile(), opts.depth, std::cout);
   else
     print_profile_table(p, exe->run_profile(), kiln_num_threads(), std::cout);
+  if (!exe->compiled().dump_dir.empty())
+    compiler::record_profile_in_dump(exe->compiled().dump_dir, p, exe->run_profile());
   write_file_atomically(opts.trace_path, compiler::chrome_trace(p, exe->run_profile()));
   std::cout << "trace (chrome://tracing, ui.perfetto.dev): " << opts.trace_path << '\n';
 }

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/dump_dir.h"
 #include "compiler/passes/fusion.h"
 #include "compiler/passes/passes.h"
@@ -159,7 +161,26 @@ struct Timing {
   std::string pass;
   double ms;
   size_t nodes_before, nodes_after;
+  bool changed;  // known where the texts were kept (print_changed, dump_dir); else true
 };
+
+// The dump's passes.json: the pipeline as the dump's page shows it, a stage per
+// pass with its graph's file, time, node counts and whether it changed the graph.
+std::string passes_json(const std::vector<Timing>& rows) {
+  nlohmann::json stages = nlohmann::json::array({{{"file", "00-input.kir"}}});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Timing& t = rows[i];
+    const std::string file = numbered_pass(i + 1, t.pass);
+    stages.push_back({{"pass", t.pass},
+                      {"file", file + ".kir"},
+                      {"decisions", file + ".decisions.txt"},
+                      {"ms", t.ms},
+                      {"nodes_before", t.nodes_before},
+                      {"nodes_after", t.nodes_after},
+                      {"changed", t.changed}});
+  }
+  return nlohmann::json({{"stages", stages}}).dump(1) + "\n";
+}
 
 void print_timings(std::ostream& os, const std::vector<Timing>& rows) {
   char line[160];
@@ -220,7 +241,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     Graph next = pass->run(current, want_remarks ? &remarks : nullptr);
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     if (options.remarks) *options.remarks << remarks.str();
-    timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size()});
+    timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size(), true});
     if (options.verify_each) {
       std::vector<std::string> problems = verify_problems(next);
       for (std::string& p : pass_invariant_problems(current, next)) problems.push_back(std::move(p));
@@ -233,6 +254,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     if (options.print_after_all || contains(options.print_after, pass->name)) dump_ir(dump, "After", pass->name, next);
     if (keep_text) {
       std::string next_text = print_kir(next);
+      timings.back().changed = next_text != current_text;
       if (options.print_changed) {
         if (next_text == current_text)
           dump << "; *** IR Dump After " << pass->name << " omitted because no change ***\n";
@@ -249,6 +271,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     current = std::move(next);
   }
   if (options.time_passes) print_timings(dump, timings);
+  if (!options.dump_dir.empty()) write_dump(options.dump_dir, "passes.json", passes_json(timings));
   return current;
 }
 

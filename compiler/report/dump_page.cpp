@@ -1,0 +1,77 @@
+#include "compiler/report/dump_page.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include "compiler/dump_dir.h"
+#include "compiler/report/dump_data.h"
+#include "compiler/report/page_assets.h"
+#include "engine/ir/error.h"
+
+namespace kiln::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDataScript = "page-data.js";
+constexpr const char* kKernelScript = "page-kernels.js";
+
+// JSON as a script's literal: invalid UTF-8 (a kernel's string constant) replaced.
+std::string literal(const nlohmann::json& data) {
+  std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Inside index.html's <script>, "</" could end it early.
+  for (size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3)) text.insert(at + 1, "\\");
+  return text;
+}
+
+void replace_marker(std::string& html, std::string_view marker, std::string_view content) {
+  const size_t at = html.find(marker);
+  if (at == std::string::npos) throw Error("the dump page's index.html lacks its marker " + std::string(marker));
+  html.replace(at, marker.size(), content);
+}
+
+// The graphs dumped under `root`, by directory name: those with a page script.
+nlohmann::json graph_list(const fs::path& root) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(root))
+    if (e.is_directory() && fs::exists(e.path() / kDataScript)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void write_index(const fs::path& root) {
+  static std::mutex mutex;  // graphs compiled at once all rewrite it
+  std::lock_guard<std::mutex> lock(mutex);
+  const PageAssets& assets = page_assets();
+  std::string html(assets.html);
+  replace_marker(html, "/*KILN_CSS*/", assets.css);
+  replace_marker(html, "/*KILN_GRAPHS*/", literal(graph_list(root)));
+  replace_marker(html, "/*KILN_GRAPHVIZ*/", assets.graphviz);
+  replace_marker(html, "/*KILN_JS*/", assets.js);
+  write_dump(root.string(), "index.html", html);
+}
+
+}  // namespace
+
+void write_dump_page(const std::string& graph_dir) {
+  const fs::path dir = fs::path(graph_dir);
+  const std::string name = dir.filename().string();
+  write_dump(graph_dir, kDataScript, "kilnPage.addGraph(" + literal(graph_dump_data(graph_dir)) + ");\n");
+  write_dump(graph_dir, kKernelScript,
+             "kilnPage.addKernels(" + literal(name) + ", " + literal(kernel_files_data(graph_dir)) + ");\n");
+  write_index(dir.parent_path());
+}
+
+void write_dump_pages(const std::string& root) {
+  if (!fs::is_directory(root)) throw Error("kiln report: " + root + " is not a directory");
+  bool any = false;
+  for (const fs::directory_entry& e : fs::directory_iterator(root))
+    if (e.is_directory() && fs::exists(e.path() / "00-input.kir")) {
+      write_dump_page(e.path().string());
+      any = true;
+    }
+  if (!any) throw Error("kiln report: " + root + " holds no dump (a directory NAME/ with 00-input.kir)");
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,147 @@
+// The page's state and data: the graphs the dump holds (window.kilnGraphs), each
+// loaded from NAME/page-data.js when first shown, its kernels' text from
+// NAME/page-kernels.js when a kernel is first opened. Scripts, not fetch(): the
+// page is opened from the file system.
+"use strict";
+
+const kilnPage = {
+  graphs: {},      // name -> the data of dump_data.h
+  kernels: {},     // name -> {N: {"ll", "opt.ll", "s"}}
+  waiting: {},     // script src -> [resolve, reject]
+  addGraph(data) { this.graphs[data.name] = data; },
+  addKernels(name, files) { this.kernels[name] = files; },
+};
+
+const state = {
+  graph: null,         // the shown graph's data
+  stage: 0,            // index into graph.stages
+  tab: "graph",
+  depth: 2,            // scope components a collapsed box keeps
+  expanded: new Set(), // group keys shown node by node
+  selected: null,      // {stage, node} or {kernel} or {buffer}
+};
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error("cannot load " + src + " (is it beside index.html?)"));
+    document.body.appendChild(script);
+  });
+}
+
+async function loadGraph(name) {
+  if (!kilnPage.graphs[name]) await loadScript(encodeURIComponent(name) + "/page-data.js");
+  return kilnPage.graphs[name];
+}
+
+async function loadKernels(name) {
+  if (!kilnPage.kernels[name]) await loadScript(encodeURIComponent(name) + "/page-kernels.js");
+  return kilnPage.kernels[name];
+}
+
+// A stage's own data (a stage that repeats an earlier one's text points at it).
+function stageData(graph, i) {
+  let s = graph.stages[i];
+  while (s.same !== undefined) s = graph.stages[s.same];
+  return s;
+}
+
+function stageName(stage, i) {
+  return stage.pass ? stage.pass : i === 0 ? "input" : stage.file.replace(/^\d+-|\.kir$/g, "");
+}
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "onclick") e.addEventListener("click", v);
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function bytesText(b) {
+  if (b < 1024) return b + " B";
+  const units = ["KiB", "MiB", "GiB"];
+  let v = b / 1024, u = 0;
+  while (v >= 1024 && u < 2) { v /= 1024; u++; }
+  return v.toFixed(1) + " " + units[u];
+}
+
+function msText(ms) { return ms >= 10 ? ms.toFixed(1) + " ms" : ms.toFixed(3) + " ms"; }
+
+function setStatus(text) { document.getElementById("status").textContent = text; }
+
+// Facts of the program shared by the views: which calls run each value's node,
+// each call's and kernel's time, each buffer's producing node.
+function programIndex(graph) {
+  if (graph._program) return graph._program;
+  const p = graph.program;
+  const index = { callsByValue: new Map(), kernelMs: [], kernelCalls: [], callMs: null };
+  if (p) {
+    const callMs = graph.profile ? graph.profile.call_ms : null;
+    index.callMs = callMs;
+    p.kernels.forEach(() => { index.kernelMs.push(0); index.kernelCalls.push([]); });
+    p.calls.forEach((call, c) => {
+      for (const name of call.results) {
+        if (!index.callsByValue.has(name)) index.callsByValue.set(name, []);
+        index.callsByValue.get(name).push(c);
+      }
+      index.kernelCalls[call.kernel].push(c);
+      if (callMs) index.kernelMs[call.kernel] += callMs[c];
+    });
+  }
+  graph._program = index;
+  return index;
+}
+
+// The names a node makes: its results and its fusion body's.
+function nodeNames(node) {
+  const names = node.outs.map((o) => o[0]);
+  for (const b of node.body || []) for (const o of b.outs) names.push(o[0]);
+  return names;
+}
+
+function nodeScopes(node) {
+  const scopes = new Set(node.scopes || []);
+  for (const b of node.body || []) for (const s of b.scopes || []) scopes.add(s);
+  return [...scopes].sort();
+}
+
+// The calls that run a node (its results are the calls' results).
+function callsOfNode(graph, node) {
+  const index = programIndex(graph);
+  const calls = new Set();
+  for (const o of node.outs) for (const c of index.callsByValue.get(o[0]) || []) calls.add(c);
+  return [...calls];
+}
+
+// Where each value is made in a stage: name -> top-level node index.
+function makersOf(stage) {
+  if (stage._makers) return stage._makers;
+  const makers = new Map();
+  stage.nodes.forEach((n, i) => { for (const name of nodeNames(n)) makers.set(name, i); });
+  stage._makers = makers;
+  return makers;
+}
+
+// The remarks that name any of `names` (as %NAME).
+function remarksNaming(graph, names) {
+  if (!graph._remarkIndex) {
+    const index = new Map();
+    graph.remarks.forEach((r, i) => {
+      for (const m of r.text.matchAll(/%([A-Za-z0-9_.]+)/g)) {
+        const name = m[1].replace(/\.+$/, "");  // a sentence's full stop
+        if (!index.has(name)) index.set(name, new Set());
+        index.get(name).add(i);
+      }
+    });
+    graph._remarkIndex = index;
+  }
+  const found = new Set();
+  for (const n of names) for (const i of graph._remarkIndex.get(n) || []) found.add(i);
+  return [...found].sort((a, b) => a - b).map((i) => graph.remarks[i]);
+}

@@ -1,0 +1,71 @@
+// Start: the graph list, the pipeline strip, the tabs and search.
+"use strict";
+
+function renderStrip() {
+  const graph = state.graph;
+  const strip = document.getElementById("strip");
+  strip.replaceChildren(...graph.stages.map((s, i) => {
+    const data = stageData(graph, i);
+    let facts = data.nodes.length + " nodes";
+    if (s.pass) {
+      const changed = changedNodes(graph, i).size, removed = removedCount(graph, i);
+      facts = s.nodes_before + "→" + s.nodes_after + " nodes, " + msText(s.ms) +
+        (s.changed ? (changed || removed ? ", +" + changed + " −" + removed : ", renamed") : ", no change");
+    }
+    const cls = "stage" + (i === state.stage ? " active" : "") + (s.pass ? (s.changed ? " changed" : " unchanged") : "");
+    return el("div", { class: cls, "data-stage": i, title: s.file, onclick: () => showStage(i) },
+      String(i).padStart(2, "0") + " " + stageName(s, i), el("small", { text: facts }));
+  }));
+}
+
+function showStage(i) {
+  state.stage = i;
+  renderStrip();
+  showTab("graph");
+}
+
+function showTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
+  if (tab === "graph") renderGraph();
+  else if (tab === "kernels") renderKernels();
+  else if (tab === "memory") renderMemory();
+  else renderRemarks();
+}
+
+async function showGraph(name) {
+  setStatus("loading " + name + "...");
+  let graph;
+  try {
+    graph = await loadGraph(name);
+  } catch (err) {
+    document.getElementById("view").replaceChildren(el("p", { class: "missing", text: String(err) }));
+    return;
+  }
+  state.graph = graph;
+  state.stage = graph.stages.length - 1;
+  const largest = Math.max(...graph.stages.map((s, i) => stageData(graph, i).nodes.length));
+  state.expandAll = largest <= BIG_GRAPH;
+  state.expanded = new Set();
+  state.collapsed = new Set();
+  state.showBodies = true;
+  state.zoom = 1;
+  state.selected = null;
+  document.querySelector('#tabs button[data-tab="remarks"]').textContent = "Remarks (" + graph.remarks.length + ")";
+  renderStrip();
+  showTab(state.tab);
+  details(el("p", { class: "hint", text: "Click a node, a kernel, a buffer or a remark." }));
+}
+
+function start() {
+  const select = document.getElementById("graph-select");
+  for (const name of window.kilnGraphs) select.append(el("option", { value: name, text: name }));
+  select.addEventListener("change", () => showGraph(select.value));
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  const box = document.getElementById("search");
+  box.addEventListener("keydown", (e) => { if (e.key === "Enter") search(box.value); });
+  if (window.kilnGraphs.length) showGraph(window.kilnGraphs[0]);
+  else document.getElementById("view").replaceChildren(el("p", { class: "missing", text: "No graph dumped here yet." }));
+}
+
+start();
