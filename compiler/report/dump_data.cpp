@@ -45,8 +45,8 @@ std::vector<std::string> stage_files(const fs::path& dir) {
 std::map<std::string, nlohmann::json> pass_records(const fs::path& dir) {
   std::map<std::string, nlohmann::json> out;
   if (!fs::exists(dir / "passes.json")) return out;
-  for (const nlohmann::json& stage : read_json(dir / "passes.json").at("stages"))
-    out[stage.at("file").get<std::string>()] = stage;
+  const nlohmann::json passes = read_json(dir / "passes.json");
+  for (const nlohmann::json& stage : passes.at("stages")) out[stage.at("file").get<std::string>()] = stage;
   return out;
 }
 

@@ -19,10 +19,15 @@ constexpr const char* kKernelScript = "page-kernels.js";
 
 // JSON as a script's literal: invalid UTF-8 (a kernel's string constant) replaced.
 std::string literal(const nlohmann::json& data) {
-  std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // Inside index.html's <script>, "</" could end it early.
-  for (size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3)) text.insert(at + 1, "\\");
-  return text;
+  const std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Inside index.html's <script>, "</" could end it early: "<\/" in a string is the same.
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  }
+  return out;
 }
 
 void replace_marker(std::string& html, std::string_view marker, std::string_view content) {
@@ -61,17 +66,6 @@ void write_dump_page(const std::string& graph_dir) {
   write_dump(graph_dir, kKernelScript,
              "kilnPage.addKernels(" + literal(name) + ", " + literal(kernel_files_data(graph_dir)) + ");\n");
   write_index(dir.parent_path());
-}
-
-void write_dump_pages(const std::string& root) {
-  if (!fs::is_directory(root)) throw Error("kiln report: " + root + " is not a directory");
-  bool any = false;
-  for (const fs::directory_entry& e : fs::directory_iterator(root))
-    if (e.is_directory() && fs::exists(e.path() / "00-input.kir")) {
-      write_dump_page(e.path().string());
-      any = true;
-    }
-  if (!any) throw Error("kiln report: " + root + " holds no dump (a directory NAME/ with 00-input.kir)");
 }
 
 }  // namespace kiln::compiler

@@ -20,7 +20,4 @@ namespace kiln::compiler {
 // Thread-safe. Throws kiln::Error naming a file it cannot read or write.
 void write_dump_page(const std::string& graph_dir);
 
-// Every graph's scripts under `root` (a --dump-dir), then the index: `kiln report DIR`.
-void write_dump_pages(const std::string& root);
-
 }  // namespace kiln::compiler

@@ -98,6 +98,13 @@ function programIndex(graph) {
   return index;
 }
 
+// "matmul %q", "fusion (loop) %12", "assign %w": what a list or a title calls a node.
+function nodeTitle(node) {
+  const op = node.body ? "fusion (" + node.kind + ")" : node.op;
+  if (node.outs.length) return op + " %" + node.outs[0][0];
+  return node.ins.length ? op + " %" + node.ins[0][1] : op;
+}
+
 // The names a node makes: its results and its fusion body's.
 function nodeNames(node) {
   const names = node.outs.map((o) => o[0]);

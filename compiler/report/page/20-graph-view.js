@@ -15,6 +15,7 @@ const DECL_STYLES = {
 const CHANGED_COLOR = "#d9480f";
 const BIG_GRAPH = 250;    // nodes: a larger stage opens with every group collapsed
 const UNSCOPED_RUN = 50;  // nodes without a scope are grouped in runs of this many
+const BODY_DRAWN = 40;    // ops: a larger fusion (an optimizer's horizontal one) is one box
 
 // "encoder.0.self_attn (backward)" at depth 2: "encoder.0 (backward)".
 function scopeAt(scope, depth) {
@@ -39,6 +40,11 @@ function grouping(stage) {
   });
   for (const d of stage.decls) if (!byDecl.has("d:" + d.name)) byDecl.set("d:" + d.name, "declarations");
   return { byNode, byDecl };
+}
+
+// Whether a fusion is drawn as a cluster of its body's ops.
+function drawsBody(n) {
+  return state.showBodies && n.body !== undefined && n.body.length <= BODY_DRAWN;
 }
 
 function isExpanded(key) {
@@ -67,6 +73,7 @@ function removedCount(graph, i) {
 function q(s) { return '"' + String(s).replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"'; }
 
 function typeLine(outs) {
+  if (!outs.length) return "";  // an assign
   const first = "%" + outs[0][0] + " : " + outs[0][1];
   return outs.length > 1 ? first + " (+" + (outs.length - 1) + ")" : first;
 }
@@ -83,7 +90,6 @@ function stageDot(graph, i) {
   const changed = changedNodes(graph, i);
   const { byNode, byDecl } = grouping(stage);
   const index = programIndex(graph);
-  const showBodies = state.showBodies;
   const members = new Map();  // group -> {nodes, decls}
   const member = (key) => {
     if (!members.has(key)) members.set(key, { nodes: [], decls: [] });
@@ -101,7 +107,7 @@ function stageDot(graph, i) {
     const [top] = ref.slice(1).split(".");
     const key = byNode[Number(top)];
     if (!isExpanded(key)) return "g:" + key;
-    return showBodies ? ref : "n" + top;
+    return drawsBody(stage.nodes[Number(top)]) ? ref : "n" + top;
   };
   const lines = [
     "digraph stage {",
@@ -111,7 +117,8 @@ function stageDot(graph, i) {
   ];
   let boxes = 0;
   const nodeLine = (id, label, extra) => { boxes++; lines.push("    " + q(id) + " [label=" + q(label) + (extra ? ", " + extra : "") + "];"); };
-  const changedStyle = (k) => (changed.has(k) ? ', color="' + CHANGED_COLOR + '", penwidth=2.5' : "");
+  const changedStyle = (k) => (changed.has(k) ? 'color="' + CHANGED_COLOR + '", penwidth=2.5' : "");
+  const attrs = (...parts) => parts.filter((x) => x).join(", ");
   for (const [key, m] of members) {
     if (!isExpanded(key)) {
       const nChanged = m.nodes.filter((k) => changed.has(k)).length;
@@ -132,7 +139,7 @@ function stageDot(graph, i) {
     for (const k of m.nodes) {
       const n = stage.nodes[k];
       const kernelNote = index.callsByValue.size && i === graph.stages.length - 1 ? kernelOfNodeText(graph, n) : "";
-      if (n.body && showBodies) {
+      if (drawsBody(n)) {
         lines.push("    subgraph " + q("cluster_n" + k) + " {");
         lines.push("      label=" + q("fusion " + n.kind + kernelNote) + '; style="filled,rounded"; fillcolor=' +
           q(KIND_COLORS[n.kind] || "#f1f3f5") + (changed.has(k) ? "; color=" + q(CHANGED_COLOR) + "; penwidth=2.5" : '; color="#868e96"') + ";");
@@ -140,9 +147,10 @@ function stageDot(graph, i) {
         lines.push("    }");
       } else if (n.body) {
         nodeLine("n" + k, "fusion " + n.kind + kernelNote + "\n" + bodyOps(n) + "\n" + typeLine(n.outs),
-          "fillcolor=" + q(KIND_COLORS[n.kind] || "#f1f3f5") + changedStyle(k));
+          attrs("fillcolor=" + q(KIND_COLORS[n.kind] || "#f1f3f5"), changedStyle(k)));
       } else {
-        nodeLine("n" + k, n.op + kernelNote + "\n" + typeLine(n.outs), changedStyle(k));
+        const what = n.outs.length ? typeLine(n.outs) : n.ins.length ? "→ %" + n.ins[0][1] : "";  // an assign: its target
+        nodeLine("n" + k, n.op + kernelNote + "\n" + what, changedStyle(k));
       }
     }
     lines.push("  }");
@@ -163,7 +171,7 @@ function stageDot(graph, i) {
     }
   };
   stage.nodes.forEach((n, k) => {
-    if (n.body && showBodies && isExpanded(byNode[k])) n.body.forEach((b, j) => addEdges(b.ins, "n" + k + "." + j));
+    if (drawsBody(n) && isExpanded(byNode[k])) n.body.forEach((b, j) => addEdges(b.ins, "n" + k + "." + j));
     else addEdges(n.ins, visible("n" + k));
   });
   for (const [e, count] of edges) lines.push("  " + e + (count > 1 && e.includes('"g:') ? " [penwidth=" + Math.min(1 + Math.log2(count), 5).toFixed(1) + "]" : "") + ";");
@@ -245,7 +253,13 @@ async function renderGraph() {
   const start = performance.now();
   const { dot, boxes } = stageDot(graph, state.stage);
   const gv = await loading;
-  box.innerHTML = gv.layout(dot, "svg", "dot");
+  try {
+    box.innerHTML = gv.layout(dot, "svg", "dot");
+  } catch (err) {
+    console.error("Graphviz: " + err.message);
+    box.replaceChildren(el("div", { class: "missing", text: "Graphviz could not lay this stage out: " + err.message }));
+    return;
+  }
   const svg = box.querySelector("svg");
   svg.removeAttribute("width");
   svg.removeAttribute("height");
@@ -269,7 +283,7 @@ function markSelected() {
   const stage = stageData(state.graph, state.stage);
   const n = stage.nodes[sel.node];
   const key = grouping(stage).byNode[sel.node];
-  const name = !isExpanded(key) ? "g:" + key : n.body && state.showBodies ? "cluster_n" + sel.node : "n" + sel.node;
+  const name = !isExpanded(key) ? "g:" + key : drawsBody(n) ? "cluster_n" + sel.node : "n" + sel.node;
   const g = svgElement(name);
   if (g) {
     g.classList.add("selected");
@@ -284,7 +298,10 @@ function onGraphClick(e) {
   if (name.startsWith("g:")) {
     const key = name.slice(2);
     if (state.expandAll) state.collapsed.delete(key); else state.expanded.add(key);
-    renderGraph();
+    renderGraph().then(() => {
+      const opened = svgElement("cluster_g:" + key);
+      if (opened) opened.scrollIntoView({ block: "center", inline: "center" });
+    });
   } else if (name.startsWith("cluster_g:")) {
     const key = name.slice("cluster_g:".length);
     if (state.expandAll) state.collapsed.add(key); else state.expanded.delete(key);

@@ -26,14 +26,15 @@ function typesTable(outs) {
 
 function remarkItem(graph, r) {
   const stage = graph.stages[r.stage];
-  return el("li", {}, el("span", { class: "pass-tag", text: stageName(stage, r.stage) }), r.text);
+  const pass = stageName(stage, r.stage);
+  return el("li", {}, r.text.startsWith(pass + ":") ? null : el("span", { class: "pass-tag", text: pass }), r.text);
 }
 
 // Why a node is or is not fused: the fusion it is, and the remarks naming it.
 function decisionSection(graph, node) {
   const section = el("div", { class: "decision" });
   if (node.body)
-    section.append(el("p", { text: "fused: a " + node.kind + " kernel of " + node.body.length + " ops (" + bodyOps(node) + "), its intermediates never written to memory" }));
+    section.append(el("p", { text: "fused into one " + node.kind + " kernel of " + node.body.length + " ops (" + bodyOps(node) + "): their intermediates never go through memory" }));
   const remarks = remarksNaming(graph, nodeNames(node));
   if (remarks.length) section.append(el("ul", { class: "remarks" }, ...remarks.map((r) => remarkItem(graph, r))));
   else if (!node.body) section.append(el("p", { class: "note", text: "no pass remarked on it" }));
@@ -45,7 +46,7 @@ function showNodeDetails(i, k) {
   const stage = stageData(graph, i);
   const node = stage.nodes[k];
   const parts = [
-    el("h2", { text: (node.body ? "fusion (" + node.kind + ")" : node.op) + " %" + node.outs[0][0] }),
+    el("h2", { text: nodeTitle(node) }),
     el("div", { class: "note", text: "stage " + graph.stages[i].file + (changedNodes(graph, i).has(k) ? ", changed by this pass" : "") }),
     el("h3", { text: "Types" }), typesTable(node.outs),
     el("h3", { text: "Origins" }), scopesList(nodeScopes(node), node.source),
@@ -71,7 +72,7 @@ function showDeclaration(name) {
   details(el("h2", { text: d.kind + " %" + name }), typesTable([[name, d.type]]),
     el("pre", { class: "kir", text: graph.texts[d.text] }),
     el("h3", { text: "Read by" }),
-    el("ul", {}, ...readers.map(([n, k]) => el("li", { class: "link", text: n.op + " %" + n.outs[0][0], onclick: () => selectNode(state.stage, k, true) }))));
+    el("ul", {}, ...readers.map(([n, k]) => el("li", { class: "link", text: nodeTitle(n), onclick: () => selectNode(state.stage, k, true) }))));
 }
 
 // A kernel: its kind, calls, time, and its code, loaded when first shown.

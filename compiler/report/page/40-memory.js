@@ -42,7 +42,7 @@ function renderMemory() {
   for (const b of bars) for (let s = b.first; s <= Math.min(b.last, steps); s++) live[s] += b.bytes;
   let peakStep = 0;
   live.forEach((v, s) => { if (v > live[peakStep]) peakStep = s; });
-  const W = Math.max(900, Math.min(steps * 4, 4000)), H = 460, left = 70, top = 20, bottom = 30;
+  const W = Math.max(600, view.clientWidth - 20), H = 460, left = 70, top = 20, bottom = 30;
   const arena = Math.max(p.arena_bytes, 1);
   const x = (s) => left + (s / (steps + 1)) * (W - left - 10);
   const y = (off) => top + (off / arena) * (H - top - bottom);
@@ -66,7 +66,8 @@ function renderMemory() {
   svg.append(svgEl("line", { x1: x(peakStep + 0.5), x2: x(peakStep + 0.5), y1: top, y2: H - bottom, stroke: "#c92a2a" }));
   const call = p.step_calls[peakStep];
   const peakText = "most live at step " + peakStep + (call >= 0 ? " (call " + call + ", k" + p.calls[call].kernel + " " + p.kernels[p.calls[call].kernel].label + ")" : "") + ": " + bytesText(live[peakStep]);
-  svg.append(svgEl("text", { x: Math.min(x(peakStep) + 4, W - 330), y: top - 6, fill: "#c92a2a" }, peakText));
+  const rightHalf = x(peakStep) > W / 2;
+  svg.append(svgEl("text", { x: x(peakStep) + (rightHalf ? -4 : 4), y: top - 6, fill: "#c92a2a", "text-anchor": rightHalf ? "end" : "start" }, peakText));
   svg.append(svgEl("text", { x: left, y: H - 8 }, "program step →"));
   svg.append(svgEl("text", { x: 4, y: top + 10 }, "offset 0"));
   const biggest = [...bars].sort((a, b) => b.bytes - a.bytes).slice(0, 20);

@@ -94,7 +94,7 @@ function search(text) {
       const n = stage.nodes[k];
       const scopes = nodeScopes(n);
       return el("li", { class: "link", onclick: () => selectNode(state.stage, k, true) },
-        (n.body ? "fusion " + n.kind : n.op) + " %" + n.outs[0][0] + (scopes.length ? " — " + scopes.join(", ") : ""));
+        nodeTitle(n) + (scopes.length ? " — " + scopes.join(", ") : ""));
     })),
     el("h3", { text: "Kernels (" + kernels.length + ")" }),
     el("ul", {}, ...kernels.map((i) => el("li", { class: "link", text: "k" + i + " " + graph.program.kernels[i].label, onclick: () => showKernelDetails(i) }))),

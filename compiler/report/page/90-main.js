@@ -27,6 +27,7 @@ function showStage(i) {
 function showTab(tab) {
   state.tab = tab;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
+  document.getElementById("view").scrollTo(0, 0);
   if (tab === "graph") renderGraph();
   else if (tab === "kernels") renderKernels();
   else if (tab === "memory") renderMemory();
