@@ -162,6 +162,7 @@ struct Timing {
   double ms;
   size_t nodes_before, nodes_after;
   bool changed;  // known where the texts were kept (print_changed, dump_dir); else true
+  bool remarks;  // it made some (the dump's NN-PASS.decisions.txt)
 };
 
 // The dump's passes.json: the pipeline as the dump's page shows it, a stage per
@@ -173,11 +174,11 @@ std::string passes_json(const std::vector<Timing>& rows) {
     const std::string file = numbered_pass(i + 1, t.pass);
     stages.push_back({{"pass", t.pass},
                       {"file", file + ".kir"},
-                      {"decisions", file + ".decisions.txt"},
                       {"ms", t.ms},
                       {"nodes_before", t.nodes_before},
                       {"nodes_after", t.nodes_after},
                       {"changed", t.changed}});
+    if (t.remarks) stages.back()["decisions"] = file + ".decisions.txt";
   }
   return nlohmann::json({{"stages", stages}}).dump(1) + "\n";
 }
@@ -241,7 +242,8 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     Graph next = pass->run(current, want_remarks ? &remarks : nullptr);
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     if (options.remarks) *options.remarks << remarks.str();
-    timings.push_back({pass->name, elapsed.count(), current.nodes().size(), next.nodes().size(), true});
+    timings.push_back(
+        {pass->name, elapsed.count(), current.nodes().size(), next.nodes().size(), true, !remarks.str().empty()});
     if (options.verify_each) {
       std::vector<std::string> problems = verify_problems(next);
       for (std::string& p : pass_invariant_problems(current, next)) problems.push_back(std::move(p));

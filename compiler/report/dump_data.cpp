@@ -1,9 +1,7 @@
 #include "compiler/report/dump_data.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
-#include <map>
 
 #include "compiler/report/stage_json.h"
 #include "engine/ir/error.h"
@@ -27,27 +25,11 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
-// "03-cse.kir": two digits, a dash, the pass (or "input"), ".kir".
-bool is_stage_file(const std::string& name) {
-  return name.size() > 7 && std::isdigit(static_cast<unsigned char>(name[0])) &&
-         std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '-' && name.ends_with(".kir");
-}
-
-std::vector<std::string> stage_files(const fs::path& dir) {
-  std::vector<std::string> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && is_stage_file(e.path().filename().string())) files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// passes.json's stages by file name.
-std::map<std::string, nlohmann::json> pass_records(const fs::path& dir) {
-  std::map<std::string, nlohmann::json> out;
-  if (!fs::exists(dir / "passes.json")) return out;
-  const nlohmann::json passes = read_json(dir / "passes.json");
-  for (const nlohmann::json& stage : passes.at("stages")) out[stage.at("file").get<std::string>()] = stage;
-  return out;
+// passes.json's stages: the input's file, then each pass's record. The
+// directory may hold an earlier process's later stages; this list is this dump's.
+nlohmann::json stage_records(const fs::path& dir) {
+  if (!fs::exists(dir / "passes.json")) throw Error("--dump-dir: " + dir.string() + " has no passes.json");
+  return read_json(dir / "passes.json").at("stages");
 }
 
 // Text lines, without empty ones.
@@ -67,22 +49,19 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 nlohmann::json graph_dump_data(const std::string& graph_dir) {
   const fs::path dir(graph_dir);
-  const std::map<std::string, nlohmann::json> records = pass_records(dir);
   TextTable texts;
   nlohmann::json stages = nlohmann::json::array();
   nlohmann::json remarks = nlohmann::json::array();
   std::string previous;
-  for (const std::string& file : stage_files(dir)) {
+  for (nlohmann::json& stage : stage_records(dir)) {
+    const std::string file = stage.at("file").get<std::string>();
     const std::string text = read_dump_file(dir / file);
-    const auto record = records.find(file);
-    nlohmann::json stage = record != records.end() ? record->second : nlohmann::json{{"file", file}};
     if (!stages.empty() && text == previous)
       stage["same"] = stages.size() - 1;
     else
       stage.update(stage_json(text, (dir / file).string(), texts));
-    const fs::path decisions = dir / (file.substr(0, file.size() - 4) + ".decisions.txt");
-    if (fs::exists(decisions))
-      for (const std::string& line : lines_of(read_dump_file(decisions)))
+    if (stage.contains("decisions"))
+      for (const std::string& line : lines_of(read_dump_file(dir / stage.at("decisions").get<std::string>())))
         remarks.push_back({{"stage", stages.size()}, {"text", line}});
     stages.push_back(std::move(stage));
     previous = text;

@@ -15,7 +15,8 @@ namespace kiln::compiler {
 // Throws kiln::Error naming a file that cannot be read or parsed.
 nlohmann::json graph_dump_data(const std::string& graph_dir);
 
-// Each kernel's files: {"0": {"ll", "opt.ll", "s"}, ...} by kernel number.
+// Each kernel's files: {"0": {"ll", "opt.ll", "s"}, ...} by kernel number
+// (kernels/kN-LABEL.*, whatever the label).
 nlohmann::json kernel_files_data(const std::string& graph_dir);
 
 }  // namespace kiln::compiler

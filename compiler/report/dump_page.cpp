@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kDataScript = "page-data.js";
-constexpr const char* kKernelScript = "page-kernels.js";
+constexpr const char* kKernelDir = "page-kernels";
 
 // JSON as a script's literal: invalid UTF-8 (a kernel's string constant) replaced.
 std::string literal(const nlohmann::json& data) {
@@ -63,8 +63,10 @@ void write_dump_page(const std::string& graph_dir) {
   const fs::path dir = fs::path(graph_dir);
   const std::string name = dir.filename().string();
   write_dump(graph_dir, kDataScript, "kilnPage.addGraph(" + literal(graph_dump_data(graph_dir)) + ");\n");
-  write_dump(graph_dir, kKernelScript,
-             "kilnPage.addKernels(" + literal(name) + ", " + literal(kernel_files_data(graph_dir)) + ");\n");
+  const nlohmann::json kernels = kernel_files_data(graph_dir);
+  for (const auto& [number, files] : kernels.items())
+    write_dump(graph_dir, std::string(kKernelDir) + "/k" + number + ".js",
+               "kilnPage.addKernel(" + literal(name) + ", " + number + ", " + literal(files) + ");\n");
   write_index(dir.parent_path());
 }
 

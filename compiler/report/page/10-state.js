@@ -1,15 +1,14 @@
 // The page's state and data: the graphs the dump holds (window.kilnGraphs), each
-// loaded from NAME/page-data.js when first shown, its kernels' text from
-// NAME/page-kernels.js when a kernel is first opened. Scripts, not fetch(): the
+// loaded from NAME/page-data.js when first shown, a kernel's code from
+// NAME/page-kernels/kN.js when it is first opened. Scripts, not fetch(): the
 // page is opened from the file system.
 "use strict";
 
 const kilnPage = {
   graphs: {},      // name -> the data of dump_data.h
-  kernels: {},     // name -> {N: {"ll", "opt.ll", "s"}}
-  waiting: {},     // script src -> [resolve, reject]
+  kernels: {},     // "NAME/N" -> {"ll", "opt.ll", "s"}
   addGraph(data) { this.graphs[data.name] = data; },
-  addKernels(name, files) { this.kernels[name] = files; },
+  addKernel(name, n, files) { this.kernels[name + "/" + n] = files; },
 };
 
 const state = {
@@ -36,9 +35,10 @@ async function loadGraph(name) {
   return kilnPage.graphs[name];
 }
 
-async function loadKernels(name) {
-  if (!kilnPage.kernels[name]) await loadScript(encodeURIComponent(name) + "/page-kernels.js");
-  return kilnPage.kernels[name];
+async function loadKernel(name, n) {
+  const key = name + "/" + n;
+  if (!kilnPage.kernels[key]) await loadScript(encodeURIComponent(name) + "/page-kernels/k" + n + ".js");
+  return kilnPage.kernels[key];
 }
 
 // A stage's own data (a stage that repeats an earlier one's text points at it).

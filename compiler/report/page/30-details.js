@@ -98,9 +98,8 @@ function kernelSection(graph, kernel, calls) {
       return;
     }
     try {
-      const files = await loadKernels(graph.name);
-      const f = files[String(kernel)];
-      code.textContent = f && f[kind] !== undefined ? f[kind] : "(no " + kind + " file: the kernels are dumped by the JIT and kiln compile)";
+      const f = await loadKernel(graph.name, kernel);
+      code.textContent = f[kind] !== undefined ? f[kind] : "(no ." + kind + " file in the dump)";
     } catch (err) {
       code.textContent = String(err);
     }

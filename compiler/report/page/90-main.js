@@ -49,7 +49,7 @@ async function showGraph(name) {
   state.expandAll = largest <= BIG_GRAPH;
   state.expanded = new Set();
   state.collapsed = new Set();
-  state.showBodies = true;
+  state.showBodies = state.expandAll;  // a big graph's clusters of fusion bodies take Graphviz seconds
   state.zoom = 1;
   state.selected = null;
   document.querySelector('#tabs button[data-tab="remarks"]').textContent = "Remarks (" + graph.remarks.length + ")";
