@@ -48,8 +48,8 @@ function stageData(graph, i) {
   return s;
 }
 
-function stageName(stage, i) {
-  return stage.pass ? stage.pass : i === 0 ? "input" : stage.file.replace(/^\d+-|\.kir$/g, "");
+function stageName(stage) {
+  return stage.pass || "input";
 }
 
 function el(tag, attrs, ...children) {

@@ -26,7 +26,7 @@ function typesTable(outs) {
 
 function remarkItem(graph, r) {
   const stage = graph.stages[r.stage];
-  const pass = stageName(stage, r.stage);
+  const pass = stageName(stage);
   return el("li", {}, r.text.startsWith(pass + ":") ? null : el("span", { class: "pass-tag", text: pass }), r.text);
 }
 

@@ -62,12 +62,12 @@ function renderRemarks() {
   const fill = () => {
     const f = filter.value.toLowerCase();
     list.replaceChildren(...graph.remarks.filter((r) => !f || r.text.toLowerCase().includes(f) ||
-      stageName(graph.stages[r.stage], r.stage).includes(f)).slice(0, 2000).map((r) => remarkLink(graph, r)));
+      stageName(graph.stages[r.stage]).includes(f)).slice(0, 2000).map((r) => remarkLink(graph, r)));
   };
   filter.addEventListener("input", fill);
   const passes = new Map();
   for (const r of graph.remarks) {
-    const name = stageName(graph.stages[r.stage], r.stage);
+    const name = stageName(graph.stages[r.stage]);
     passes.set(name, (passes.get(name) || 0) + 1);
   }
   view.replaceChildren(el("div", { class: "toolbar" }, filter, " " + [...passes].map(([p, n]) => p + ": " + n).join(", ")), list);

@@ -14,7 +14,7 @@ function renderStrip() {
     }
     const cls = "stage" + (i === state.stage ? " active" : "") + (s.pass ? (s.changed ? " changed" : " unchanged") : "");
     return el("div", { class: cls, "data-stage": i, title: s.file, onclick: () => showStage(i) },
-      String(i).padStart(2, "0") + " " + stageName(s, i), el("small", { text: facts }));
+      String(i).padStart(2, "0") + " " + stageName(s), el("small", { text: facts }));
   }));
 }
 
