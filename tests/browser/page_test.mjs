@@ -102,6 +102,11 @@ try {
     await page.evaluate(() => [...document.querySelectorAll("#remark-list li.link")].find((li) => li.textContent.includes("flash-attention")).click());
     await page.waitForFunction(() => document.querySelector("#graph g.selected"), { timeout: 30000 });
     check("a remark leads to its node", (await detailsText(page)).includes("flash_attention"));
+    await page.click('#strip .stage[data-stage="10"]');
+    await page.waitForFunction(() => document.querySelector("#details h2")?.textContent === "10-fusion.kir");
+    const diff = await detailsText(page);
+    check("a stage clicked shows what its pass added and removed", diff.includes("Added (1)") &&
+      diff.includes("Removed (2)") && diff.includes("not fused: %proj (matmul) into %y"), diff);
     check("the attention page logs no error", errors.length === 0, errors.join("\n"));
     await page.close();
   }

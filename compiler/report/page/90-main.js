@@ -22,6 +22,31 @@ function showStage(i) {
   state.stage = i;
   renderStrip();
   showTab("graph");
+  showStageDetails(i);
+}
+
+// What a pass did: its facts, its remarks, and the statements it added and
+// removed against the stage before (a diff of the .kir, statement by statement).
+function showStageDetails(i) {
+  const graph = state.graph;
+  const s = graph.stages[i];
+  const parts = [el("h2", { text: s.file })];
+  if (s.pass) parts.push(el("p", { text: s.pass + ": " + s.nodes_before + " → " + s.nodes_after + " nodes in " + msText(s.ms) + (s.changed ? "" : ", no change") }));
+  const remarks = graph.remarks.filter((r) => r.stage === i);
+  if (remarks.length) parts.push(el("h3", { text: "Remarks (" + remarks.length + ")" }), el("ul", { class: "remarks" }, ...remarks.slice(0, 200).map((r) => remarkLink(graph, r))));
+  if (i > 0 && s.same === undefined) {
+    const stage = stageData(graph, i);
+    const before = stageData(graph, i - 1);
+    const added = [...changedNodes(graph, i)];
+    const now = new Set(stage.nodes.map((n) => n.text));
+    const removed = before.nodes.filter((n) => !now.has(n.text));
+    parts.push(el("h3", { text: "Added (" + added.length + ")" }),
+      el("ul", { id: "stage-added" }, ...added.slice(0, 200).map((k) => el("li", { class: "link", onclick: () => selectNode(i, k, true) },
+        el("pre", { class: "kir", text: graph.texts[stage.nodes[k].text] })))),
+      el("h3", { text: "Removed (" + removed.length + ")" }),
+      el("ul", {}, ...removed.slice(0, 200).map((n) => el("li", {}, el("pre", { class: "kir", text: graph.texts[n.text] })))));
+  }
+  details(...parts);
 }
 
 function showTab(tab) {
