@@ -68,6 +68,8 @@ def test_dump_dir_holds_every_stage(mlp, mlp_inputs, tmp_path):
     assert sorted(p.suffix for p in (first / "kernels").iterdir() if p.name.startswith("k0-")) == [".ll", ".ll", ".s"]
     assert kiln.optimize(mlp, dump_dir=str(tmp_path / "opt")) is not None
     assert (tmp_path / "opt" / "mlp" / "10-fusion.kir").exists()
+    assert (tmp_path / "opt" / "index.html").exists()  # the dump as a page (compiler/report)
+    assert (tmp_path / "opt" / "mlp" / "page-data.js").read_text().startswith("kilnPage.addGraph(")
 
 
 def test_params_come_from_the_seed(mlp):

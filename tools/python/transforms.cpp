@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "compiler/dump_dir.h"
+#include "compiler/report/dump_page.h"
 #include "compiler/passes/pass_manager.h"
 #include "engine/autodiff.h"
 #include "engine/ir/builder.h"
@@ -87,7 +88,9 @@ void define_transforms(py::module_& m) {
         opts.passes = pass_names(passes);
         opts.verify_each = verify_each;
         if (!dump_dir.empty()) opts.dump_dir = compiler::graph_dump_dir(dump_dir, graph.name());
-        return std::make_shared<Graph>(compiler::run_passes(graph, opts));
+        auto optimized = std::make_shared<Graph>(compiler::run_passes(graph, opts));
+        if (!opts.dump_dir.empty()) compiler::write_dump_page(opts.dump_dir);
+        return optimized;
       },
       py::arg("graph"), py::arg("passes") = py::none(), py::arg("verify_each") = true, py::arg("dump_dir") = "",
       "The graph after the graph passes, as `kiln opt` prints it.\n\n"
@@ -97,7 +100,7 @@ void define_transforms(py::module_& m) {
       "the known ones. Declarations and output names are kept, so the result binds and\n"
       "runs exactly as `graph`, which is left unchanged. `dump_dir`: the graph before and\n"
       "after each pass, with the fusion decisions, into a directory of its own under it,\n"
-      "as `kiln opt --dump-dir`.");
+      "as `kiln opt --dump-dir`, and the page of them all, DIR/index.html.");
   m.def(
       "passes",
       [] {
