@@ -86,7 +86,9 @@ function programIndex(graph) {
     index.callMs = callMs;
     p.kernels.forEach(() => { index.kernelMs.push(0); index.kernelCalls.push([]); });
     p.calls.forEach((call, c) => {
-      for (const name of call.results) {
+      // Its node's first result, and its result buffers (an update written in
+      // place is its target's buffer).
+      for (const name of new Set([call.node, ...call.results])) {
         if (!index.callsByValue.has(name)) index.callsByValue.set(name, []);
         index.callsByValue.get(name).push(c);
       }
