@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages kiln builds with, if any is missing (needs root
-# then). Every dependency is a Debian package; nothing is downloaded otherwise.
+# then), and the two npm folders' packages as their package-lock.json pins them
+# (the dump page's Graphviz, its browser test's driver). Nothing else is downloaded.
 # Usage: tools/install_deps.sh [--bench] [--bible]
 set -euo pipefail
 

@@ -3,8 +3,8 @@
 #include <pybind11/stl.h>
 
 #include "compiler/dump_dir.h"
-#include "compiler/report/dump_page.h"
 #include "compiler/passes/pass_manager.h"
+#include "compiler/report/dump_page.h"
 #include "engine/autodiff.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
