@@ -80,7 +80,21 @@ async function showGraph(name) {
   document.querySelector('#tabs button[data-tab="remarks"]').textContent = "Remarks (" + graph.remarks.length + ")";
   renderStrip();
   showTab(state.tab);
-  details(el("p", { class: "hint", text: "Click a node, a kernel, a buffer or a remark." }));
+  showSummary(graph);
+}
+
+// The graph at a glance, until something is clicked.
+function showSummary(graph) {
+  const passes = graph.stages.filter((s) => s.pass);
+  const lines = [graph.stages.length - 1 + " passes in " + msText(passes.reduce((sum, s) => sum + s.ms, 0)) + ": " +
+    stageData(graph, 0).nodes.length + " nodes to " + stageData(graph, graph.stages.length - 1).nodes.length];
+  const p = graph.program;
+  if (p) lines.push(p.calls.length + " kernel calls of " + p.kernels.length + " distinct kernels; arena " +
+    bytesText(p.arena_bytes) + " (one buffer per value: " + bytesText(p.naive_bytes) + ")");
+  if (graph.profile) lines.push(msText(graph.profile.call_ms.reduce((sum, ms) => sum + ms, 0)) + " of kernels per run (kiln profile, " + graph.profile.runs + " runs)");
+  lines.push(graph.remarks.length + " remarks");
+  details(el("h2", { text: "@" + graph.name }), el("ul", {}, ...lines.map((t) => el("li", { text: t }))),
+    el("p", { class: "hint", text: "Click a stage, a node, a kernel, a buffer or a remark; Enter in the search box searches." }));
 }
 
 function start() {
