@@ -165,9 +165,22 @@ struct Timing {
   bool remarks;  // it made some (the dump's NN-PASS.decisions.txt)
 };
 
+// Where each node's .kir text was written ("file:line:col"), by node: what the
+// printed stages leave out. Empty when no node has one (a graph built in code).
+nlohmann::json node_sources(const Graph& g) {
+  nlohmann::json sources = nlohmann::json::array();
+  bool any = false;
+  for (const Node& n : g.nodes()) {
+    any = any || !n.loc.source.file.empty();
+    sources.push_back(n.loc.source.file.empty() ? std::string() : n.loc.source.str());
+  }
+  return any ? sources : nlohmann::json::array();
+}
+
 // The dump's passes.json: the pipeline as the dump's page shows it, a stage per
-// pass with its graph's file, time, node counts and whether it changed the graph.
-std::string passes_json(const std::vector<Timing>& rows) {
+// pass with its graph's file, time, node counts and whether it changed the
+// graph, and each stage's node_sources where there are any.
+std::string passes_json(const std::vector<Timing>& rows, const std::vector<nlohmann::json>& sources) {
   nlohmann::json stages = nlohmann::json::array({{{"file", "00-input.kir"}}});
   for (size_t i = 0; i < rows.size(); ++i) {
     const Timing& t = rows[i];
@@ -180,6 +193,8 @@ std::string passes_json(const std::vector<Timing>& rows) {
                       {"changed", t.changed}});
     if (t.remarks) stages.back()["decisions"] = file + ".decisions.txt";
   }
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (!sources[i].empty()) stages[i]["sources"] = sources[i];
   return nlohmann::json({{"stages", stages}}).dump(1) + "\n";
 }
 
@@ -231,7 +246,11 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
   const bool keep_text = options.print_changed || !options.dump_dir.empty();
   std::string current_text = keep_text ? print_kir(current) : std::string();
   if (options.print_changed) dump << "; *** IR Dump At Start ***\n" << current_text;
-  if (!options.dump_dir.empty()) write_dump(options.dump_dir, "00-input.kir", current_text);
+  std::vector<nlohmann::json> sources;  // the dump's, by stage
+  if (!options.dump_dir.empty()) {
+    write_dump(options.dump_dir, "00-input.kir", current_text);
+    sources.push_back(node_sources(current));
+  }
   const bool want_remarks = options.remarks || !options.dump_dir.empty();
   std::vector<Timing> timings;
   for (size_t i = 0; i < pipeline.size(); ++i) {
@@ -265,6 +284,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
       }
       if (!options.dump_dir.empty()) {
         const std::string file = numbered_pass(i + 1, pass->name);
+        sources.push_back(node_sources(next));
         write_dump(options.dump_dir, file + ".kir", next_text);
         if (!remarks.str().empty()) write_dump(options.dump_dir, file + ".decisions.txt", remarks.str());
       }
@@ -273,7 +293,7 @@ Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry&
     current = std::move(next);
   }
   if (options.time_passes) print_timings(dump, timings);
-  if (!options.dump_dir.empty()) write_dump(options.dump_dir, "passes.json", passes_json(timings));
+  if (!options.dump_dir.empty()) write_dump(options.dump_dir, "passes.json", passes_json(timings, sources));
   return current;
 }
 

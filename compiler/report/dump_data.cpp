@@ -45,6 +45,19 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// passes.json's "sources" (the .kir places the printed stage leaves out) onto
+// the stage's nodes.
+void add_sources(nlohmann::json& stage) {
+  if (!stage.contains("sources")) return;
+  if (stage.contains("nodes")) {
+    nlohmann::json& nodes = stage["nodes"];
+    const nlohmann::json& sources = stage["sources"];
+    for (size_t i = 0; i < nodes.size() && i < sources.size(); ++i)
+      if (!sources[i].get_ref<const std::string&>().empty()) nodes[i]["source"] = sources[i];
+  }
+  stage.erase("sources");
+}
+
 }  // namespace
 
 nlohmann::json graph_dump_data(const std::string& graph_dir) {
@@ -60,6 +73,7 @@ nlohmann::json graph_dump_data(const std::string& graph_dir) {
       stage["same"] = stages.size() - 1;
     else
       stage.update(stage_json(text, (dir / file).string(), texts));
+    add_sources(stage);
     if (stage.contains("decisions"))
       for (const std::string& line : lines_of(read_dump_file(dir / stage.at("decisions").get<std::string>())))
         remarks.push_back({{"stage", stages.size()}, {"text", line}});

@@ -11,7 +11,8 @@ namespace kiln::compiler {
 // {"name", "stages": [STAGE], "texts": [...], "remarks": [{"stage", "text"}],
 //  "program" (program.json), "profile" (profile.json)}
 // STAGE: {"file", "pass", "ms", "nodes_before", "nodes_after", "changed" (passes.json),
-//         then stage_json's fields, or "same": the earlier stage whose text it repeats}
+//         then stage_json's fields, each node with its "source" (file:line:col) where
+//         passes.json has one, or "same": the earlier stage whose text it repeats}
 // Throws kiln::Error naming a file that cannot be read or parsed.
 nlohmann::json graph_dump_data(const std::string& graph_dir);
 

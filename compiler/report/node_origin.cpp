@@ -2,8 +2,6 @@
 
 namespace kiln::compiler {
 
-NodeOrigin origin_of(const Node& n) {
-  return {{}, n.loc.file.empty() ? std::string() : n.loc.str()};
-}
+const std::vector<std::string>& scopes_of(const Node& n) { return n.loc.scopes; }
 
 }  // namespace kiln::compiler

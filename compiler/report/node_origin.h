@@ -1,7 +1,7 @@
 #pragma once
-// Where a node came from, as the dump's page shows it: the model scopes it
-// belongs to and the .kir place it was written at. The one place the page
-// reads Node::loc.
+// The model scopes a node of a dumped stage carries (its .kir's loc(...)), as
+// the page shows them: the one place the page reads Node::loc. Where the .kir
+// was written is not in the printed stages: passes.json carries it (node_sources).
 #include <string>
 #include <vector>
 
@@ -9,11 +9,7 @@
 
 namespace kiln::compiler {
 
-struct NodeOrigin {
-  std::vector<std::string> scopes;  // "encoder.0.self_attn", "decoder.1.ffn (backward)"
-  std::string source;               // "file:line:col"; empty: built in code
-};
-
-NodeOrigin origin_of(const Node& n);
+// "encoder.0.self_attn", "decoder.1.ffn (backward)", sorted; empty: none.
+const std::vector<std::string>& scopes_of(const Node& n);
 
 }  // namespace kiln::compiler

@@ -76,10 +76,8 @@ nlohmann::json outs_json(const Graph& g, const Node& n) {
   return outs;
 }
 
-void add_origin(nlohmann::json& out, const Node& n) {
-  const NodeOrigin origin = origin_of(n);
-  if (!origin.scopes.empty()) out["scopes"] = origin.scopes;
-  if (!origin.source.empty()) out["source"] = origin.source;
+void add_scopes(nlohmann::json& out, const Node& n) {
+  if (!scopes_of(n).empty()) out["scopes"] = scopes_of(n);
 }
 
 // A fusion's body nodes; their operands that are body inputs refer to the
@@ -100,7 +98,7 @@ nlohmann::json body_json(const Graph& g, const Sources& sources, const Node& fus
       }
     }
     nlohmann::json node = {{"op", n.op()}, {"outs", outs_json(body, n)}, {"ins", ins}};
-    add_origin(node, n);
+    add_scopes(node, n);
     out.push_back(std::move(node));
   }
   return out;
@@ -111,8 +109,7 @@ nlohmann::json body_json(const Graph& g, const Sources& sources, const Node& fus
 nlohmann::json stage_json(const std::string& text, const std::string& file, TextTable& texts) {
   Graph g;
   try {
-    // No file name: a node's origin is what its text says, not this dump's line.
-    g = parse_kir(text, "");
+    g = parse_kir(text, file);
   } catch (const Error& e) {
     throw Error("--dump-dir: " + file + " does not parse: " + e.what());
   }
@@ -138,7 +135,7 @@ nlohmann::json stage_json(const std::string& text, const std::string& file, Text
                            {"outs", outs_json(g, n)},
                            {"ins", ins},
                            {"text", texts.intern(lines[decl_values.size() + i])}};
-    add_origin(node, n);
+    add_scopes(node, n);
     if (n.body) {
       node["kind"] = n.attrs.get_string("kind");
       node["body"] = body_json(g, sources, n, i);

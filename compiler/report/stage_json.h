@@ -28,7 +28,7 @@ class TextTable {
 // if it does not parse.
 //   {"decls": [{"name", "kind", "type", "text"}], "nodes": [NODE], "outputs": [[REF, NAME]]}
 //   NODE: {"op", "kind" (a fusion's), "outs": [[NAME, TYPE]], "ins": [[REF, NAME]],
-//          "scopes": [...], "source", "text", "body": [NODE without body and text]}
+//          "scopes": [...], "text", "body": [NODE without body and text]}
 //   REF: "d:NAME" a declaration, "nI" top-level node I, "nI.J" node J of I's body
 nlohmann::json stage_json(const std::string& text, const std::string& file, TextTable& texts);
 

@@ -59,6 +59,10 @@ TEST_CASE("kiln compile --dump-dir writes the page: every stage, the remarks, th
   CHECK((*fusion)["outs"][0] == nlohmann::json({"y", "f32[2,8,16]"}));
   CHECK((*fusion)["body"][0]["op"] == "add");
   CHECK((*fusion)["body"][0]["ins"][0] == nlohmann::json({"d:x", "x"}));
+  // Where it was written: one of the ops it fused (the add or the layer norm), in
+  // the .kir compiled (passes.json carries it; the printed stages do not).
+  const std::string source = (*fusion)["source"];
+  CHECK((contains(source, "examples/attention.kir:45:") || contains(source, "examples/attention.kir:46:")));
   const std::string text = graph["texts"][(*fusion)["text"].get<size_t>()];
   CHECK(text.rfind("%y, %y_mean, %y_rstd = fusion(%x, %proj, %gamma, %beta) {kind=\"input\"}", 0) == 0);
   bool remark = false;
@@ -86,6 +90,31 @@ TEST_CASE("kiln compile --dump-dir writes the page: every stage, the remarks, th
     CHECK(contains(code["s"], "kiln_k"));
     CHECK(contains(code["opt.ll"], " void @kiln_k"));
   }
+}
+
+TEST_CASE("the page's nodes carry their scopes and .kir places, a fusion the scopes of all its ops") {
+  TempDir dir;
+  const std::string graph_path = dir.file("g.kir");
+  write_file(graph_path, R"(graph @g {
+  input %x : f32[2,4]
+  %y = neg(%x) : f32[2,4] loc("enc.0.ffn")
+  %z = exp(%y) : f32[2,4] loc("enc.0.ln2")
+  output %z
+}
+)");
+  const KilnResult r = run_kiln({"compile", graph_path, "--emit", "asm", "-o", dir.file("g.s"), "--dump-dir",
+                                 dir.file("dump")});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const nlohmann::json graph = script_data(dir.file("dump/g/page-data.js"));
+  const nlohmann::json& input = graph["stages"][0]["nodes"];
+  CHECK(input[0]["scopes"] == nlohmann::json({"enc.0.ffn"}));
+  CHECK(input[0]["source"] == graph_path + ":3:8");
+  REQUIRE(graph["stages"][10]["pass"] == "fusion");
+  const nlohmann::json& fused = graph["stages"][10]["nodes"][0];
+  CHECK(fused["op"] == "fusion");
+  CHECK(fused["scopes"] == nlohmann::json({"enc.0.ffn", "enc.0.ln2"}));
+  CHECK(fused["body"][0]["scopes"] == nlohmann::json({"enc.0.ffn"}));
 }
 
 TEST_CASE("kiln profile --dump-dir records each call's time into the page") {

@@ -24,11 +24,26 @@ function scopeAt(scope, depth) {
   return m[1].split(".").slice(0, depth).join(".") + (m[2] || "");
 }
 
+// The model part a node of several scopes belongs to (a fusion's, say): their
+// longest common dotted prefix, backward when all of them are; else the first.
+function commonScope(scopes) {
+  const backward = scopes.every((s) => s.endsWith(" (backward)"));
+  let common = null;
+  for (const s of scopes) {
+    const parts = s.replace(/ \(backward\)$/, "").split(".");
+    if (common === null) { common = parts; continue; }
+    let k = 0;
+    while (k < common.length && k < parts.length && common[k] === parts[k]) k++;
+    common = common.slice(0, k);
+  }
+  return common.length ? common.join(".") + (backward ? " (backward)" : "") : scopes[0];
+}
+
 // Each node's and declaration's group in a stage, at the current depth.
 function grouping(stage) {
   const byNode = stage.nodes.map((n, i) => {
     const scopes = nodeScopes(n);
-    if (scopes.length) return scopeAt(scopes[0], state.depth);
+    if (scopes.length) return scopeAt(commonScope(scopes), state.depth);
     const from = Math.floor(i / UNSCOPED_RUN) * UNSCOPED_RUN;
     return "nodes " + from + "-" + (Math.min(from + UNSCOPED_RUN, stage.nodes.length) - 1);
   });

@@ -25,7 +25,7 @@ function bufferMaker(graph, name) {
   const k = makersOf(stage).get(name);
   if (k === undefined) return { k: undefined, scope: "" };
   const scopes = nodeScopes(stage.nodes[k]);
-  return { k, scope: scopes.length ? scopes[0] : "" };
+  return { k, scope: scopes.length ? commonScope(scopes) : "" };
 }
 
 function renderMemory() {
