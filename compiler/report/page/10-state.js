@@ -114,8 +114,11 @@ function nodeNames(node) {
   return names;
 }
 
+// A node's scopes; a fusion records its ops' (its constants', which CSE may have
+// shared between parts, aside), so its body's count only where it has none.
 function nodeScopes(node) {
-  const scopes = new Set(node.scopes || []);
+  if (node.scopes && node.scopes.length) return node.scopes;
+  const scopes = new Set();
   for (const b of node.body || []) for (const s of b.scopes || []) scopes.add(s);
   return [...scopes].sort();
 }
