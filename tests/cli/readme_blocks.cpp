@@ -106,7 +106,8 @@ std::vector<std::string> markdown_files(const std::string& source_dir) {
   std::vector<std::string> files;
   for (auto it = fs::recursive_directory_iterator(source_dir); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
-    if (it->is_directory() && (name[0] == '.' || name.rfind("build", 0) == 0 || name == "out")) {
+    if (it->is_directory() &&
+        (name[0] == '.' || name.rfind("build", 0) == 0 || name == "out" || name == "node_modules")) {
       it.disable_recursion_pending();
       continue;
     }

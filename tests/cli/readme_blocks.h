@@ -41,7 +41,8 @@ std::vector<ShellBlock> usage_blocks(const std::string& markdown, const std::str
 // of that line). "" if nothing.
 std::string check_usage(const ShellBlock& block, const std::function<std::string(const std::string&)>& help);
 
-// Every *.md of the source tree (not .git/, nor build*/ or out/ directories), relative, sorted.
+// Every *.md of the source tree (not .git/, nor build*/, out/ or npm's node_modules/
+// directories), relative, sorted.
 std::vector<std::string> markdown_files(const std::string& source_dir);
 
 // A block's commands: continuation lines joined, comments dropped, split into
