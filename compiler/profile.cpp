@@ -106,7 +106,7 @@ std::vector<ScopeProfileRow> scope_profile(const Program& p, const RunProfile& r
   const double runs = std::max(r.runs, 1);
   for (const CallSpan& span : r.calls) {
     std::set<std::string> scopes;
-    for (const std::string& s : p.calls[span.call].loc.scopes) scopes.insert(scope_prefix(s, depth));
+    for (const std::string& s : p.calls[span.call].owner.scopes) scopes.insert(scope_prefix(s, depth));
     if (scopes.empty()) scopes.insert("");
     const double share = 1.0 / static_cast<double>(scopes.size());
     for (const std::string& s : scopes) {

@@ -34,11 +34,11 @@ struct KernelProfileRow {
 std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r);
 
 // Time per model part (PyTorch's profiler grouped by module): each call's time
-// goes to its scopes (KernelCall::loc), each cut to its first `depth` dotted
-// parts (0: whole), split evenly where a call computes several (a gradient's
-// matmul with its param's update, "dec.0.ffn (backward)" and "optimizer"); a
-// call without a scope counts under "". Forward and backward apart, per run,
-// costliest first.
+// goes to the scopes of its ops that are not elementwise (KernelCall::owner: a
+// weight gradient's matmul, "dec.0.ffn (backward)", and not the Adam update in
+// its epilogue, "optimizer"), each cut to its first `depth` dotted parts (0:
+// whole), split evenly where there are several; a call without a scope counts
+// under "". Forward and backward apart, per run, costliest first.
 struct ScopeProfileRow {
   std::string scope;        // the forward scope's name
   double forward_ms = 0;    // per run

@@ -67,8 +67,8 @@ void print_scope_table(const compiler::Program& p, const compiler::RunProfile& r
   size_t width = 16;
   for (const auto& row : rows) width = std::max(width, row.scope.size());
   const auto pad = [&](const std::string& s) { return s + std::string(width - s.size(), ' '); };
-  out << format("kernel time per step by model scope: %.3f ms (mean of %d runs; a kernel of several scopes counts "
-                "an equal share in each)\n",
+  out << format("kernel time per step by model scope: %.3f ms (mean of %d runs; a fused kernel counts where its "
+                "matmul, norm or reduction is, an equal share in each of several)\n",
                 step_ms, r.runs);
   out << "  " << pad("scope") << format(" %11s %11s %11s %7s %8s\n", "forward ms", "backward ms", "total ms", "%", "calls");
   for (const auto& row : rows)

@@ -106,6 +106,16 @@ void arena_for_invariants_read_once(Program& p) {
     if (p.buffers[b].kind == BufferKind::invariant && !read_every_run[b]) p.buffers[b].kind = BufferKind::temp;
 }
 
+// KernelCall::owner: the locations of a body's ops that are not elementwise,
+// data movement or constants, where it has such ops.
+Location owner_of(const Node& node) {
+  if (!node.body) return node.loc;
+  Location owner;
+  for (const Node& n : node.body->nodes())
+    if (!n.def->elementwise && !n.def->moves_elements && !n.def->constant && !n.body) owner.merge(n.loc);
+  return owner.scopes.empty() ? node.loc : owner;
+}
+
 // Per value of g: whether it is a param the graph never assigns, the first
 // run-invariant values (KernelCall::invariant); results are added as they are scheduled.
 std::vector<bool> unassigned_params(const Graph& g) {
@@ -170,7 +180,7 @@ Program build_program(const Graph& g, bool reuse, bool update_in_place, bool inv
     Kernel k = make_kernel(g, node);
     auto [it, added] = kernel_by_text.emplace(k.text, p.kernels.size());
     if (added) p.kernels.push_back(std::move(k));
-    KernelCall call{it->second, {}, node.operands.size(), index, node.loc};
+    KernelCall call{it->second, {}, node.operands.size(), index, node.loc, owner_of(node)};
     call.invariant = invariants && std::all_of(node.operands.begin(), node.operands.end(), is_invariant) &&
                      std::none_of(node.results.begin(), node.results.end(),
                                   [&](Value r) { return is_output[static_cast<size_t>(r.id)]; });

@@ -52,6 +52,10 @@ struct KernelCall {
   size_t num_inputs = 0;
   size_t node = 0;        // the compiled graph's node it runs
   Location loc;           // that node's: the model scopes it computes (profiles, dumps, errors)
+  // Where its time goes (kiln profile --by scope): the scopes of a fusion's ops
+  // that are not elementwise (a weight gradient's matmul, not the Adam update in
+  // its epilogue), or loc where every op is.
+  Location owner;
   // Run-invariant: it reads only params the graph never assigns and results of
   // other invariant calls (a constant reads nothing), and makes no graph
   // output, so it computes the same at every run until a param is bound again.
