@@ -119,6 +119,22 @@ def test_translate(checkpoint):
     assert isinstance(translator("1 2 3 4 5 6 7 8 9 10"), str)
 
 
+def test_translator_attention_as_the_command_writes_it(checkpoint, tmp_path):
+    path, _, _ = checkpoint
+    translator = kiln.Translator(path, beam=1)
+    [found] = translator.attention("1 2 3 4 5 6", dir=str(tmp_path / "attn"))
+    assert found["output"] == translator("1 2 3 4 5 6")
+    s, t = len(found["source_pieces"]), len(found["output_pieces"])
+    assert found["input_pieces"][0] == "<s>" and len(found["input_pieces"]) == t
+    for name, weights in found["weights"].items():
+        heads, queries, keys = weights.shape
+        assert (queries, keys) == ((s, s) if name.startswith("enc.") else (t, s) if "cross" in name else (t, t))
+        assert abs(weights.sum(axis=-1) - 1).max() < 1e-5, name
+    assert {"enc.0.self_attn", "dec.0.self_attn", "dec.0.cross_attn"} <= set(found["weights"])
+    assert (tmp_path / "attn" / "index.html").exists()
+    assert (tmp_path / "attn" / "0001" / "dec.0.cross_attn.npy").exists()
+
+
 def test_translate_decodes_as_the_commands_by_default(checkpoint):
     # `kiln translate` and `kiln eval` decode with beam 4 and length penalty 0.6 by default; so does Python.
     path, _, _ = checkpoint

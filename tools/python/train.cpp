@@ -14,6 +14,7 @@
 #include "engine/tensor/collectives.h"
 #include "models/checkpoint.h"
 #include "models/train/trained_model.h"
+#include "models/train/attention_maps.h"
 #include "models/train/translate_lines.h"
 #include "models/train/trainer.h"
 #include "tools/python/bindings.h"
@@ -209,6 +210,38 @@ class Translator {
     return out;
   }
 
+  // What `kiln translate --attention DIR` writes, for each sentence that has a
+  // translation (the best): its pieces and every attention's weights; with a
+  // directory, the files and their page too.
+  py::list attention(const std::vector<std::string>& sentences, const std::string& dir) {
+    std::vector<models::SentenceAttention> found;
+    {
+      py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_call(decoding_);
+      const auto lines = models::translate_lines(model_, sentences, decode_);
+      for (size_t i = 0; i < lines.size(); ++i) {
+        if (!lines[i].error.empty()) throw Error("sentence " + std::to_string(i + 1) + ": " + lines[i].error);
+        if (!lines[i].tokens.empty())
+          found.push_back(models::sentence_attention(model_, sentences[i], lines[i].source, lines[i].tokens[0]));
+      }
+      if (!dir.empty()) models::write_attention(dir, found);
+    }
+    py::list out;
+    for (const models::SentenceAttention& s : found) {
+      py::dict weights;
+      for (const models::AttentionMap& map : s.maps) weights[py::str(map.name)] = array_copy(map.weights);
+      py::dict d;
+      d["source"] = s.source_text;
+      d["output"] = s.output_text;
+      d["source_pieces"] = s.source_pieces;
+      d["input_pieces"] = s.input_pieces;
+      d["output_pieces"] = s.output_pieces;
+      d["weights"] = weights;
+      out.append(d);
+    }
+    return out;
+  }
+
   py::object call(const py::handle& sentences) {
     if (py::isinstance<py::str>(sentences)) return py::str(translate({sentences.cast<std::string>()}).front());
     return py::cast(translate(sentences.cast<std::vector<std::string>>()));
@@ -310,6 +343,19 @@ void define_train(py::module_& m) {
            "beam 1 decodes greedily; beam search ranks by log p / ((5 + len) / 6)^length_penalty;\n"
            "precision 'bf16' runs the decoder's matmuls on bf16 operands.\n"
            "kiln.Error for a missing or corrupt checkpoint.")
+      .def(
+          "attention",
+          [](Translator& t, const py::handle& sentences, const std::string& dir) {
+            return t.attention(py::isinstance<py::str>(sentences)
+                                   ? std::vector<std::string>{sentences.cast<std::string>()}
+                                   : sentences.cast<std::vector<std::string>>(),
+                               dir);
+          },
+          py::arg("sentences"), py::kw_only(), py::arg("dir") = "",
+          "What every attention of the model looked at for each sentence's best translation,\n"
+          "as `kiln translate --attention DIR` writes it: a list of dicts (source, output,\n"
+          "source_pieces, input_pieces, output_pieces, weights: {'enc.0.self_attn': array of\n"
+          "[heads, queries, keys], ...}); with dir=, also DIR/NNNN/*.npy and DIR/index.html.")
       .def("__call__", &Translator::call, py::arg("sentences"),
            "The translation of a sentence (str), or of each of a list of them (a list).\n"
            "kiln.Error naming each sentence that cannot be translated (empty, not text, not\n"
