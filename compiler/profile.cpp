@@ -74,6 +74,7 @@ CallCost call_cost(const Program& p, const KernelCall& call) {
 
 std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile& r) {
   std::map<std::string, KernelProfileRow> rows;
+  std::map<std::string, std::set<std::string>> scopes;  // by row: its calls' model parts
   const double runs = std::max(r.runs, 1);
   for (const CallSpan& span : r.calls) {
     const KernelCall& call = p.calls[span.call];
@@ -83,6 +84,7 @@ std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile&
       row.kernel = describe(k);
       row.ops = op_list(*k.graph);
     }
+    scopes[row.kernel].insert(call_scope(call.owner));
     const CallCost cost = call_cost(p, call);
     row.calls += 1;
     row.ms += span.ms();
@@ -91,6 +93,11 @@ std::vector<KernelProfileRow> kernel_profile(const Program& p, const RunProfile&
   }
   std::vector<KernelProfileRow> out;
   for (auto& [name, row] : rows) {
+    const std::set<std::string>& parts = scopes[name];
+    const std::string common = common_scope({parts.begin(), parts.end()});
+    row.scope = parts.size() == 1 ? *parts.begin()
+                : common.empty()  ? std::to_string(parts.size()) + " scopes"
+                                  : common + " (" + std::to_string(parts.size()) + " scopes)";
     row.calls = static_cast<int>(row.calls / runs);
     row.ms /= runs;
     row.flops /= runs;

@@ -23,6 +23,9 @@ CallCost call_cost(const Program& p, const KernelCall& call);
 struct KernelProfileRow {
   std::string kernel;  // describe(): kind, op count, first result type
   std::string ops;     // the ops it runs, in order, repeats counted: "matmul, add, relu" or "exp x2"
+  // The model part its calls compute (call_scope of each KernelCall::owner): one,
+  // or their common prefix and how many ("enc (6 scopes)"), or "" for none.
+  std::string scope;
   int calls = 0;       // per run
   double ms = 0;       // per run, all its calls
   double flops = 0;    // per run

@@ -37,8 +37,8 @@ void print_profile_table(const compiler::Program& p, const compiler::RunProfile&
   out << format("kernel time per step: %.3f ms in %d calls (mean of %d runs, %d thread(s)); limits: %.1f GFLOP/s "
                 "FMA peak, %.1f GB/s memory\n",
                 step_ms, calls, r.runs, threads, peak_gflops, peak_gbps);
-  out << format("  %-38s %-34s %5s %9s %6s %8s %8s  %s\n", "kernel", "ops", "calls", "total ms", "%", "GFLOP/s",
-                "GB/s", "nearer limit");
+  out << format("  %-38s %-34s %-24s %5s %9s %6s %8s %8s  %s\n", "kernel", "ops", "scope", "calls", "total ms", "%",
+                "GFLOP/s", "GB/s", "nearer limit");
   bool from_cache = false;
   for (const auto& row : rows) {
     const double gflops = row.ms > 0 ? row.flops / row.ms / 1e6 : 0;
@@ -47,9 +47,9 @@ void print_profile_table(const compiler::Program& p, const compiler::RunProfile&
     from_cache = from_cache || memory > 1;
     const std::string limit =
         compute >= memory ? format("compute %.0f%%", 100 * compute) : format("memory %.0f%%", 100 * memory);
-    out << format("  %-38s %-34s %5d %9.3f %5.1f%% %8.1f %8.1f  %s\n", clip(row.kernel, 38).c_str(),
-                  clip(row.ops, 34).c_str(), row.calls, row.ms, step_ms > 0 ? 100 * row.ms / step_ms : 0.0, gflops,
-                  gbps, limit.c_str());
+    out << format("  %-38s %-34s %-24s %5d %9.3f %5.1f%% %8.1f %8.1f  %s\n", clip(row.kernel, 38).c_str(),
+                  clip(row.ops, 34).c_str(), clip(row.scope, 24).c_str(), row.calls, row.ms,
+                  step_ms > 0 ? 100 * row.ms / step_ms : 0.0, gflops, gbps, limit.c_str());
   }
   if (from_cache)
     out << "  (memory % is of the bandwidth to DRAM; above 100%, a kernel's data came from the caches)\n";

@@ -51,14 +51,14 @@ TEST_CASE("kiln profile --by scope gives each model part its forward and backwar
 )kir";
   const auto profile = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"profile", kir, "--steps", "2", "--threads", "1", "--trace", tmp.file("t.json"),
-                                  "--no-cache", "--by", "scope"};
+                                  "--no-cache"};
     args.insert(args.end(), extra.begin(), extra.end());
     const KilnResult r = run_kiln(args);
     INFO(r.err);
     REQUIRE(r.status == 0);
     return r.out;
   };
-  const std::string whole = profile({});
+  const std::string whole = profile({"--by", "scope"});
   INFO(whole);
   CHECK(whole.find("kernel time per step by model scope") != std::string::npos);
   CHECK(whole.find("forward ms") != std::string::npos);
@@ -66,10 +66,16 @@ TEST_CASE("kiln profile --by scope gives each model part its forward and backwar
   for (const char* row : {"\n  enc.0.ffn ", "\n  enc.1.ffn ", "\n  all "})
     CHECK_MESSAGE(whole.find(row) != std::string::npos, row);
   CHECK(whole.find("(backward)") == std::string::npos);  // a column, not a row of its own
-  const std::string layers = profile({"--depth", "2"});
+  const std::string layers = profile({"--by", "scope", "--depth", "2"});
   INFO(layers);
   CHECK(layers.find("\n  enc.0 ") != std::string::npos);
   CHECK(layers.find("enc.0.ffn") == std::string::npos);
+  // The table by kernel names each kernel's model part too.
+  const std::string by_kernel = profile({"--by", "kernel"});
+  INFO(by_kernel);
+  CHECK(by_kernel.find(" scope ") != std::string::npos);
+  CHECK(by_kernel.find(" enc.0.ffn (backward) ") != std::string::npos);
+  CHECK(by_kernel.find(" enc (2 scopes) ") != std::string::npos);  // one row for the two alike kernels
   const KilnResult bad = run_kiln({"profile", kir, "--by", "layer", "--trace", tmp.file("u.json")});
   CHECK(bad.status != 0);
   CHECK(bad.err.find("--by") != std::string::npos);
