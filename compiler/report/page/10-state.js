@@ -75,6 +75,13 @@ function msText(ms) { return ms >= 10 ? ms.toFixed(1) + " ms" : ms.toFixed(3) + 
 
 function setStatus(text) { document.getElementById("status").textContent = text; }
 
+// The graph's program, or null after saying in `view` that the dump has none.
+function programOrSay(graph, view) {
+  if (graph.program) return graph.program;
+  view.replaceChildren(el("p", { class: "missing", text: "No program in this dump (kiln opt stops after the passes)." }));
+  return null;
+}
+
 // Facts of the program shared by the views: which calls run each value's node,
 // each call's and kernel's time, each buffer's producing node.
 function programIndex(graph) {

@@ -31,11 +31,8 @@ function bufferMaker(graph, name) {
 function renderMemory() {
   const graph = state.graph;
   const view = document.getElementById("view");
-  const p = graph.program;
-  if (!p) {
-    view.replaceChildren(el("p", { class: "missing", text: "No program in this dump (kiln opt stops after the passes)." }));
-    return;
-  }
+  const p = programOrSay(graph, view);
+  if (!p) return;
   const steps = p.step_calls.length;
   const bars = p.buffers.filter((b) => b.offset >= 0 && b.first >= 0 && b.bytes > 0);
   const live = new Array(steps + 1).fill(0);

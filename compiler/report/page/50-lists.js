@@ -4,11 +4,8 @@
 function renderKernels() {
   const graph = state.graph;
   const view = document.getElementById("view");
-  const p = graph.program;
-  if (!p) {
-    view.replaceChildren(el("p", { class: "missing", text: "No program in this dump (kiln opt stops after the passes)." }));
-    return;
-  }
+  const p = programOrSay(graph, view);
+  if (!p) return;
   const index = programIndex(graph);
   const order = p.kernels.map((k, i) => i);
   if (index.callMs) order.sort((a, b) => index.kernelMs[b] - index.kernelMs[a]);
