@@ -166,9 +166,8 @@ void translate(const TranslateOptions& opts) {
     const std::vector<models::TranslatedLine> translated = models::translate_lines(m, lines, decode);
     output.add(translated);
     if (opts.attention_dir.empty()) return;
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (!translated[i].tokens.empty())
-        attention.push_back(models::sentence_attention(m, lines[i], translated[i].source, translated[i].tokens[0]));
+    for (models::SentenceAttention& a : models::translated_attention(m, lines, translated))
+      attention.push_back(std::move(a));
   };
   if (!opts.texts.empty()) {
     translate_buffer(opts.texts);

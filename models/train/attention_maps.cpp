@@ -97,6 +97,15 @@ SentenceAttention sentence_attention(TrainedModel& m, const std::string& source_
   return out;
 }
 
+std::vector<SentenceAttention> translated_attention(TrainedModel& m, const std::vector<std::string>& lines,
+                                                    const std::vector<TranslatedLine>& translated) {
+  std::vector<SentenceAttention> out;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (!translated[i].tokens.empty())
+      out.push_back(sentence_attention(m, lines[i], translated[i].source, translated[i].tokens[0]));
+  return out;
+}
+
 void write_attention(const std::string& dir, const std::vector<SentenceAttention>& sentences) {
   const auto make_dir = [](const std::string& path) {
     std::error_code ec;

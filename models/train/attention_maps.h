@@ -12,6 +12,7 @@
 
 #include "engine/tensor/tensor.h"
 #include "models/train/trained_model.h"
+#include "models/train/translate_lines.h"
 
 namespace kiln::models {
 
@@ -33,6 +34,11 @@ struct SentenceAttention {
 // (a hypothesis's, with its end token if it ended), run by the interpreter.
 SentenceAttention sentence_attention(TrainedModel& m, const std::string& source_text,
                                      const std::vector<int32_t>& source, const std::vector<int32_t>& tokens);
+
+// sentence_attention of each translated line that has a translation (its best),
+// in order: what `kiln translate --attention` and Python's Translator.attention show.
+std::vector<SentenceAttention> translated_attention(TrainedModel& m, const std::vector<std::string>& lines,
+                                                    const std::vector<TranslatedLine>& translated);
 
 // Writes DIR/NNNN/<attention>.npy (f32[H, queries, keys]) and DIR/NNNN/pieces.json
 // (the texts, the pieces and their ids) for each sentence (NNNN its 1-based number), and DIR/index.html, a page of

@@ -219,11 +219,9 @@ class Translator {
       py::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_call(decoding_);
       const auto lines = models::translate_lines(model_, sentences, decode_);
-      for (size_t i = 0; i < lines.size(); ++i) {
+      for (size_t i = 0; i < lines.size(); ++i)
         if (!lines[i].error.empty()) throw Error("sentence " + std::to_string(i + 1) + ": " + lines[i].error);
-        if (!lines[i].tokens.empty())
-          found.push_back(models::sentence_attention(model_, sentences[i], lines[i].source, lines[i].tokens[0]));
-      }
+      found = models::translated_attention(model_, sentences, lines);
       if (!dir.empty()) models::write_attention(dir, found);
     }
     py::list out;
