@@ -5,6 +5,7 @@
 #include <sstream>
 #include <xtensor/xbuilder.hpp>
 
+#include "sample_tensor.h"
 #include "side_files.h"
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
@@ -38,24 +39,7 @@ std::string raw(std::initializer_list<T> values) {
   return out;
 }
 
-template <class T, class E>
-Tensor shaped(E&& e, const Shape& shape) {
-  xt::xarray<T> a = std::forward<E>(e);
-  a.reshape(xt_shape(shape));
-  return Tensor(std::move(a));
-}
-
-// Elements i = 0, 1, ...: f32 0.5i - 1, i32 7i - 5, bool i % 3 == 0.
-Tensor sample(DType dtype, const Shape& shape) {
-  const auto ramp = xt::arange<int32_t>(static_cast<int32_t>(numel(shape)));
-  switch (dtype) {
-    case DType::f32: return shaped<float>(xt::cast<float>(ramp) * 0.5f - 1.0f, shape);
-    case DType::i32: return shaped<int32_t>(ramp * 7 - 5, shape);
-    case DType::boolean: return shaped<bool>(xt::equal(ramp % 3, 0), shape);
-    case DType::bf16: break;  // numpy has none
-  }
-  return {};
-}
+using kiln::test::sample_tensor;
 
 }  // namespace
 
@@ -64,7 +48,7 @@ TEST_CASE("save_npy then load_npy gives back every dtype and rank 0..3") {
   for (DType dtype : {DType::f32, DType::i32, DType::boolean}) {
     for (const Shape& shape : {Shape{}, Shape{3}, Shape{2, 3}, Shape{2, 1, 3}}) {
       CAPTURE(type_str({dtype, shape}));
-      const Tensor t = sample(dtype, shape);
+      const Tensor t = sample_tensor(dtype, shape);
       const std::string path = dir.file("t.npy");
       save_npy(path, t);
       const Tensor back = load_npy(path);
@@ -83,9 +67,9 @@ TEST_CASE("save_npy refuses bf16, which numpy does not have, and leaves no file"
 }
 
 TEST_CASE("the sample tensors hold the values the round trip compares") {
-  CHECK(sample(DType::f32, {2, 3}).f32() == Tensor::F32{{-1.0f, -0.5f, 0.0f}, {0.5f, 1.0f, 1.5f}});
-  CHECK(sample(DType::i32, {3}).i32() == Tensor::I32{-5, 2, 9});
-  CHECK(sample(DType::boolean, {2, 1, 3}).b8() == Tensor::Bool{{{true, false, false}}, {{true, false, false}}});
+  CHECK(sample_tensor(DType::f32, {2, 3}).f32() == Tensor::F32{{-1.0f, -0.5f, 0.0f}, {0.5f, 1.0f, 1.5f}});
+  CHECK(sample_tensor(DType::i32, {3}).i32() == Tensor::I32{-5, 2, 9});
+  CHECK(sample_tensor(DType::boolean, {2, 1, 3}).b8() == Tensor::Bool{{{true, false, false}}, {{true, false, false}}});
 }
 
 TEST_CASE("save_npy writes the numpy header xtensor and numpy read") {

@@ -12,6 +12,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "check_error.h"
+#include "sample_tensor.h"
 #include "cli/temp_dir.h"
 #include "engine/ir/error.h"
 #include "text_and_files.h"
@@ -29,25 +30,7 @@ std::string st_file(std::string header, const std::string& data) {
   return out + header + data;
 }
 
-// Elements i = 0, 1, ...: f32 0.5i - 1, i32 7i - 5, bool i % 3 == 0.
-Tensor sample(DType dtype, const Shape& shape) {
-  const auto ramp = xt::arange<int32_t>(static_cast<int32_t>(numel(shape)));
-  auto shaped = [&](auto a) {
-    a.reshape(xt_shape(shape));
-    return Tensor(std::move(a));
-  };
-  switch (dtype) {
-    case DType::f32: return shaped(Tensor::F32(xt::cast<float>(ramp) * 0.5f - 1.0f));
-    case DType::i32: return shaped(Tensor::I32(ramp * 7 - 5));
-    case DType::boolean: return shaped(Tensor::Bool(xt::equal(ramp % 3, 0)));
-    case DType::bf16: {
-      Tensor::BF16 a = Tensor::BF16::from_shape({ramp.size()});
-      for (size_t i = 0; i < a.size(); ++i) a(i) = bfloat16(0.25f * static_cast<float>(ramp(i)) - 3.0f);
-      return shaped(std::move(a));
-    }
-  }
-  return {};
-}
+using kiln::test::sample_tensor;
 
 bool same(const Tensor& a, const Tensor& b) {
   return a.type() == b.type() && (a.nbytes() == 0 || std::memcmp(a.data(), b.data(), a.nbytes()) == 0);
@@ -94,7 +77,7 @@ TEST_CASE("save_safetensors then load_safetensors gives back every dtype and ran
   int k = 0;
   for (DType dtype : {DType::f32, DType::i32, DType::boolean, DType::bf16})
     for (const Shape& shape : {Shape{}, Shape{0}, Shape{5}, Shape{2, 3}, Shape{2, 1, 3}})
-      tensors.emplace(std::string(dtype_name(dtype)) + "." + std::to_string(k++), sample(dtype, shape));
+      tensors.emplace(std::string(dtype_name(dtype)) + "." + std::to_string(k++), sample_tensor(dtype, shape));
   const std::map<std::string, std::string> metadata = {{"format", "kiln-test"}, {"note", "ünïcode \"quoted\""}};
   const std::string path = dir.file("all.safetensors");
   save_safetensors(path, tensors, metadata);
@@ -310,7 +293,7 @@ TEST_CASE("a failed save leaves the old file intact and no temporary file") {
 
   {  // The disk fills up half-way through the write.
     const FileSizeLimit full_disk(100);
-    check_error([&] { save_safetensors(path, {{"y", sample(DType::f32, {400})}}, {}); }, {path, "File too large"});
+    check_error([&] { save_safetensors(path, {{"y", sample_tensor(DType::f32, {400})}}, {}); }, {path, "File too large"});
   }
   CHECK(read_file(path) == before);
   CHECK(side_files(path).empty());
@@ -318,10 +301,10 @@ TEST_CASE("a failed save leaves the old file intact and no temporary file") {
   // Names that cannot be saved.
   check_error(
       [&] {
-        save_safetensors(path, {{"__metadata__", sample(DType::f32, {1})}}, {});
+        save_safetensors(path, {{"__metadata__", sample_tensor(DType::f32, {1})}}, {});
       },
       {"'__metadata__' cannot be a tensor name"});
-  check_error([&] { save_safetensors(path, {{"\xff", sample(DType::f32, {1})}}, {}); }, {"cannot write the header"});
+  check_error([&] { save_safetensors(path, {{"\xff", sample_tensor(DType::f32, {1})}}, {}); }, {"cannot write the header"});
   CHECK(read_file(path) == before);
   CHECK(side_files(path).empty());
   CHECK(same(load_safetensors(path).tensors.at("a"), python_tensors().at("a")));

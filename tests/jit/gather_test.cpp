@@ -27,7 +27,7 @@ Tensor tensor_f32(const Shape& shape, std::vector<float> values) {
   return t;
 }
 
-Tensor run_jit(const Graph& g, const std::map<std::string, Tensor>& bindings) {
+Tensor run_gather(const Graph& g, const std::map<std::string, Tensor>& bindings) {
   compiler::JitExecutable jit(g);
   for (const auto& [name, t] : bindings) jit.bind(name, t);
   jit.run();
@@ -61,19 +61,19 @@ void check_same_outcome(const Graph& g, const std::map<std::string, Tensor>& bin
 TEST_CASE("jit gather and scatter_add give the hand-computed values") {
   const Tensor table = tensor_f32({3, 2}, {1, 2, 3, 4, 5, 6});
   const Graph rows = one_op_graph("gather", {{DType::f32, {3, 2}}, {DType::i32, {3}}});
-  CHECK(run_jit(rows, {{"x0", table}, {"x1", tensor_i32({3}, {2, 0, 2})}}).f32() ==
+  CHECK(run_gather(rows, {{"x0", table}, {"x1", tensor_i32({3}, {2, 0, 2})}}).f32() ==
         tensor_f32({3, 2}, {5, 6, 1, 2, 5, 6}).f32());
   const Graph columns = one_op_graph("gather", {{DType::f32, {3, 2}}, {DType::i32, {2, 2}}}, {{"axis", int64_t{1}}});
-  CHECK(run_jit(columns, {{"x0", table}, {"x1", tensor_i32({2, 2}, {1, 0, 1, 1})}}).f32() ==
+  CHECK(run_gather(columns, {{"x0", table}, {"x1", tensor_i32({2, 2}, {1, 0, 1, 1})}}).f32() ==
         tensor_f32({3, 2, 2}, {2, 1, 2, 2, 4, 3, 4, 4, 6, 5, 6, 6}).f32());
 
   // Rows 0 and 1 of the updates both land on row 1.
   const Graph scatter = one_op_graph("scatter_add", {{DType::f32, {3, 2}}, {DType::i32, {3}}}, {{"size", int64_t{3}}});
-  CHECK(run_jit(scatter, {{"x0", table}, {"x1", tensor_i32({3}, {1, 1, 0})}}).f32() ==
+  CHECK(run_gather(scatter, {{"x0", table}, {"x1", tensor_i32({3}, {1, 1, 0})}}).f32() ==
         tensor_f32({3, 2}, {5, 6, 4, 6, 0, 0}).f32());
   const Graph scatter_columns = one_op_graph("scatter_add", {{DType::f32, {3, 2}}, {DType::i32, {2}}},
                                              {{"axis", int64_t{1}}, {"size", int64_t{4}}});
-  CHECK(run_jit(scatter_columns, {{"x0", table}, {"x1", tensor_i32({2}, {3, 3})}}).f32() ==
+  CHECK(run_gather(scatter_columns, {{"x0", table}, {"x1", tensor_i32({2}, {3, 3})}}).f32() ==
         tensor_f32({3, 4}, {0, 0, 0, 3, 0, 0, 0, 7, 0, 0, 0, 11}).f32());
 }
 

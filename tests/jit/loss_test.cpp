@@ -33,7 +33,7 @@ Tensor tensor_i32(const Shape& shape, std::vector<int32_t> values) {
   return t;
 }
 
-float run_jit(const Graph& g, const std::map<std::string, Tensor>& bindings) {
+float jit_loss(const Graph& g, const std::map<std::string, Tensor>& bindings) {
   compiler::JitExecutable jit(g);
   for (const auto& [name, t] : bindings) jit.bind(name, t);
   jit.run();
@@ -46,16 +46,16 @@ TEST_CASE("jit cross_entropy gives the hand-computed losses") {
   // log_softmax([1, 2, 3]) = [-2.40760596, -1.40760596, -0.40760596].
   const Tensor logits = tensor_f32({2, 3}, {1, 2, 3, 3, 2, 1});
   // Row 0, label 2: 0.40760596. Row 1, label 0: the same (reversed logits).
-  CHECK(run_jit(loss_graph({2, 3}, 0.0, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {2, 0})}}) ==
+  CHECK(jit_loss(loss_graph({2, 3}, 0.0, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {2, 0})}}) ==
         doctest::Approx(0.40760596).epsilon(1e-6));
   // Smoothing 0.1: 0.9 * 0.40760596 + 0.1 / 3 * (2.40760596 + 1.40760596 + 0.40760596).
-  CHECK(run_jit(loss_graph({2, 3}, 0.1, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {2, 0})}}) ==
+  CHECK(jit_loss(loss_graph({2, 3}, 0.1, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {2, 0})}}) ==
         doctest::Approx(0.50760596).epsilon(1e-6));
   // Row 1 ignored (label == ignore_index 1, a valid class): row 0 alone, label 0.
-  CHECK(run_jit(loss_graph({2, 3}, 0.0, 1), {{"x0", logits}, {"x1", tensor_i32({2}, {0, 1})}}) ==
+  CHECK(jit_loss(loss_graph({2, 3}, 0.0, 1), {{"x0", logits}, {"x1", tensor_i32({2}, {0, 1})}}) ==
         doctest::Approx(2.40760596).epsilon(1e-6));
   // Every row ignored: 0, not 0 / 0.
-  CHECK(run_jit(loss_graph({2, 3}, 0.0, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {-100, -100})}}) == 0.0f);
+  CHECK(jit_loss(loss_graph({2, 3}, 0.0, -100), {{"x0", logits}, {"x1", tensor_i32({2}, {-100, -100})}}) == 0.0f);
 }
 
 TEST_CASE("jit cross_entropy reports labels out of range as the interpreter does") {

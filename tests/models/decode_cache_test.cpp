@@ -21,10 +21,12 @@
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::kBos;
+using kiln::test::kEos;
 
 namespace {
 
-constexpr int32_t kBos = 1, kEos = 3, kPad = 0;
+constexpr int32_t kPad = 0;
 
 TransformerConfig test_config() {
   TransformerConfig cfg = preset_config("tiny");

@@ -18,10 +18,11 @@
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::kBos;
+using kiln::test::kEos;
 
 namespace {
 
-constexpr int32_t kBos = 1, kEos = 3;
 // Decoding's logic does not depend on the backend (the JIT matches the
 // interpreter, tests/jit), and the interpreter needs no compile.
 const compiler::BackendOptions kInterpreter = [] {
@@ -39,7 +40,7 @@ TransformerConfig small_config() {
   return cfg;
 }
 
-std::map<std::string, Tensor> random_params(const TransformerConfig& cfg) {
+std::map<std::string, Tensor> peaked_params(const TransformerConfig& cfg) {
   std::map<std::string, Tensor> params;
   const Graph g = build_loss_graph(cfg, 1, 1, 1, false);
   for (Value v : g.declarations(ValueKind::param)) params.emplace(g.name_of(v), initial_value(g.value(v), 7));
@@ -54,14 +55,14 @@ Tensor row(const std::vector<int32_t>& ids, int64_t len) {
   return Tensor(std::move(a));
 }
 
-const std::vector<std::vector<int32_t>> kSources = {
+const std::vector<std::vector<int32_t>> kSentences = {
     {4, 5, 6, 7, 8}, {9, 10, 11, 4, 5}, {2, 6, 2, 6, 2}, {11, 10, 9, 8, 7}};
 
 }  // namespace
 
 TEST_CASE("beam search of size 1 is greedy decoding") {
-  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
-  for (const auto& src : kSources) {
+  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  for (const auto& src : kSentences) {
     const Tensor s = row(src, 8);
     const auto greedy = greedy_decode(decoder, s, {9}, {kBos, kEos});
     const auto beam = beam_search(decoder, s, 9, {kBos, kEos}, {1, 0.0});
@@ -71,8 +72,8 @@ TEST_CASE("beam search of size 1 is greedy decoding") {
 }
 
 TEST_CASE("beam hypotheses come best first and score their log-prob over the length penalty") {
-  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
-  for (const auto& src : kSources) {
+  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  for (const auto& src : kSentences) {
     const Tensor s = row(src, 8);
     const auto hyps = beam_search(decoder, s, 9, {kBos, kEos}, {4, 0.6});
     REQUIRE(hyps.size() == 4);
@@ -98,11 +99,11 @@ TEST_CASE("the length penalty is GNMT's") {
 }
 
 TEST_CASE("greedy decoding stops at eos and at each row's limit") {
-  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
   Tensor::I32 src = Tensor::I32::from_shape({3, 8});
   src.fill(0);
   for (size_t r = 0; r < 3; ++r)
-    for (size_t i = 0; i < kSources[r].size(); ++i) src(r, i) = kSources[r][i];
+    for (size_t i = 0; i < kSentences[r].size(); ++i) src(r, i) = kSentences[r][i];
   const std::vector<int64_t> limits{0, 3, 20};
   const auto out = greedy_decode(decoder, Tensor(src), limits, {kBos, kEos});
   REQUIRE(out.size() == 3);
@@ -120,11 +121,11 @@ TEST_CASE("greedy decoding stops at eos and at each row's limit") {
 }
 
 TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
-  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
-  const std::vector<int64_t> limits(kSources.size(), 12);
-  const auto batched = decode_all(decoder, kSources, limits, {kBos, kEos}, {1, 0.6, 128});
-  for (size_t i = 0; i < kSources.size(); ++i) {
-    const auto alone = decode_all(decoder, {kSources[i]}, {12}, {kBos, kEos}, {1, 0.6, 128});
+  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  const std::vector<int64_t> limits(kSentences.size(), 12);
+  const auto batched = decode_all(decoder, kSentences, limits, {kBos, kEos}, {1, 0.6, 128});
+  for (size_t i = 0; i < kSentences.size(); ++i) {
+    const auto alone = decode_all(decoder, {kSentences[i]}, {12}, {kBos, kEos}, {1, 0.6, 128});
     CHECK(batched[i] == alone[0]);
     CHECK((batched[i].empty() || batched[i].back() != kEos));  // the final eos is dropped
   }
@@ -132,7 +133,7 @@ TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
 }
 
 TEST_CASE("the decoder names a param of the wrong shape") {
-  auto params = random_params(small_config());
+  auto params = peaked_params(small_config());
   TransformerConfig other = small_config();
   other.vocab = 13;
   CHECK_THROWS_WITH_AS(Decoder(other, params, {}), doctest::Contains("param %embed is f32[12,32]"), Error);
@@ -208,8 +209,8 @@ TEST_CASE("greedy and beam search never produce padding, unknown or bos, even wh
   for (const auto& out : greedy_decode(stub, row({4, 5}, 2), {4}, tokens)) CHECK(out == std::vector<int32_t>{5, 5, 5, 5});
   for (const Hypothesis& h : beam_search(stub, row({4, 5}, 2), 4, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));
   // An untrained model: nothing it decodes holds an excluded id.
-  Decoder decoder(small_config(), random_params(small_config()), kInterpreter);
-  for (const auto& src : kSources) {
+  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  for (const auto& src : kSentences) {
     for (const auto& out : greedy_decode(decoder, row(src, 5), {10}, tokens)) CHECK(!any_special(out));
     for (const Hypothesis& h : beam_search(decoder, row(src, 5), 10, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));
   }

@@ -1,11 +1,14 @@
 #pragma once
-// The log-prob a step decoder gives a whole sequence, for the decode suites.
+// The log-prob a step decoder gives a whole sequence, and the special ids, for the decode suites.
 #include <cstdint>
 #include <vector>
 
 #include "models/decode/step_decoder.h"
 
 namespace kiln::test {
+
+// The decode suites' models' bos and eos ids.
+inline constexpr int32_t kBos = 1, kEos = 3;
 
 // The sum of log-probs `decoder` gives `tokens` after bos, for src i32[1,S]
 // alone (one row, fed the tokens themselves).

@@ -9,6 +9,7 @@
 
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"
+#include "op_test_util.h"
 #include "ops/constant.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -16,10 +17,9 @@
 #include "ops/reduction.h"
 
 using namespace kiln;
+using test::kInf;
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct Case {
   Shape q, k, v, mask;

@@ -9,15 +9,13 @@ using namespace kiln;
 using test::build_error;
 using test::check_close;
 using test::check_equal;
+using test::kInf;
 using test::run_op1;
 using test::shaped;
 using F = xt::xarray<float>;
 using I = xt::xarray<int32_t>;
 using B = xt::xarray<bool>;
 
-namespace {
-const float kInf = std::numeric_limits<float>::infinity();
-}  // namespace
 
 TEST_CASE("fill makes its value in the dtype") {
   check_close(run_op1("fill", {}, {{"shape", Shape{2, 3}}, {"value", 1.5}}),

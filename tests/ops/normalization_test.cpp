@@ -6,6 +6,7 @@
 #include "ops/normalization.h"
 
 using namespace kiln;
+using test::kInf;
 using test::build_error;
 using test::check_close;
 using test::run_op1;
@@ -13,7 +14,6 @@ using test::shaped;
 using F = xt::xarray<float>;
 
 namespace {
-const float kInf = std::numeric_limits<float>::infinity();
 Attrs axis_attr(int64_t axis) { return {{"axis", axis}}; }
 // layer_norm's first result, y.
 Tensor layer_norm_y(const std::vector<Tensor>& inputs, const Attrs& attrs = {}) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <source_location>
 #include <sstream>
 #include <string>
@@ -17,6 +18,8 @@
 #include "engine/tensor/tensor.h"
 
 namespace kiln::test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Runs `op(x0, x1, ...) {attrs}` on the given tensors (graph inputs x0, x1, ...)
 // and returns its results in order.
