@@ -49,7 +49,7 @@ void write_batches(const BatchesOptions& opts) {
   std::filesystem::create_directories(opts.checkpoint_dir, ec);  // de-en learns its spm.model there
   if (ec) throw Error("--checkpoint " + opts.checkpoint_dir + ": " + ec.message());
   const auto task = models::make_task(opts.task, opts.checkpoint_dir, opts.data_dir, /*may_learn_subwords=*/true);
-  const int64_t tokens = opts.batch_tokens > 0 ? opts.batch_tokens : models::default_recipe(opts.task, opts.minutes).batch_tokens;
+  const int64_t tokens = opts.batch_tokens > 0 ? opts.batch_tokens : models::choose_recipe(*task, opts.minutes).recipe.batch_tokens;
   std::vector<models::Batch> batches;
   if (opts.split == "train") {
     batches = task->train_batches(opts.seed, opts.epoch, tokens);

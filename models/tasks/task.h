@@ -18,6 +18,7 @@
 // (anything from the first eos on is ignored); an exact match means generated == tgt.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,12 @@ namespace kiln::models {
 enum class Split { train, dev, test };
 Split parse_split(const std::string& name);  // "train" | "dev" | "test"; kiln::Error otherwise
 std::string split_name(Split split);
+
+// The train split's size, which the text task's recipe is fitted to.
+struct CorpusSize {
+  int64_t pairs = 0;
+  int64_t target_tokens = 0;  // eos included
+};
 
 struct Example {
   std::vector<int32_t> src, tgt;   // tgt without bos/eos (see above)
@@ -78,6 +85,9 @@ class Task {
   // tokens_per_batch sets B per bucket: the largest power of two <= tokens_per_batch / L
   // for a bucket of length L (at least 1).
   virtual std::unique_ptr<TrainEpoch> train_epoch(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const = 0;
+  // The train split's size; none for a task whose recipe does not depend on it
+  // (copy's endless stream, de-en's fixed dictionary).
+  virtual std::optional<CorpusSize> train_size() const { return std::nullopt; }
   // Every batch of train_epoch, made (tests, `kiln batches`).
   std::vector<Batch> train_batches(uint64_t seed, int64_t epoch, int64_t tokens_per_batch) const;
   // Every example of the split in exactly one batch, bucketed like training: pairs of

@@ -97,6 +97,13 @@ class TextTask final : public Task {
     return source_model_.encode(normalized);
   }
 
+  std::optional<CorpusSize> train_size() const override {
+    load_data();
+    CorpusSize size{static_cast<int64_t>(train_->size()), 0};
+    for (std::size_t i = 0; i < train_->size(); ++i) size.target_tokens += train_->target_length(i) + 1;  // + eos
+    return size;
+  }
+
   std::string decode(const std::vector<int32_t>& ids) const override {
     std::vector<int32_t> pieces;
     for (int32_t id : ids) {

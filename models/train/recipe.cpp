@@ -1,5 +1,7 @@
 #include "models/train/recipe.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -21,13 +23,33 @@ const std::vector<BudgetRecipe> kDeEn = {
     {kAnyBudget, {"small", 2048, 400, 0.5, 0.1, 0.1}},
 };
 
-// text (a user's corpus): not swept. Sentence pairs are longer than de-en's, so
-// batches are larger; tiny for short budgets as de-en's sweep found, small with the
-// paper's dropout for long ones, where a small corpus repeats many epochs.
-const std::vector<BudgetRecipe> kText = {
-    {45, {"tiny", 4096, 800, 1.0, 0.1, 0.1}},
-    {kAnyBudget, {"small", 4096, 2000, 1.0, 0.3, 0.1}},
-};
+// The text task's rules (fit_text_recipe), chosen by the sweeps in models/train/README.md.
+// Batches of about 1/kBatchesPerEpoch of the corpus's target tokens, within these bounds:
+constexpr int64_t kBatchesPerEpoch = 32;
+constexpr int64_t kMinBatchTokens = 512, kMaxBatchTokens = 4096;
+// `small` for budgets past kSmallMinutes on at least kSmallTokens target tokens: the
+// Bible's 3-hour run (29,776 pairs) passed tiny's 30-minute one only at its end.
+constexpr double kSmallMinutes = 45;
+constexpr int64_t kSmallTokens = 500'000;
+// What a budget trains, estimated at a nominal rate: target tokens a second of each
+// preset on 2 cores of a Zen 3, compiles included (the Bible runs in README.md: tiny
+// 4,659, small about 1,300), which fill about kFill of a batch's cells (the rest is
+// padding: the Bible's 9 epochs took 3,351 steps of 4,096).
+constexpr double kTinyTokensPerSecond = 4500, kSmallTokensPerSecond = 1300, kFill = 0.6;
+// Warm-up: this share of the budget's steps, within these bounds (the Bible's 800 of
+// 3,351 steps at 30 minutes, small's 2,000 of 5,649 at 3 hours).
+constexpr double kWarmupShare = 0.36;
+constexpr int64_t kMinWarmup = 50, kMaxWarmupTiny = 800, kMaxWarmupSmall = 2000;
+// Dropout by the epochs the budget trains: none below kFewEpochs (a short run learns
+// faster without it, as de-en's sweep found), the paper's 0.1, and 0.3 past
+// kManyEpochs (or for small, whose rows always had it) against overfitting.
+constexpr double kFewEpochs = 2, kManyEpochs = 50;
+
+std::string format_minutes(double minutes) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%g minute%s", minutes, minutes == 1 ? "" : "s");
+  return text;
+}
 
 std::string describe(const Recipe& r) {
   char text[160];
@@ -42,7 +64,8 @@ std::string describe(const Recipe& r) {
 const std::vector<BudgetRecipe>& task_recipes(const std::string& task) {
   if (task == "copy") return kCopy;
   if (task == "de-en") return kDeEn;
-  if (task == "text") return kText;
+  if (task == "text")
+    throw Error("the text task's recipe is fitted to its corpus (fit_text_recipe), not chosen from rows");
   throw Error("unknown task '" + task + "' (choices: copy, de-en, text)");
 }
 
@@ -54,7 +77,7 @@ Recipe default_recipe(const std::string& task, double minutes) {
 
 std::string recipes_help() {
   std::string text = "Default recipes (each setting not given; --steps takes the task's first row):\n";
-  for (const char* task : {"copy", "de-en", "text"}) {
+  for (const char* task : {"copy", "de-en"}) {
     for (const BudgetRecipe& row : task_recipes(task)) {
       std::string budget = "any budget";
       if (row.up_to_minutes != kAnyBudget) {
@@ -73,7 +96,64 @@ std::string recipes_help() {
       text += '\n';
     }
   }
-  return text;
+  char rules[900];
+  std::snprintf(rules, sizeof rules,
+                "  text, fitted to the train split and the budget (the run prints its choice and why): batches of "
+                "about 1/%lld of its target tokens (%lld to %lld), tiny (small past %g minutes on %lldk+ target "
+                "tokens), warm-up %g of the budget's steps (%lld to %lld, small %lld), dropout 0 below %g epochs "
+                "in the budget, 0.3 past %g (and for small), else 0.1 (a --minutes budget's steps and epochs "
+                "estimated at %g target tokens/s, small %g); --lr-factor 1 --label-smoothing 0.1\n",
+                static_cast<long long>(kBatchesPerEpoch), static_cast<long long>(kMinBatchTokens),
+                static_cast<long long>(kMaxBatchTokens), kSmallMinutes, static_cast<long long>(kSmallTokens / 1000),
+                kWarmupShare, static_cast<long long>(kMinWarmup), static_cast<long long>(kMaxWarmupTiny),
+                static_cast<long long>(kMaxWarmupSmall), kFewEpochs, kManyEpochs, kTinyTokensPerSecond,
+                kSmallTokensPerSecond);
+  return text + rules;
+}
+
+ChosenRecipe fit_text_recipe(const CorpusSize& corpus, double minutes, int64_t steps) {
+  const double tokens = static_cast<double>(std::max<int64_t>(corpus.target_tokens, 1));
+  Recipe r;
+  r.lr_factor = 1;
+  r.label_smoothing = 0.1;
+  int64_t batch = kMinBatchTokens;
+  while (batch < kMaxBatchTokens && 2 * batch * kBatchesPerEpoch <= corpus.target_tokens) batch *= 2;
+  r.batch_tokens = batch;
+  const bool small = minutes > kSmallMinutes && corpus.target_tokens >= kSmallTokens;
+  r.config = small ? "small" : "tiny";
+  const double rate = small ? kSmallTokensPerSecond : kTinyTokensPerSecond;
+  const double step_tokens = kFill * static_cast<double>(batch);
+  // No budget (kiln batches without --minutes): the warm-up's and dropout's defaults.
+  const bool budget = steps > 0 || minutes > 0;
+  const double budget_steps = steps > 0 ? static_cast<double>(steps) : minutes * 60 * rate / step_tokens;
+  const double epochs = budget_steps * step_tokens / tokens;
+  r.warmup = std::clamp<int64_t>(budget ? std::llround(kWarmupShare * budget_steps) : kMaxWarmupTiny, kMinWarmup,
+                                 small ? kMaxWarmupSmall : kMaxWarmupTiny);
+  r.dropout = small || epochs > kManyEpochs ? 0.3 : budget && epochs < kFewEpochs ? 0.0 : 0.1;
+
+  char why[400];
+  std::snprintf(why, sizeof why, "recipe for %lld pairs (%lld target tokens) and ",
+                static_cast<long long>(corpus.pairs), static_cast<long long>(corpus.target_tokens));
+  std::string text = why;
+  if (steps > 0) text += std::to_string(steps) + " steps";
+  else if (minutes > 0) text += format_minutes(minutes);
+  else text += "no budget";
+  text += ": " + describe(r);
+  std::snprintf(why, sizeof why, " (about %.0f batches an epoch; %s", tokens / step_tokens,
+                small ? "small for a long budget on a large corpus" : "tiny");
+  text += why;
+  if (budget) {
+    std::snprintf(why, sizeof why, "; about %.0f steps, %.1f epochs, in the budget%s", budget_steps, epochs,
+                  steps > 0 ? "" : small ? " at small's nominal rate" : " at tiny's nominal rate");
+    text += why;
+  }
+  return {r, text + ")"};
+}
+
+ChosenRecipe choose_recipe(const Task& task, double minutes, int64_t steps) {
+  if (const std::optional<CorpusSize> size = task.train_size()) return fit_text_recipe(*size, minutes, steps);
+  const Recipe r = default_recipe(task.name(), minutes);
+  return {r, "recipe of " + task.name() + (minutes > 0 ? " for its budget" : "") + ": " + describe(r)};
 }
 
 }  // namespace kiln::models

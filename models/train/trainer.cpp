@@ -346,6 +346,7 @@ class Trainer {
   const int rank_, ranks_;  // this process's rank of the job, and how many there are (1: no MPI)
   std::ostream& log_;
   std::unique_ptr<Task> task_;
+  ChosenRecipe recipe_;
   TransformerConfig config_;
   TrainerState state_;
   std::optional<ExecutableCache> steps_, losses_;
@@ -396,7 +397,6 @@ Trainer::Trainer(const TrainOptions& o)
     ckpt = load_checkpoint(dir);
     if (ckpt->task != o.task) throw Error(changed_setting_message("--task", o.task, ckpt->task, dir));
   }
-  const Recipe recipe = default_recipe(o.task, o.minutes);
   // Rank 0 alone writes: the directory, the prepared corpus, the task's files
   // (de-en learns its subword model when its data first loads: model_config's
   // vocab_size); the others then read what it wrote.
@@ -406,15 +406,17 @@ Trainer::Trainer(const TrainOptions& o)
     if (ec) throw Error("--checkpoint " + dir + ": " + ec.message());
     if (o.task == kTextTask) prepare_text_task(o, ckpt);
     task_ = make_task(o.task, dir, o.data_dir, !resume);
-    config_ = model_config(o, recipe, ckpt, *task_);
   }
   collectives().barrier();
-  if (rank_ != 0) {
-    task_ = make_task(o.task, dir, o.data_dir, false);
-    config_ = model_config(o, recipe, ckpt, *task_);
-  }
+  if (rank_ != 0) task_ = make_task(o.task, dir, o.data_dir, false);
+  // The recipe fits the task's corpus (text) and the budget; a resumed run keeps
+  // its checkpoint's settings, so it is printed for a new run only.
+  recipe_ = choose_recipe(*task_, o.minutes, o.steps);
+  config_ = model_config(o, recipe_.recipe, ckpt, *task_);
+  if (ckpt) recipe_.why = "a continued run keeps the settings it started with";
+  else progress_.message(recipe_.why + "; flags given win");
   if (ckpt) check_matches(*ckpt, config_);
-  state_ = initial_state(o, recipe, ckpt, ranks_);
+  state_ = initial_state(o, recipe_.recipe, ckpt, ranks_);
 
   AdamOptions adam;
   adam.factor = state_.lr_factor;
@@ -817,7 +819,8 @@ nlohmann::ordered_json Trainer::settings() const {
 void Trainer::write_settings() {
   const nlohmann::ordered_json j = settings();
   std::string toml = "# kiln train's effective settings at step " + std::to_string(state_.step) +
-                     " (kiln train --config-file FILE reads them; flags given on the command line win)\n";
+                     " (kiln train --config-file FILE reads them; flags given on the command line win)\n# " +
+                     recipe_.why + "\n";
   for (const auto& [key, value] : j.items()) toml += key + " = " + value.dump() + "\n";
   write_file_atomically((fs::path(opts_.checkpoint_dir) / "settings.toml").string(), toml);
   run_log_->write(nlohmann::ordered_json{{"event", "start"}, {"step", state_.step}, {"settings", j}}.dump());

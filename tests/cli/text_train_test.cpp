@@ -89,6 +89,10 @@ TEST_CASE("kiln train --train: early stopping keeps the best, logs every evaluat
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("prepared " + ckpt + "/data") != std::string::npos);
+  // The recipe fitted to the corpus, and why, in one line (a step budget: no minutes).
+  CHECK(r.err.find("recipe for 120 pairs (") != std::string::npos);
+  CHECK(r.err.find("batches an epoch; tiny; about 20 steps") != std::string::npos);
+  CHECK(r.err.find("; flags given win") != std::string::npos);
   CHECK(r.err.find("stopping early: 1 dev evaluations without a better bleu than step 2's") != std::string::npos);
   CHECK(r.out.find("best dev bleu") != std::string::npos);
   CHECK(r.out.find("at step 2 (" + ckpt + "/best); stopped early (--patience)") != std::string::npos);
@@ -110,6 +114,7 @@ TEST_CASE("kiln train --train: early stopping keeps the best, logs every evaluat
   const std::string settings = read_file(ckpt + "/settings.toml");
   CHECK(settings.find("d-model = 16") != std::string::npos);
   CHECK(settings.find("src-lang = \"es\"") != std::string::npos);
+  CHECK(settings.find("\n# recipe for 120 pairs (") != std::string::npos);
   const std::string again = dir.file("again");
   const KilnResult c = run_kiln({"train", "--config-file", ckpt + "/settings.toml", "--checkpoint", again});
   INFO(c.err);

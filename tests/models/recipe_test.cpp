@@ -49,6 +49,42 @@ TEST_CASE("each task's recipes cover every budget, shortest first, and a budget 
   CHECK_THROWS_WITH_AS(task_recipes("reverse"), doctest::Contains("copy, de-en"), Error);
 }
 
+TEST_CASE("the text task's recipe fits the corpus and the budget") {
+  CHECK_THROWS_WITH_AS(task_recipes("text"), doctest::Contains("fitted"), Error);
+  const CorpusSize numbers{2000, 17'000}, bible{29'776, 930'000}, big{1'000'000, 31'000'000};
+  // The Bible at 30 minutes and 3 hours: the recipes it was measured with (README.md).
+  CHECK(same(fit_text_recipe(bible, 30).recipe, {"tiny", 4096, 800, 1.0, 0.1, 0.1}));
+  CHECK(same(fit_text_recipe(bible, 180).recipe, {"small", 4096, 2000, 1.0, 0.3, 0.1}));
+  // A small corpus: small batches and a warm-up of a share of the budget's steps,
+  // tiny however long the budget, more dropout the more epochs the budget repeats.
+  const Recipe one = fit_text_recipe(numbers, 1).recipe, five = fit_text_recipe(numbers, 5).recipe;
+  CHECK(one.config == "tiny");
+  CHECK(fit_text_recipe(numbers, 600).recipe.config == "tiny");
+  CHECK((one.batch_tokens >= 512 && one.batch_tokens * 16 <= numbers.target_tokens));
+  CHECK(one.warmup < five.warmup);
+  CHECK(five.dropout >= one.dropout);
+  CHECK(fit_text_recipe(numbers, 600).recipe.dropout == 0.3);
+  // A large corpus seen less than twice: no dropout; a minute's warm-up is short.
+  CHECK(fit_text_recipe(big, 30).recipe.dropout == 0);
+  CHECK(fit_text_recipe(big, 30).recipe.batch_tokens == 4096);
+  CHECK(fit_text_recipe(big, 1).recipe.warmup <= 60);
+  // A step budget: its warm-up is a share of those steps; bounds hold for any size
+  // and budget, none included.
+  CHECK(fit_text_recipe(bible, 0, 1000).recipe.warmup == 360);
+  for (const CorpusSize& size : {CorpusSize{1, 1}, numbers, bible, big}) {
+    for (const auto& [minutes, steps] : std::vector<std::pair<double, int64_t>>{{0, 0}, {0, 10}, {0, 100000}, {0.1, 0}, {30, 0}}) {
+      const Recipe r = fit_text_recipe(size, minutes, steps).recipe;
+      CHECK((r.batch_tokens >= 512 && r.batch_tokens <= 4096 && r.warmup >= 50 && r.warmup <= 800));
+      CHECK((r.dropout == 0 || r.dropout == 0.1 || r.dropout == 0.3));
+    }
+  }
+  CHECK(fit_text_recipe(bible, 0).recipe.dropout == 0.1);  // no budget
+  const std::string why = fit_text_recipe(numbers, 1).why;
+  CHECK(why.find("recipe for 2000 pairs (17000 target tokens) and 1 minute: --config tiny --batch-tokens 512") == 0);
+  CHECK(why.find("batches an epoch; tiny; about ") != std::string::npos);
+  CHECK(fit_text_recipe(bible, 180).why.find("small for a long budget on a large corpus") != std::string::npos);
+}
+
 TEST_CASE("a run given no settings trains with its recipe's, and the given ones win") {
   TempDir dir;
   std::ostringstream log;
