@@ -61,20 +61,22 @@ TEST_CASE("the text task's recipe fits the corpus and the budget") {
   CHECK(one.config == "tiny");
   CHECK(fit_text_recipe(numbers, 600).recipe.config == "tiny");
   CHECK((one.batch_tokens >= 512 && one.batch_tokens * 16 <= numbers.target_tokens));
-  CHECK(one.warmup < five.warmup);
-  CHECK(five.dropout >= one.dropout);
-  CHECK(fit_text_recipe(numbers, 600).recipe.dropout == 0.3);
-  // A large corpus seen less than twice: no dropout; a minute's warm-up is short.
+  CHECK((one.warmup < five.warmup && one.warmup >= 400));  // a peak rate the numbers sweep found stable
+  CHECK(one.dropout == 0.1);
+  CHECK(five.dropout == 0.3);  // about 80 epochs
+  CHECK(fit_text_recipe(numbers, 60).recipe.dropout == 0.3);
+  // A large corpus seen less than twice: no dropout; a minute's warm-up is the least
+  // that keeps the peak rate stable.
   CHECK(fit_text_recipe(big, 30).recipe.dropout == 0);
   CHECK(fit_text_recipe(big, 30).recipe.batch_tokens == 4096);
-  CHECK(fit_text_recipe(big, 1).recipe.warmup <= 60);
+  CHECK(fit_text_recipe(big, 1).recipe.warmup == 400);
   // A step budget: its warm-up is a share of those steps; bounds hold for any size
   // and budget, none included.
-  CHECK(fit_text_recipe(bible, 0, 1000).recipe.warmup == 360);
+  CHECK(fit_text_recipe(bible, 0, 1000).recipe.warmup == 600);
   for (const CorpusSize& size : {CorpusSize{1, 1}, numbers, bible, big}) {
     for (const auto& [minutes, steps] : std::vector<std::pair<double, int64_t>>{{0, 0}, {0, 10}, {0, 100000}, {0.1, 0}, {30, 0}}) {
       const Recipe r = fit_text_recipe(size, minutes, steps).recipe;
-      CHECK((r.batch_tokens >= 512 && r.batch_tokens <= 4096 && r.warmup >= 50 && r.warmup <= 800));
+      CHECK((r.batch_tokens >= 512 && r.batch_tokens <= 4096 && r.warmup >= 400 && r.warmup <= 800));
       CHECK((r.dropout == 0 || r.dropout == 0.1 || r.dropout == 0.3));
     }
   }
