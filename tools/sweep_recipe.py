@@ -115,7 +115,7 @@ def table(rows, args):
     lines = [f"Sweep: {args.minutes:g} min per point on {os.cpu_count()} cores; baseline {baseline}; "
              f"dev BLEU greedy on {args.eval_sentences} dev sentences" +
              ("; test BLEU beam 4 (kiln eval)." if args.corpus else "."), ""]
-    extra = " test BLEU | recipe |" if args.corpus else ""
+    extra = " test BLEU | recipe fitted (the point's flags win) |" if args.corpus else ""
     lines += ["| point | change | steps | tokens/s | dev loss | dev BLEU |" + extra,
               "|---|---|---|---|---|---|" + ("---|---|" if args.corpus else "")]
     for r in rows:
