@@ -145,7 +145,7 @@ std::string symbol_of(const std::string& key) {
   return name;
 }
 
-// "[attention 6 ops f32[32,4,32,32]]": the kernel's description, bracketed.
+// "[row 6 ops f32[32,4,32,32]]": the kernel's description, bracketed.
 std::string perf_label(const Kernel& k) {
   std::string label = "[";
   label += describe(k);
@@ -164,7 +164,7 @@ void lower_kernel(llvm::Module& module, const Kernel& kernel, const std::string&
   module.setTargetTriple(target.triple);
   module.setDataLayout(tm.createDataLayout());
   LoweringContext cx(module, target);
-  emit_kernel(cx, *kernel.graph, kernel.kind, symbol);
+  emit_kernel(cx, *kernel.graph, kernel.roles, symbol);
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(module, &os)) throw Error("jit: generated invalid LLVM IR: " + problems);
@@ -265,7 +265,7 @@ void dump_kernels(const Program& p, const Target& target, const std::string& dir
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel& kernel = p.kernels[i];
-    const OptLevel level = opt_level_for(kernel.kind);
+    const OptLevel level = opt_level_for(kernel.roles.kind);
     const std::string symbol = symbol_of(cache_key(kernel, target, level));
     const std::string stem = "kernels/" + kernel_file_stem(p, i);
     llvm::LLVMContext context;
@@ -291,7 +291,7 @@ LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& tar
   for (size_t i = 0; i < kernels.size(); ++i) {
     Job& job = jobs[i];
     job.kernel = &kernels[i];
-    job.level = opt_level_for(kernels[i].kind);
+    job.level = opt_level_for(kernels[i].roles.kind);
     job.key = cache_key(kernels[i], target, job.level);
     job.symbol = symbol_of(job.key);
     if ((out[i] = linker.hold(job.symbol))) {
