@@ -21,7 +21,6 @@
 
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/dump_dir.h"
-#include "compiler/emit_file.h"
 #include "compiler/jit/kernel_cache.h"
 #include "compiler/jit/optimize.h"
 #include "compiler/jit/perf_map.h"
@@ -181,7 +180,7 @@ std::string compile_object(const Job& job, const Target& target, llvm::TargetMac
   optimize_module(module, tm, job.level);
   times.optimize_ms += ms_since(start);
   start = Clock::now();
-  std::string object = codegen_module(module, tm, EmitKind::object);
+  std::string object = module_code(module, tm, ModuleCode::object);
   times.codegen_ms += ms_since(start);
   return object;
 }
@@ -271,10 +270,10 @@ void dump_kernels(const Program& p, const Target& target, const std::string& dir
     llvm::LLVMContext context;
     llvm::Module module(symbol, context);
     lower_kernel(module, kernel, symbol, target, *tm);
-    write_dump(dir, stem + ".ll", codegen_module(module, *tm, EmitKind::llvm));
+    write_dump(dir, stem + ".ll", module_code(module, *tm, ModuleCode::llvm));
     optimize_module(module, *tm, level);
-    write_dump(dir, stem + ".opt.ll", codegen_module(module, *tm, EmitKind::llvm));
-    write_dump(dir, stem + ".s", codegen_module(module, *tm, EmitKind::assembly));
+    write_dump(dir, stem + ".opt.ll", module_code(module, *tm, ModuleCode::llvm));
+    write_dump(dir, stem + ".s", module_code(module, *tm, ModuleCode::assembly));
   }
 }
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "compiler/emit_file.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/pipeline.h"
 #include "differential.h"
 #include "engine/ir/builder.h"
