@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "compiler/jit_executable.h"
-#include "compiler/passes/passes.h"
+#include "compiler/pipeline.h"
 #include "compiler/runtime/thread_limit.h"
 #include "engine/interpreter.h"
 #include "engine/ir/error.h"

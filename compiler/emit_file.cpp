@@ -2,9 +2,7 @@
 
 #include <chrono>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/lower_program.h"
@@ -40,27 +38,11 @@ std::string emit_graph(const Graph& g, const Target& target, EmitKind kind, cons
   optimize_module(*lowered.module, *tm);
   t.optimize_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   start = std::chrono::steady_clock::now();
-  std::string out = codegen_module(*lowered.module, *tm, kind);
+  std::string out = module_code(*lowered.module, *tm,
+                                kind == EmitKind::llvm       ? ModuleCode::llvm
+                                : kind == EmitKind::assembly ? ModuleCode::assembly
+                                                             : ModuleCode::object);
   t.codegen_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return out;
-}
-
-std::string codegen_module(llvm::Module& module, llvm::TargetMachine& tm, EmitKind kind) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (kind == EmitKind::llvm) {
-    module.print(os, nullptr);
-    return out;
-  }
-  if (kind == EmitKind::program) throw Error("codegen: a module is not a program");
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream svs(buffer);
-  llvm::legacy::PassManager pm;
-  const auto file_type =
-      kind == EmitKind::object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
-  if (tm.addPassesToEmitFile(pm, svs, nullptr, file_type)) throw Error("jit: the target cannot emit this kind of file");
-  pm.run(module);
-  os << llvm::StringRef(buffer.data(), buffer.size());
   return out;
 }
 

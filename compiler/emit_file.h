@@ -8,14 +8,9 @@
 #include <string>
 
 #include "compiler/jit/jit_engine.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/pipeline.h"
 #include "engine/ir/graph.h"
-
-namespace llvm {
-class Module;
-class TargetMachine;
-}  // namespace llvm
 
 namespace kiln::compiler {
 
@@ -29,8 +24,5 @@ EmitKind parse_emit_kind(const std::string& name);
 // kiln::Error.
 std::string emit_graph(const Graph& g, const Target& target, EmitKind kind, const std::string& entry = "kiln_main",
                        CompileTimes* times = nullptr, const PipelineOptions& pipeline = {});
-
-// An optimized module as LLVM IR text, assembly or an object (not program).
-std::string codegen_module(llvm::Module& module, llvm::TargetMachine& tm, EmitKind kind);
 
 }  // namespace kiln::compiler

@@ -5,14 +5,53 @@
 
 #include "compiler/dump_dir.h"
 #include "compiler/report/program_json.h"
+#include "engine/ir/error.h"
 
 namespace kiln::compiler {
+
+namespace {
+
+// The pass that gives the default pipeline's arithmetic `precision`, or "".
+std::string precision_pass(DType precision) {
+  if (precision == DType::f32) return "";
+  if (precision == DType::bf16) return std::string(kBf16Pass);
+  throw Error("no precision " + std::string(dtype_name(precision)) + " (f32 or bf16)");
+}
+
+}  // namespace
+
+std::vector<std::string> pipeline_passes(const PassOptions& options, const PassRegistry& registry) {
+  if (!options.passes.empty()) return options.passes;
+  std::vector<std::string> names = registry.default_pipeline();
+  if (const std::string pass = precision_pass(options.precision); !pass.empty())
+    names.insert(names.begin() + static_cast<std::ptrdiff_t>(registry.end_of_rewrites()), pass);
+  return names;
+}
+
+Graph run_pipeline_passes(const Graph& g, const PassOptions& options) {
+  PassOptions named = options;
+  named.passes = pipeline_passes(options);
+  return run_passes(g, named);
+}
+
+Graph with_precision(const Graph& g, DType precision) {
+  const std::string pass = precision_pass(precision);
+  if (pass.empty()) return g;
+  const PassRegistry& registry = PassRegistry::global();
+  const std::vector<std::string>& pipeline = registry.default_pipeline();
+  std::vector<std::string> names(pipeline.begin(),
+                                 pipeline.begin() + static_cast<std::ptrdiff_t>(registry.end_of_rewrites()));
+  names.push_back(pass);
+  Graph out = g;
+  for (const std::string& name : names) out = registry.get(name).run(out, nullptr);
+  return out;
+}
 
 CompiledGraph compile_graph(const Graph& g, const PipelineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PassOptions passes = options.passes;
   if (!options.dump_dir.empty()) passes.dump_dir = graph_dump_dir(options.dump_dir, g.name());
-  Graph out = run_passes(g, passes);
+  Graph out = run_pipeline_passes(g, passes);
   const double passes_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   Program program = build_program(out, options.reuse, options.update_in_place, options.invariants);
   if (options.memory_plan || !passes.dump_dir.empty()) {

@@ -268,14 +268,16 @@ void register_attention(OpRegistry& r) {
               .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
               .infer = infer_forward,
               .reference = forward_kernel,
-              .gradient = forward_grad});
+              .gradient = forward_grad,
+              .lowering = Lowering::reads_memory});
   r.add(OpDef{.name = "flash_attention_backward",
               .summary = "dq, dk, dv of flash_attention from q, k, v, mask, o, lse and do (weights recomputed)",
               .min_operands = 7,
               .max_operands = 7,
               .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
               .infer = infer_backward,
-              .reference = backward_kernel});
+              .reference = backward_kernel,
+              .lowering = Lowering::reads_memory});
 }
 
 std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale,

@@ -111,20 +111,23 @@ void register_constants(OpRegistry& r) {
                         optional_attr("value", 0.0)},
               .infer = infer_fill,
               .reference = fill_kernel,
-              .constant = true});
+              .constant = true,
+              .lowering = Lowering::elemental});
   r.add(OpDef{.name = "iota",
               .summary = "a tensor of {shape} holding each element's index along {axis}",
               .attrs = {required_attr("shape", AttrKind::ints), optional_attr("axis", int64_t{0}),
                         optional_attr("dtype", DType::i32)},
               .infer = infer_iota,
               .reference = iota_kernel,
-              .constant = true});
+              .constant = true,
+              .lowering = Lowering::elemental});
   r.add(OpDef{.name = "causal_mask",
               .summary = "f32[size,size]: 0 where col <= row, -inf where col > row (additive attention mask)",
               .attrs = {required_attr("size", AttrKind::integer)},
               .infer = infer_causal_mask,
               .reference = causal_mask_kernel,
-              .constant = true});
+              .constant = true,
+              .lowering = Lowering::elemental});
 }
 
 Value fill(Builder& b, const Shape& shape, double value, DType dtype, const std::string& name) {

@@ -85,7 +85,8 @@ void register_dropout(OpRegistry& r) {
       .reference = dropout_reference,
       .gradient = dropout_gradient,
       .elementwise = true,
-      .random = true});
+      .random = true,
+      .lowering = Lowering::elemental});
 }
 
 }  // namespace kiln::ops

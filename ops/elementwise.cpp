@@ -353,7 +353,8 @@ void register_elementwise(OpRegistry& r) {
                   .reference = op.reference,
                   .gradient = op.gradient,
                   .elementwise = true,
-                  .may_fail = op.may_fail});
+                  .may_fail = op.may_fail,
+                  .lowering = Lowering::elemental});
   r.add(OpDef{.name = "select",
               .summary = "np.where(cond, x, y) (broadcasting all three)",
               .min_operands = 3,
@@ -361,7 +362,8 @@ void register_elementwise(OpRegistry& r) {
               .infer = infer_select,
               .reference = select_kernel,
               .gradient = select_grad,
-              .elementwise = true});
+              .elementwise = true,
+              .lowering = Lowering::elemental});
   r.add(OpDef{.name = "cast",
               .summary = "converts to {dtype}; f32 -> i32 truncates toward zero, -> bool is x != 0",
               .min_operands = 1,
@@ -370,7 +372,8 @@ void register_elementwise(OpRegistry& r) {
               .infer = infer_cast,
               .reference = cast_kernel,
               .gradient = cast_grad,
-              .elementwise = true});
+              .elementwise = true,
+              .lowering = Lowering::elemental});
 }
 
 namespace {

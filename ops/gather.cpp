@@ -213,7 +213,8 @@ void register_gather(OpRegistry& r) {
               .reference = gather_reference,
               .gradient = gather_gradient,
               // An index out of range is an error.
-              .may_fail = [](const std::vector<TensorType>&) { return true; }});
+              .may_fail = [](const std::vector<TensorType>&) { return true; },
+              .lowering = Lowering::elemental});
 
   r.add(OpDef{.name = "scatter_add",
               .summary = "zero table with dim axis of length size, updates added at indices i32 (gather's adjoint)",
@@ -222,7 +223,8 @@ void register_gather(OpRegistry& r) {
               .attrs = {optional_attr("axis", int64_t{0}), required_attr("size", AttrKind::integer)},
               .infer = scatter_add_infer,
               .reference = scatter_add_reference,
-              .gradient = scatter_add_gradient});
+              .gradient = scatter_add_gradient,
+              .lowering = Lowering::reads_memory});
 
   r.add(OpDef{.name = "update_slice",
               .summary = "x with update written along {axis} from start (i32 scalar, clamped to fit): "
@@ -233,7 +235,8 @@ void register_gather(OpRegistry& r) {
               .infer = update_slice_infer,
               .reference = update_slice_reference,
               .gradient = update_slice_gradient,
-              .overwrites_operand0 = true});
+              .overwrites_operand0 = true,
+              .lowering = Lowering::reads_memory});
 }
 
 }  // namespace kiln::ops

@@ -17,7 +17,8 @@ static OpDef pass_through(std::string name, std::string summary, GradientFn grad
                .reference = [](const KernelArgs& a) { *a.out[0] = *a.in[0]; },
                .gradient = std::move(gradient),
                .elementwise = true,
-               .moves_elements = true};
+               .moves_elements = true,
+               .lowering = Lowering::elemental};
 }
 
 void register_identity(OpRegistry& r) {

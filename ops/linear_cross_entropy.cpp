@@ -202,7 +202,8 @@ void register_linear_cross_entropy(OpRegistry& r) {
               .attrs = attrs,
               .infer = infer_forward,
               .reference = forward_kernel,
-              .gradient = forward_grad});
+              .gradient = forward_grad,
+              .lowering = Lowering::reads_memory});
   r.add(OpDef{.name = "linear_cross_entropy_backward",
               .summary = "dh, dw of linear_cross_entropy from h, w, labels, lse and dloss (logits recomputed "
                          "block by block)",
@@ -210,7 +211,8 @@ void register_linear_cross_entropy(OpRegistry& r) {
               .max_operands = 5,
               .attrs = attrs,
               .infer = infer_backward,
-              .reference = backward_kernel});
+              .reference = backward_kernel,
+              .lowering = Lowering::reads_memory});
   r.add(OpDef{.name = "linear_cross_entropy_train",
               .summary = "linear_cross_entropy and its gradient in one: loss, dh, dw from h, w, labels and dloss "
                          "(the logits made once)",
@@ -218,7 +220,8 @@ void register_linear_cross_entropy(OpRegistry& r) {
               .max_operands = 4,
               .attrs = attrs,
               .infer = infer_train,
-              .reference = train_kernel});
+              .reference = train_kernel,
+              .lowering = Lowering::reads_memory});
 }
 
 }  // namespace kiln::ops

@@ -113,7 +113,8 @@ void register_loss(OpRegistry& r) {
       .attrs = {optional_attr("smoothing", 0.0), optional_attr("ignore_index", int64_t{-100})},
       .infer = cross_entropy_infer,
       .reference = cross_entropy_reference,
-      .gradient = cross_entropy_gradient});
+      .gradient = cross_entropy_gradient,
+      .lowering = Lowering::fuses_producers});
 }
 
 }  // namespace kiln::ops

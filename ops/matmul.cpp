@@ -126,7 +126,9 @@ void register_matmul(OpRegistry& r) {
               .attrs = {optional_attr("transpose_a", false), optional_attr("transpose_b", false)},
               .infer = matmul_infer,
               .reference = matmul_reference,
-              .gradient = matmul_gradient});
+              .gradient = matmul_gradient,
+              .lowering = Lowering::reads_memory,
+              .takes_epilogue = true});
 }
 
 }  // namespace kiln::ops

@@ -164,7 +164,8 @@ void register_normalization(OpRegistry& r) {
               .attrs = {optional_attr("axis", int64_t{-1})},
               .infer = infer_softmax,
               .reference = softmax_kernel,
-              .gradient = softmax_grad});
+              .gradient = softmax_grad,
+              .lowering = Lowering::fuses_producers});
   r.add(OpDef{.name = "log_softmax",
               .summary = "x - log(sum(exp(x))) along {axis}, max-shifted for stability",
               .min_operands = 1,
@@ -172,7 +173,8 @@ void register_normalization(OpRegistry& r) {
               .attrs = {optional_attr("axis", int64_t{-1})},
               .infer = infer_softmax,
               .reference = log_softmax_kernel,
-              .gradient = log_softmax_grad});
+              .gradient = log_softmax_grad,
+              .lowering = Lowering::fuses_producers});
   r.add(OpDef{
       .name = "layer_norm",
       .summary = "(x - mean) * rstd * gamma + beta over the last axis; results y, mean, rstd = 1/sqrt(var + eps)",
@@ -181,7 +183,8 @@ void register_normalization(OpRegistry& r) {
       .attrs = {optional_attr("eps", 1e-5)},
       .infer = infer_layer_norm,
       .reference = layer_norm_kernel,
-      .gradient = layer_norm_grad});
+      .gradient = layer_norm_grad,
+      .lowering = Lowering::fuses_producers});
 }
 
 Value softmax(Builder& b, Value x, int64_t axis) { return b.emit1("softmax", {x}, {{"axis", axis}}); }

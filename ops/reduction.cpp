@@ -173,7 +173,8 @@ void register_reductions(OpRegistry& r) {
               .infer = reduction_infer(kNumeric, false),
               .reference = sum_kernel,
               .gradient = sum_grad,
-              .reduction = true});
+              .reduction = true,
+              .lowering = Lowering::fuses_producers});
   r.add(OpDef{.name = "mean",
               .summary = "mean over {axes} (all if empty), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
@@ -182,7 +183,8 @@ void register_reductions(OpRegistry& r) {
               .infer = reduction_infer(kFloat, false),
               .reference = mean_kernel,
               .gradient = mean_grad,
-              .reduction = true});
+              .reduction = true,
+              .lowering = Lowering::fuses_producers});
   r.add(OpDef{.name = "max",
               .summary = "max over {axes} (all if empty; nan if any is), keeping them as size 1 if {keepdims}",
               .min_operands = 1,
@@ -191,7 +193,8 @@ void register_reductions(OpRegistry& r) {
               .infer = reduction_infer(kNumeric, true),
               .reference = max_kernel,
               .gradient = max_grad,
-              .reduction = true});
+              .reduction = true,
+              .lowering = Lowering::fuses_producers});
 }
 
 Value sum(Builder& b, Value x, std::vector<int64_t> axes, bool keepdims) {

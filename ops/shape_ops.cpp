@@ -86,7 +86,8 @@ OpDef reshape_def() {
                    [](Builder& b, const Node& node, const std::vector<Value>& dy) {
                      return std::vector<Value>{reshape(b, dy[0], b.type(node.operands[0]).shape)};
                    },
-               .moves_elements = true};
+               .moves_elements = true,
+               .lowering = Lowering::elemental};
 }
 
 // ---- transpose ----
@@ -134,7 +135,8 @@ OpDef transpose_def() {
                        inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
                      return std::vector<Value>{transpose(b, dy[0], std::move(inverse))};
                    },
-               .moves_elements = true};
+               .moves_elements = true,
+               .lowering = Lowering::elemental};
 }
 
 // ---- broadcast ----
@@ -171,7 +173,8 @@ OpDef broadcast_def() {
             const Shape& shape = b.type(node.operands[0]).shape;
             return std::vector<Value>{sum_to_shape(b, dy[0], shape)};
           },
-      .moves_elements = true};
+      .moves_elements = true,
+      .lowering = Lowering::elemental};
 }
 
 // ---- slice ----
@@ -263,7 +266,8 @@ OpDef slice_def() {
                      with_array(a, [&](const auto& x, Tensor& out) { store(out, xt::strided_view(x, sv)); });
                    },
                .gradient = slice_gradient,
-               .moves_elements = true};
+               .moves_elements = true,
+               .lowering = Lowering::elemental};
 }
 
 // ---- concat ----
@@ -339,7 +343,8 @@ OpDef concat_def() {
                        }
                      });
                    },
-               .gradient = concat_gradient};
+               .gradient = concat_gradient,
+               .lowering = Lowering::elemental};
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/ir/error.h"
 #include "tools/bench_timing.h"

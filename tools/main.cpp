@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "compiler/aot/aot_interface.h"
-#include "compiler/host.h"
+#include "compiler/target/host.h"
 #include "compiler/runtime/mpi_job.h"
 #include "engine/ir/error.h"
 #include "engine/tensor/collectives.h"

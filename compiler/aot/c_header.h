@@ -5,7 +5,7 @@
 #include <string>
 
 #include "compiler/aot/aot_interface.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {

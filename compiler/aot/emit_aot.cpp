@@ -7,7 +7,6 @@
 #include "compiler/aot/c_header.h"
 #include "compiler/aot/typed_entry.h"
 #include "compiler/codegen/lower_program.h"
-#include "compiler/emit_file.h"
 #include "compiler/jit/optimize.h"
 #include "compiler/pipeline.h"
 
@@ -28,7 +27,7 @@ AotFiles emit_aot(const Graph& g, const Target& target, const std::string& prefi
   add_typed_entry(lowered, compiled.graph, api, target);
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
   optimize_module(*lowered.module, *tm);
-  return {codegen_module(*lowered.module, *tm, EmitKind::object), c_header(compiled.graph, api, target)};
+  return {module_code(*lowered.module, *tm, ModuleCode::object), c_header(compiled.graph, api, target)};
 }
 
 }  // namespace kiln::compiler

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compiler/jit/jit_engine.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/pipeline.h"
 #include "engine/ir/graph.h"
 

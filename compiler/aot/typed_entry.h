@@ -9,7 +9,7 @@
 // graphs link together.
 #include "compiler/aot/aot_interface.h"
 #include "compiler/codegen/lower_program.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 
 namespace kiln::compiler {
 

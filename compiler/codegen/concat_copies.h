@@ -4,7 +4,8 @@
 // {argument slot, bytes per row, byte offset in the result row} per operand.
 // The code is the same size for 2 operands or 100,000; the elemental concat
 // (shape_emitters.cpp) instead branches among every operand at every element,
-// which is why a fusion takes at most kMaxFusedConcatOperands of them.
+// which is why a fusion takes at most kMaxFusedConcatOperands of them
+// (engine/ir/fusion_kind.h).
 #include <cstddef>
 #include <string>
 
@@ -12,11 +13,6 @@
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {
-
-// The most operands of a concat inside a fused kernel (its elemental form costs
-// code and time per element in proportion to them: 63 fused operands took 1.2 s
-// of LLVM, 8 took 60 ms). The fusion pass keeps wider concats out of fusions.
-constexpr size_t kMaxFusedConcatOperands = 8;
 
 // Whether `k` is one concat node reading kernel inputs only, and outputting its result.
 bool is_lone_concat(const Graph& k);

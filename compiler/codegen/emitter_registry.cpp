@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/families.h"
 #include "engine/ir/error.h"
+#include "engine/ir/op_def.h"
 
 namespace kiln::compiler {
 
@@ -18,12 +19,32 @@ void add(std::map<std::string, OpEmitter>& emitters, const std::string& op, OpEm
   if (!emitters.emplace(op, std::move(e)).second) throw Error("codegen: op '" + op + "' already has an emitter");
 }
 
+// The op's OpDef, if its lowering facts are `lowering` and `takes_epilogue`;
+// else a kiln::Error naming the op, what the emitter does and what the OpDef says.
+void check_agrees(const std::string& op, const std::string& emitter, Lowering lowering, bool takes_epilogue) {
+  const OpDef* def = OpRegistry::global().find(op);
+  if (!def) throw Error("codegen: " + emitter + " for op '" + op + "', which the op catalogue does not have");
+  if (def->lowering == lowering && def->takes_epilogue == takes_epilogue) return;
+  const auto facts = [](Lowering l, bool epilogue) {
+    return "lowering " + std::string(lowering_name(l)) + (epilogue ? ", takes an epilogue" : "");
+  };
+  throw Error("codegen: " + emitter + " for op '" + op + "' (" + facts(lowering, takes_epilogue) +
+              ") disagrees with its OpDef (" + facts(def->lowering, def->takes_epilogue) +
+              "): fusion and the schedule trust the OpDef, so the emitter must do what it says");
+}
+
 }  // namespace
 
-void EmitterRegistry::add_elemental(const std::string& op, ElementalFn fn) { add(emitters_, op, {std::move(fn), {}}); }
+void EmitterRegistry::add_elemental(const std::string& op, ElementalFn fn) {
+  check_agrees(op, "an elemental emitter", Lowering::elemental, false);
+  add(emitters_, op, {std::move(fn), {}});
+}
 
 void EmitterRegistry::add_kernel(const std::string& op, KernelFn fn, KernelReads reads, bool takes_epilogue) {
-  add(emitters_, op, {{}, std::move(fn), reads == KernelReads::generators, takes_epilogue});
+  const bool generators = reads == KernelReads::generators;
+  check_agrees(op, generators ? "a kernel emitter reading generators" : "a kernel emitter reading memory",
+               generators ? Lowering::fuses_producers : Lowering::reads_memory, takes_epilogue);
+  add(emitters_, op, {{}, std::move(fn)});
 }
 
 const OpEmitter* EmitterRegistry::find(const std::string& op) const {

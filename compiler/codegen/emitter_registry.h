@@ -2,7 +2,9 @@
 // The table of LLVM emitters, keyed by op name. Each op family has one file in
 // compiler/codegen/ with a `register_<family>_emitters(EmitterRegistry&)` function
 // (declared in codegen/families.h, called from register_all_emitters()) that adds
-// one entry per op, of one of two kinds:
+// one entry per op, of one of two kinds, which must be what the op's OpDef says
+// of its lowering (OpDef::lowering, takes_epilogue: fusion and the schedule read
+// those, never this table); an entry that disagrees is refused as it is added:
 //
 //  * elemental (elemental.h): the op computes each result element from operand
 //    elements; the driver wraps it in a vectorized, parallel loop over the result.
@@ -19,8 +21,8 @@
 // Adding an op family's emitters:
 //   1. compiler/codegen/<family>_emitters.cpp defines
 //      `void register_<family>_emitters(EmitterRegistry& r)` with r.add_elemental
-//      or r.add_kernel per op (tests/jit/op_traits_test.cpp checks that the
-//      kind agrees with the OpDef's traits);
+//      or r.add_kernel per op, as the op's OpDef::lowering says (add_* refuse
+//      an emitter that disagrees, naming the op and both);
 //   2. declare it in compiler/codegen/families.h and call it in
 //      register_all_emitters() (emitter_registry.cpp);
 //   3. the op's row in tests/op_table/ then compiles it against the interpreter
@@ -68,22 +70,17 @@ struct KernelEmitArgs {
 };
 using KernelFn = std::function<void(const KernelEmitArgs& args)>;
 
-// How a kernel op's emitter reads its operands, which decides what fusion may
-// put before it.
+// How a kernel op's emitter reads its operands: what its OpDef::lowering must say.
 enum class KernelReads {
-  generators,  // only through KernelEmitArgs::operands: elemental producers fuse into it
-  memory,      // through operand_ptr (packing, tiles): its operands are stored first
+  generators,  // only through KernelEmitArgs::operands (Lowering::fuses_producers)
+  memory,      // through operand_ptr (packing, tiles) (Lowering::reads_memory)
 };
 
-// One op's entry: exactly one of the two functions is set. What the op itself
-// is (elementwise, a reduction, ...) is in its OpDef's traits.
+// One op's entry: exactly one of the two functions is set. What the op is and
+// how it lowers is in its OpDef.
 struct OpEmitter {
   ElementalFn elemental;
   KernelFn kernel;
-  bool fuses_producers = false;  // a kernel registered with KernelReads::generators
-  // A kernel of one result that applies KernelEmitArgs::epilogue (the fusion
-  // pass then lets it absorb its elementwise consumers).
-  bool epilogue = false;
 };
 
 class EmitterRegistry {
@@ -91,7 +88,10 @@ class EmitterRegistry {
   // The registry used by the lowering driver, filled by register_all_emitters().
   static EmitterRegistry& global();
 
-  // Throw kiln::Error if the op already has an emitter.
+  // Throw kiln::Error if the op already has an emitter, is not in the op
+  // catalogue (OpRegistry::global()), or its OpDef's lowering says otherwise
+  // (an elemental emitter for a kernel op, a kernel reading memory for an op
+  // that fuses producers, an epilogue taken or not as OpDef::takes_epilogue says).
   void add_elemental(const std::string& op, ElementalFn fn);
   void add_kernel(const std::string& op, KernelFn fn, KernelReads reads, bool takes_epilogue = false);
 

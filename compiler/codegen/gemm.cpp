@@ -25,11 +25,11 @@ GemmBlocking gemm_blocking(int vector_width) {
   return g;
 }
 
-namespace {
-
 llvm::Value* min_i64(LoweringContext& cx, llvm::Value* a, llvm::Value* b) {
   return cx.b().CreateSelect(cx.b().CreateICmpSLT(a, b), a, b);
 }
+
+namespace {
 
 llvm::Value* gep(LoweringContext& cx, llvm::Value* base, llvm::Value* offset) {
   return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset);

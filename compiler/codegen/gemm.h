@@ -116,4 +116,8 @@ void emit_gemm_rows(LoweringContext& cx, const std::string& name, const GemmProb
 // (each <16 x float> holding pairs' bits): vdpbf16ps, for both GEMMs.
 llvm::Value* dot_bf16_pairs(LoweringContext& cx, llvm::Value* acc, llvm::Value* a, llvm::Value* b);
 
+// The smaller of two i64 values (the GEMMs' block bounds). One definition for
+// both GEMMs, which a unity build compiles as one file.
+llvm::Value* min_i64(LoweringContext& cx, llvm::Value* a, llvm::Value* b);
+
 }  // namespace kiln::compiler

@@ -25,10 +25,6 @@
 namespace kiln::compiler {
 namespace {
 
-llvm::Value* min_i64(LoweringContext& cx, llvm::Value* a, llvm::Value* b) {
-  return cx.b().CreateSelect(cx.b().CreateICmpSLT(a, b), a, b);
-}
-
 llvm::Value* mul_add(LoweringContext& cx, llvm::Value* a, int64_t b, llvm::Value* c) {
   return cx.b().CreateAdd(cx.b().CreateMul(a, cx.i64c(b), "", true, true), c, "", true, true);
 }

@@ -12,7 +12,6 @@
 #include "compiler/codegen/concat_copies.h"
 #include "compiler/codegen/emitter_registry.h"
 #include "compiler/codegen/line_fold.h"
-#include "compiler/schedule/kernel.h"
 #include "engine/fnv1a.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"
@@ -132,12 +131,6 @@ void emit_row_kernel(LoweringContext& cx, const Graph& k, const std::string& sym
   });
 }
 
-// "codegen: kernel @k of kind row: WHY": a body the fusion pass would not have
-// built for its kind (a hand-written .kir, or a bug).
-[[noreturn]] void misfit(const Graph& k, FusionKind kind, const std::string& why) {
-  throw Error("codegen: kernel @" + k.name() + " of kind " + std::string(fusion_kind_name(kind)) + ": " + why);
-}
-
 // loop: one loop over the outputs' common shape, each output's generator
 // composed from its producers'; a lone concat copies its operands instead.
 void emit_loop(LoweringContext& cx, const Graph& k, const std::string& symbol) {
@@ -145,153 +138,63 @@ void emit_loop(LoweringContext& cx, const Graph& k, const std::string& symbol) {
     emit_concat_copies(cx, k, symbol);
     return;
   }
-  if (const std::vector<const Node*> ops = kernel_ops(k); !ops.empty())
-    misfit(k, FusionKind::loop,
-           "%" + k.name_of(ops.front()->results[0]) + " (" + ops.front()->op() + ") is not elemental");
   Generators gens(cx, k);
   const Shape shape = k.type(k.outputs().front()).shape;
   std::vector<LoopOutput> outputs;
-  for (Value v : k.outputs()) {
-    if (!(k.type(v).shape == shape))
-      misfit(k, FusionKind::loop,
-             "outputs differ in shape: " + shape_str(shape) + " and " + shape_str(k.type(v).shape));
-    outputs.push_back({v, k.type(v).dtype, gens.of(v)});
-  }
+  for (Value v : k.outputs()) outputs.push_back({v, k.type(v).dtype, gens.of(v)});
   emit_elemental_loop(cx, symbol + ".loop", shape, outputs);
 }
 
-// row (and attention_backward): per row of the outputs' shape (emit_row_kernel).
-void emit_row(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
-  const std::vector<const Node*> reductions = kernel_ops(k);
-  const Shape& shape = k.type(k.outputs().front()).shape;
-  if (reductions.empty()) misfit(k, kind, "no reduction");
-  for (const Node* r : reductions)
-    if (!is_row_reduction_of(k, *r, shape))
-      misfit(k, kind, "%" + k.name_of(r->results[0]) + " (" + r->op() + ") is not a reduction over the last axis of " +
-                          shape_str(shape));
-  for (Value v : k.outputs())
-    if (!(k.type(v).shape == shape) || !EmitterRegistry::global().find(k.producer(v).op())->elemental)
-      misfit(k, kind, "output %" + k.name_of(v) + " is not an elemental value of shape " + shape_str(shape));
-  emit_row_kernel(cx, k, symbol, reductions, shape);
+// row: per row of the outputs' shape (emit_row_kernel), its reductions first.
+void emit_row(LoweringContext& cx, const Graph& k, const FusionRoles& roles, const std::string& symbol) {
+  std::vector<const Node*> reductions;
+  for (int64_t r : roles.reductions) reductions.push_back(&k.nodes()[static_cast<size_t>(r)]);
+  emit_row_kernel(cx, k, symbol, reductions, k.type(k.outputs().front()).shape);
 }
 
-// input (and attention): the one kernel op's emitter, reading its operands
-// through generators composed from its elemental producers; its results are
-// the outputs. epilogue: the kernel op (one that takes an epilogue) writes
-// into the one output's buffer and applies the output's generator there.
-void emit_kernel_op(LoweringContext& cx, const Graph& k, FusionKind kind) {
-  const std::vector<const Node*> ops = kernel_ops(k);
-  if (ops.empty() || (kind != FusionKind::epilogue && ops.size() != 1))
-    misfit(k, kind, std::to_string(ops.size()) + " kernel ops, not 1");
-  const Node& hero = kind == FusionKind::epilogue && epilogue_hero(k) ? *epilogue_hero(k) : *ops.front();
+// input: the hero's emitter, reading its operands through generators composed
+// from its elemental producers; its results are the outputs. epilogue: the
+// hero (an op that takes an epilogue) writes into the product's buffer and
+// applies the outputs' generators there (emitter_registry.h, Epilogue).
+void emit_kernel_op(LoweringContext& cx, const Graph& k, const FusionRoles& roles) {
+  const Node& hero = k.nodes()[static_cast<size_t>(roles.hero)];
   const OpEmitter& emitter = *EmitterRegistry::global().find(hero.op());
   Generators gens(cx, k);
   std::vector<Generator> operands;
   for (Value v : hero.operands) operands.push_back(gens.of(v));
-  if (kind != FusionKind::epilogue) {
-    if (k.outputs() != hero.results) misfit(k, kind, "its outputs are not the results of " + hero.op());
+  if (roles.kind != FusionKind::epilogue) {
     emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands});
     return;
   }
-  if (!emitter.epilogue) misfit(k, kind, hero.op() + " takes no epilogue");
-  if (hero.results.size() != 1) misfit(k, kind, hero.op() + " has several results");
   const Value result = hero.results[0];
-  const std::vector<Value>& outs = k.outputs();
   Epilogue e;
-  // Besides the hero, at most one kernel op: the column sums of its B operand, an output.
-  for (const Node* op : ops) {
-    if (op == &hero) continue;
-    if (!is_column_sum_of_b(k, *op, hero) || e.column_sums_of_b.valid() ||
-        k.value(hero.operands[1]).kind == ValueKind::result ||
-        std::find(outs.begin(), outs.end(), op->results[0]) == outs.end())
-      misfit(k, kind,
-             "%" + k.name_of(op->results[0]) + " (" + op->op() + ") is not one output summing the rows of " +
-                 hero.op() + "'s operand B");
-    e.column_sums_of_b = op->results[0];
-  }
-  std::vector<Value> computed;  // the outputs computed from the result
-  for (Value v : outs)
-    if (v != result && v != e.column_sums_of_b) computed.push_back(v);
-  if (std::find(outs.begin(), outs.end(), result) != outs.end()) {
-    e.product = result;  // stored: the outputs go to buffers of their own
-  } else {
-    if (computed.size() != 1 || !(k.type(computed.front()) == k.type(result)))
-      misfit(k, kind, "not one output of " + hero.op() + "'s type computed from its result, nor its result stored");
-    e.product = computed.front();  // the output's buffer, replaced in place
-  }
-  for (Value v : computed) {
-    if (!(k.type(v).shape == k.type(result).shape))
-      misfit(k, kind, "output %" + k.name_of(v) + " is not of " + hero.op() + "'s shape");
-    e.outputs.push_back({v, k.type(v).dtype, Generator{}});
-  }
-  if (e.outputs.empty()) misfit(k, kind, "no output computed from " + hero.op() + "'s result");
+  if (roles.column_sum >= 0) e.column_sums_of_b = k.nodes()[static_cast<size_t>(roles.column_sum)].results[0];
+  for (Value v : k.outputs())
+    if (v != result && v != e.column_sums_of_b) e.outputs.push_back({v, k.type(v).dtype, Generator{}});
+  // Stored: the outputs go to buffers of their own; else the one output's buffer, replaced in place.
+  e.product = roles.stores_product ? result : e.outputs.front().value;
   // The hero writes into the product's buffer; the epilogue reads it back there.
   gens.set(result, buffer_generator(cx, e.product, k.type(result)));
   for (Epilogue::Output& o : e.outputs) o.generator = gens.of(o.value);
   emitter.kernel(KernelEmitArgs{cx, NodeRef{k, hero}, operands, &e});
 }
 
-void emit_body(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
-  for (const Node& node : k.nodes())
-    if (node.op() == "concat" && node.operands.size() > kMaxFusedConcatOperands && k.nodes().size() > 1)
-      throw Error("codegen: kernel @" + k.name() + " fuses %" + k.name_of(node.results[0]) + ", a concat of " +
-                  std::to_string(node.operands.size()) + " operands; a fused concat takes at most " +
-                  std::to_string(kMaxFusedConcatOperands) + " (a wider one is a kernel of its own)");
-  switch (kind) {
+void emit_body(LoweringContext& cx, const Graph& k, const FusionRoles& roles, const std::string& symbol) {
+  switch (roles.kind) {
     case FusionKind::loop:
       return emit_loop(cx, k, symbol);
     case FusionKind::row:
-    case FusionKind::attention_backward:
-      return emit_row(cx, k, kind, symbol);
+      return emit_row(cx, k, roles, symbol);
     case FusionKind::input:
-    case FusionKind::attention:
     case FusionKind::epilogue:
-      return emit_kernel_op(cx, k, kind);
+      return emit_kernel_op(cx, k, roles);
     case FusionKind::horizontal:
       break;  // emit_kernel's: several parts
   }
-  misfit(k, kind, "a kernel of one part");
+  throw Error("codegen: kernel @" + k.name() + " of kind horizontal is not a kernel of one part");
 }
 
 }  // namespace
-
-std::vector<const Node*> kernel_ops(const Graph& k) {
-  std::vector<const Node*> ops;
-  for (const Node& node : k.nodes())
-    if (const OpEmitter* e = EmitterRegistry::global().find(node.op()); e && e->kernel) ops.push_back(&node);
-  return ops;
-}
-
-const Node* epilogue_hero(const Graph& k) {
-  for (const Node* n : kernel_ops(k))
-    if (EmitterRegistry::global().find(n->op())->epilogue) return n;
-  return nullptr;
-}
-
-bool is_bf16_cast_of_declaration(const Graph& g, const Node& n) {
-  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32 &&
-         g.value(n.operands[0]).kind != ValueKind::result;
-}
-
-bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm) {
-  if (n.op() != "sum" || gemm.op() != "matmul" || gemm.attrs.get_bool("transpose_b")) return false;
-  const TensorType& b = g.type(gemm.operands[1]);
-  if (n.operands[0] != gemm.operands[1] || b.dtype != DType::f32 || b.shape.size() != 2 ||
-      g.type(gemm.operands[0]).shape.size() != 2)
-    return false;
-  const std::vector<int64_t>& axes = n.attrs.get_ints("axes");
-  return axes.size() == 1 && normalize_axis(axes[0], 2) == 0;
-}
-
-bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape) {
-  if (!n.def->reduction) return false;
-  const TensorType& in = g.type(n.operands[0]);
-  if (in.dtype != DType::f32 || !(in.shape == shape) || shape.empty() || shape.back() == 0) return false;
-  if (!n.attrs.get_bool("keepdims")) return false;
-  const std::vector<int64_t>& axes = n.attrs.get_ints("axes");
-  const auto rank = static_cast<int64_t>(shape.size());
-  return axes.size() == 1 && normalize_axis(axes[0], rank) == rank - 1;
-}
 
 void check_lowerable(const Graph& g) {
   register_all_emitters();
@@ -312,6 +215,12 @@ void check_lowerable(const Graph& g) {
 
 namespace {
 
+// "codegen: kernel @k of kind horizontal: WHY": parts that do not run side by
+// side (the parser and the verifier see to it that each is a loop fusion).
+[[noreturn]] void horizontal_misfit(const Graph& k, const std::string& why) {
+  throw Error("codegen: kernel @" + k.name() + " of kind horizontal: " + why);
+}
+
 // The parts that compile to one function, and each one's argument slots, one
 // part after another (every part of a function has the same number of slots).
 struct PartFunction {
@@ -331,17 +240,15 @@ std::vector<std::vector<uint64_t>> part_slots(const Graph& k) {
   for (size_t j = 0; j < k.outputs().size(); ++j) {
     int64_t& o = output_slot[static_cast<size_t>(k.outputs()[j].id)];
     if (o != -1 || k.value(k.outputs()[j]).kind != ValueKind::result)
-      misfit(k, FusionKind::horizontal, "%" + k.name_of(k.outputs()[j]) + " is not one part's result output once");
+      horizontal_misfit(k, "%" + k.name_of(k.outputs()[j]) + " is not one part's result output once");
     o = static_cast<int64_t>(k.declarations().size() + j);
   }
   std::vector<std::vector<uint64_t>> slots;
   for (const Node& part : k.nodes()) {
-    if (!part.body || fusion_kind_of(part) != FusionKind::loop)
-      misfit(k, FusionKind::horizontal, "'" + part.op() + "' is not a loop fusion");
     std::vector<uint64_t>& s = slots.emplace_back();
     for (Value v : part.operands) {
       if (slot[static_cast<size_t>(v.id)] < 0)
-        misfit(k, FusionKind::horizontal, "a part reads %" + k.name_of(v) + ", another part's result");
+        horizontal_misfit(k, "a part reads %" + k.name_of(v) + ", another part's result");
       s.push_back(static_cast<uint64_t>(slot[static_cast<size_t>(v.id)]));
     }
   }
@@ -350,7 +257,7 @@ std::vector<std::vector<uint64_t>> part_slots(const Graph& k) {
     std::vector<uint64_t>& s = slots[p];
     for (Value r : part.results) {
       if (output_slot[static_cast<size_t>(r.id)] < 0)
-        misfit(k, FusionKind::horizontal, "%" + k.name_of(r) + " is not one part's result output once");
+        horizontal_misfit(k, "%" + k.name_of(r) + " is not one part's result output once");
       s.push_back(static_cast<uint64_t>(output_slot[static_cast<size_t>(r.id)]));
     }
   }
@@ -391,7 +298,7 @@ llvm::Function* emit_horizontal(LoweringContext& cx, const Graph& k, const std::
     }
     if (added) {
       by_key.emplace(key, functions.size());
-      llvm::Function* f = emit_kernel(cx, body, FusionKind::loop, symbol + ".part" + std::to_string(functions.size()));
+      llvm::Function* f = emit_kernel(cx, body, FusionRoles{}, symbol + ".part" + std::to_string(functions.size()));
       f->setLinkage(llvm::Function::InternalLinkage);
       functions.push_back({f, &body, slots[p].size(), {}});
     }
@@ -434,10 +341,10 @@ llvm::Function* emit_horizontal(LoweringContext& cx, const Graph& k, const std::
 
 }  // namespace
 
-llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, FusionKind kind, const std::string& symbol) {
+llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, const FusionRoles& roles, const std::string& symbol) {
   check_lowerable(k);
   if (k.outputs().empty()) throw Error("codegen: kernel @" + k.name() + " has no outputs");
-  if (kind == FusionKind::horizontal) {
+  if (roles.kind == FusionKind::horizontal) {
     llvm::Function* f = emit_horizontal(cx, k, symbol);
     if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
     f->setLinkage(llvm::Function::ExternalLinkage);
@@ -454,7 +361,7 @@ llvm::Function* emit_kernel(LoweringContext& cx, const Graph& k, FusionKind kind
   cx.set_slots(std::move(slots), next);
   llvm::Function* f = cx.define_function(symbol, {}, [&](llvm::Function* fn) {
     fn->getArg(0)->setName("args");
-    emit_body(cx, k, kind, symbol);
+    emit_body(cx, k, roles, symbol);
   });
   if (f->getName() != symbol) throw Error("codegen: two kernels named " + symbol + " in one module");
   f->setLinkage(llvm::Function::ExternalLinkage);

@@ -34,7 +34,7 @@ LoweredProgram lower_program(const Program& p, const Target& target, const std::
   std::vector<llvm::Function*> kernels;
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     llvm::Function* f =
-        emit_kernel(cx, *p.kernels[k].graph, p.kernels[k].kind, numbered("k", k) + "_" + p.kernels[k].label);
+        emit_kernel(cx, *p.kernels[k].graph, p.kernels[k].roles, numbered("k", k) + "_" + p.kernels[k].label);
     f->setLinkage(llvm::Function::InternalLinkage);
     kernels.push_back(f);
   }

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/schedule/program.h"
 
 namespace llvm {

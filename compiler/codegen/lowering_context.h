@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::compiler {

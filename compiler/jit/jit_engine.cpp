@@ -21,7 +21,6 @@
 
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/dump_dir.h"
-#include "compiler/emit_file.h"
 #include "compiler/jit/kernel_cache.h"
 #include "compiler/jit/optimize.h"
 #include "compiler/jit/perf_map.h"
@@ -145,7 +144,7 @@ std::string symbol_of(const std::string& key) {
   return name;
 }
 
-// "[attention 6 ops f32[32,4,32,32]]": the kernel's description, bracketed.
+// "[row 6 ops f32[32,4,32,32]]": the kernel's description, bracketed.
 std::string perf_label(const Kernel& k) {
   std::string label = "[";
   label += describe(k);
@@ -164,7 +163,7 @@ void lower_kernel(llvm::Module& module, const Kernel& kernel, const std::string&
   module.setTargetTriple(target.triple);
   module.setDataLayout(tm.createDataLayout());
   LoweringContext cx(module, target);
-  emit_kernel(cx, *kernel.graph, kernel.kind, symbol);
+  emit_kernel(cx, *kernel.graph, kernel.roles, symbol);
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(module, &os)) throw Error("jit: generated invalid LLVM IR: " + problems);
@@ -181,7 +180,7 @@ std::string compile_object(const Job& job, const Target& target, llvm::TargetMac
   optimize_module(module, tm, job.level);
   times.optimize_ms += ms_since(start);
   start = Clock::now();
-  std::string object = codegen_module(module, tm, EmitKind::object);
+  std::string object = module_code(module, tm, ModuleCode::object);
   times.codegen_ms += ms_since(start);
   return object;
 }
@@ -265,16 +264,16 @@ void dump_kernels(const Program& p, const Target& target, const std::string& dir
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target);
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel& kernel = p.kernels[i];
-    const OptLevel level = opt_level_for(kernel.kind);
+    const OptLevel level = opt_level_for(kernel.roles.kind);
     const std::string symbol = symbol_of(cache_key(kernel, target, level));
     const std::string stem = "kernels/" + kernel_file_stem(p, i);
     llvm::LLVMContext context;
     llvm::Module module(symbol, context);
     lower_kernel(module, kernel, symbol, target, *tm);
-    write_dump(dir, stem + ".ll", codegen_module(module, *tm, EmitKind::llvm));
+    write_dump(dir, stem + ".ll", module_code(module, *tm, ModuleCode::llvm));
     optimize_module(module, *tm, level);
-    write_dump(dir, stem + ".opt.ll", codegen_module(module, *tm, EmitKind::llvm));
-    write_dump(dir, stem + ".s", codegen_module(module, *tm, EmitKind::assembly));
+    write_dump(dir, stem + ".opt.ll", module_code(module, *tm, ModuleCode::llvm));
+    write_dump(dir, stem + ".s", module_code(module, *tm, ModuleCode::assembly));
   }
 }
 
@@ -291,7 +290,7 @@ LoadedKernels load_kernels(const std::vector<Kernel>& kernels, const Target& tar
   for (size_t i = 0; i < kernels.size(); ++i) {
     Job& job = jobs[i];
     job.kernel = &kernels[i];
-    job.level = opt_level_for(kernels[i].kind);
+    job.level = opt_level_for(kernels[i].roles.kind);
     job.key = cache_key(kernels[i], target, job.level);
     job.symbol = symbol_of(job.key);
     if ((out[i] = linker.hold(job.symbol))) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/schedule/kernel.h"
 #include "compiler/schedule/program.h"
 

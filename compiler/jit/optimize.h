@@ -2,7 +2,10 @@
 // The new PassManager's pipelines, tuned for a target machine, and which one a
 // kernel gets. Explicitly vectorized loop kernels need little more than
 // cleanup and scheduling; kernels with their own loop nests (GEMM, reductions,
-// normalizations) profit from the full O3 pipeline.
+// normalizations) profit from the full O3 pipeline. And a module's machine
+// code, or its IR as text: what the JIT links, its dumps and AOT's files are.
+#include <string>
+
 #include "engine/ir/fusion_kind.h"
 
 namespace llvm {
@@ -20,5 +23,10 @@ OptLevel opt_level_for(FusionKind kind);
 
 // Sets the module's triple and data layout from `tm`, then runs the pipeline.
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, OptLevel level = OptLevel::O3);
+
+enum class ModuleCode { llvm, assembly, object };
+
+// The module as LLVM IR text, assembly, or an ELF object's bytes. Throws kiln::Error.
+std::string module_code(llvm::Module& module, llvm::TargetMachine& tm, ModuleCode form);
 
 }  // namespace kiln::compiler

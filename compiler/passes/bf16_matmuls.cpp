@@ -12,7 +12,6 @@
 #include <ostream>
 
 #include "compiler/passes/constants.h"
-#include "compiler/passes/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -63,22 +62,6 @@ Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
                << g.name_of(n.operands[1]) << "): operands in bf16, f32 sums\n";
   }
   return rw.finish();
-}
-
-Graph with_precision(const Graph& g, DType precision) {
-  if (precision != DType::bf16) return g;
-  // The default bf16 pipeline up to its bf16-matmuls (pipeline_names places it):
-  // which attention flash-attention finds, and so keeps f32, can depend on the
-  // passes before it (a transposed key folded into the product's flag).
-  PassOptions options;
-  options.precision = DType::bf16;
-  const PassRegistry& registry = PassRegistry::global();
-  Graph out = g;
-  for (const std::string& name : pipeline_names(options, registry)) {
-    out = registry.get(name).run(out, nullptr);
-    if (name == kBf16Pass) break;
-  }
-  return out;
 }
 
 }  // namespace kiln::compiler

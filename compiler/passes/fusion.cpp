@@ -7,13 +7,9 @@
 #include <queue>
 #include <set>
 
-#include "compiler/codegen/concat_copies.h"
-#include "compiler/codegen/emitter_registry.h"
-#include "compiler/codegen/kernel_codegen.h"
 #include "compiler/gemm_shapes.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
-#include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/fusion_kind.h"
@@ -29,25 +25,17 @@ namespace {
 // compile time stays linear in the graph's size. Transformer fusions hold < 30.
 constexpr size_t kMaxFusedNodes = 64;
 
-const OpEmitter* emitter_of(const Node& n) { return EmitterRegistry::global().find(n.op()); }
-
-// A concat of more operands than a fusion takes (codegen/concat_copies.h): a
+// A concat of more operands than a fusion takes (kMaxFusedConcatOperands): a
 // kernel of its own that copies its operands from memory.
 bool is_wide_concat(const Node& n) { return n.op() == "concat" && n.operands.size() > kMaxFusedConcatOperands; }
 std::string wide_concat_reason(const Node& n) {
   return "a concat of " + std::to_string(n.operands.size()) +
          " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
 }
-bool is_elemental(const Node& n) {
-  const OpEmitter* e = emitter_of(n);
-  return e && e->elemental;
-}
-// A kernel op whose emitter reads its operands through generators, so
-// elemental producers fuse into it.
-bool fuses_producers(const Node& n) {
-  const OpEmitter* e = emitter_of(n);
-  return e && e->kernel && e->fuses_producers;
-}
+bool is_elemental(const Node& n) { return n.def->elemental(); }
+// A kernel op that reads its operands through generators, so elemental
+// producers fuse into it.
+bool fuses_producers(const Node& n) { return n.def->lowering == Lowering::fuses_producers; }
 
 struct Group {
   int root = -1;
@@ -112,7 +100,7 @@ class Fuser {
   // The kernel op under the loop `group` as its epilogue, or -1.
   int epilogue_hero(const Group& group) const {
     for (int m : group.members)
-      if (const OpEmitter* e = emitter_of(node(m)); m != group.root && e && e->epilogue) return m;
+      if (m != group.root && node(m).def->takes_epilogue) return m;
     return -1;
   }
 
@@ -130,8 +118,7 @@ class Fuser {
   std::string epilogue_refusal(const Group& group, int p) const {
     const Node& pn = node(p);
     const std::string own_kernel = pn.op() + " is a kernel of its own: ";
-    const OpEmitter* e = emitter_of(pn);
-    if (!e || !e->epilogue) return own_kernel + "its result goes through memory";
+    if (!pn.def->takes_epilogue) return own_kernel + "its result goes through memory";
     const Node& r = node(group.root);
     if (!is_elemental(r)) return own_kernel + r.op() + " reads its result from memory (only a loop is an epilogue)";
     if (hero_of(group)) return own_kernel + "the loop already fuses a kernel op";
@@ -276,53 +263,9 @@ class Fuser {
   // The kernel's structure, which codegen dispatches on: the decisions above
   // build only these.
   FusionKind kind_of(const Group& group) const {
-    const Node& r = node(group.root);
     if (epilogue_hero(group) >= 0) return FusionKind::epilogue;
-    if (is_elemental(r)) {
-      if (!hero_of(group)) return FusionKind::loop;
-      return is_attention_backward(group) ? FusionKind::attention_backward : FusionKind::row;
-    }
-    if (r.op() == "softmax" && is_attention_softmax(r, group)) return FusionKind::attention;
-    return FusionKind::input;  // a kernel op that reads its producers through generators
-  }
-
-  // softmax's backward through a scale, y * (dy - sum(dy * y)) * scale: a row
-  // fusion with sum(mul(a, b)), sub(a, that sum) and a mul by a scalar.
-  bool is_attention_backward(const Group& group) const {
-    bool scaled = false;
-    for (int m : group.members)
-      if (node(m).op() == "mul")
-        for (Value v : node(m).operands) scaled = scaled || g_.type(v).numel() == 1;
-    for (int m : group.members) {
-      const Node& sum = node(m);
-      if (sum.op() != "sum" || g_.value(sum.operands[0]).kind != ValueKind::result) continue;
-      const Node& product = g_.producer(sum.operands[0]);
-      if (product.op() != "mul") continue;
-      for (int s : group.members) {
-        const Node& sub = node(s);
-        if (sub.op() == "sub" && sub.operands[1] == sum.results[0] &&
-            (sub.operands[0] == product.operands[0] || sub.operands[0] == product.operands[1]))
-          return scaled;
-      }
-    }
-    return false;
-  }
-
-  // softmax(x * scale + mask) with a scalar (or broadcast) scale, in this group.
-  bool is_attention_softmax(const Node& softmax, const Group& group) const {
-    const auto fused_producer = [&](Value v, const char* op) -> const Node* {
-      if (g_.value(v).kind != ValueKind::result) return nullptr;
-      const int p = g_.value(v).node;
-      if (!group.members.count(p) || node(p).op() != op) return nullptr;
-      return &node(p);
-    };
-    const Node* add = fused_producer(softmax.operands[0], "add");
-    if (!add) return false;
-    for (Value v : add->operands)
-      if (const Node* mul = fused_producer(v, "mul"))
-        for (Value s : mul->operands)
-          if (g_.type(s).numel() == 1) return true;
-    return false;
+    if (!is_elemental(node(group.root))) return FusionKind::input;  // a kernel op reading its producers' generators
+    return hero_of(group) ? FusionKind::row : FusionKind::loop;
   }
 
   // An epilogue of several results, or whose result goes to an assign (an
@@ -466,12 +409,41 @@ class Fuser {
     return extract_body(g_, nodes, results, "f_" + g_.name_of(node(group.root).results[0]));
   }
 
+  // What the group's kernel is built around (engine/ir/fusion_kind.h), by the
+  // index in its body of each node: extract() puts the members and copies in
+  // node order.
+  FusionRoles roles_of(const Group& group) const {
+    std::set<int> nodes = group.members;
+    nodes.insert(group.copies.begin(), group.copies.end());
+    const auto index = [&nodes](int m) { return static_cast<int64_t>(std::distance(nodes.begin(), nodes.find(m))); };
+    FusionRoles roles;
+    roles.kind = kind_of(group);
+    switch (roles.kind) {
+      case FusionKind::input:
+        roles.hero = index(group.root);
+        break;
+      case FusionKind::epilogue:
+        roles.hero = index(epilogue_hero(group));
+        for (int c : group.column_sums) roles.column_sum = index(c);
+        roles.stores_product = stores_product(group);
+        break;
+      case FusionKind::row:
+        for (int m : group.members)
+          if (!is_elemental(node(m))) roles.reductions.push_back(index(m));
+        break;
+      case FusionKind::loop:
+      case FusionKind::horizontal:
+        break;
+    }
+    return roles;
+  }
+
   void emit_fusion(const Group& group, GraphRewriter& rw) {
     std::vector<Value> replaced;
     const ExtractedBody body = extract(group, &replaced);
     std::vector<Value> operands;
     for (Value v : body.inputs) operands.push_back(rw.map(v));
-    rw.emit_fusion(body.graph, operands, {{"kind", std::string(fusion_kind_name(kind_of(group)))}}, replaced);
+    rw.emit_fusion(body.graph, operands, fusion_attrs(roles_of(group)), replaced);
   }
 
   const Graph& g_;
@@ -487,7 +459,6 @@ class Fuser {
 }  // namespace
 
 Graph fuse(const Graph& g, std::ostream* decisions) {
-  register_all_emitters();
   return Fuser(g, decisions).run();
 }
 

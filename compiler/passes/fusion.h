@@ -1,9 +1,10 @@
 #pragma once
 // Operator fusion, XLA-style: groups of nodes become `fusion` nodes whose bodies
 // the JIT compiles into one kernel each (codegen/kernel_codegen.h), so the
-// values inside a group never reach memory. Each fusion's `kind`
-// (engine/ir/fusion_kind.h) says which of these it is; codegen has an emitter
-// per kind.
+// values inside a group never reach memory. Each fusion's `kind` and roles
+// (engine/ir/fusion_kind.h: its hero, reductions, column sum, stored product)
+// say which of these it is and what it is built around; the schedule and
+// codegen read them, and codegen has an emitter per kind.
 //
 //   epilogue    a loop consumer of a matmul's shape becomes its epilogue, applied to each
 //               C block while it is in cache (`relu(x @ w + b)`, `h @ w2 + b2 +
@@ -43,11 +44,9 @@
 //               outputs (Adam's moments next to its param update);
 //   input       sum, mean, max, softmax, log_softmax, layer_norm and
 //               cross_entropy read their operands through the generators of
-//               their elemental producers; `softmax(x * scale + mask)` is the
-//               `attention` kind;
+//               their elemental producers (`softmax(x * scale + mask)`);
 //   row         a loop that also reduces its operands' rows over the last axis
-//               (a layer norm's backward); softmax's backward through a scale
-//               is the `attention_backward` kind;
+//               (a layer norm's backward, softmax's backward);
 //   copies      constants (fill, iota, causal_mask) and ops moving the elements
 //               of a declaration are cheap to recompute: each consumer group takes its
 //               own copy, computed by the same code, so every copy gives the
@@ -57,7 +56,7 @@
 //
 // Every decision not to fuse a producer into a consumer has a reason, written to
 // `decisions` (--print-fusion-decisions) if given. What fusion knows of each op
-// comes from its OpDef's traits and its emitter (codegen/emitter_registry.h).
+// comes from its OpDef: its traits and lowering facts (engine/ir/op_def.h).
 // Transposes under a matmul are folded before (transpose-folding), the
 // optimizer's updates merged after (horizontal-fusion), and the constants every
 // consumer copied are left for dce (passes.h).

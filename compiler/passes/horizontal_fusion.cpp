@@ -11,7 +11,6 @@
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
-#include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/fusion_kind.h"
 #include "engine/ir/op_def.h"

@@ -52,6 +52,9 @@ void register_builtin_passes(PassRegistry& r) {
   r.add({"flash-attention", "rewrites softmax(q k^T * scale + mask) v, written out, to flash_attention",
          [](const Graph& g, std::ostream* remarks) { return rewrite_flash_attention(g, remarks); }},
         true);
+  // The passes above match the arithmetic as written: a change of precision
+  // (bf16-matmuls, which compiler/pipeline.h places here) comes after them.
+  r.end_rewrites();
   r.add({std::string(kBf16Pass), "matmul operands cast to bf16 (f32 sums and result): --precision bf16",
          [](const Graph& g, std::ostream* remarks) { return bf16_matmuls(g, remarks); }});
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
@@ -218,18 +221,11 @@ void print_timings(std::ostream& os, const std::vector<Timing>& rows) {
 
 }  // namespace
 
-std::vector<std::string> pipeline_names(const PassOptions& options, const PassRegistry& registry) {
-  if (!options.passes.empty()) return options.passes;
-  std::vector<std::string> names = registry.default_pipeline();
-  if (options.precision == DType::bf16) {
-    const auto flash = std::find(names.begin(), names.end(), "flash-attention");
-    names.insert(flash == names.end() ? names.begin() : flash + 1, std::string(kBf16Pass));
-  }
-  return names;
-}
-
 Graph run_passes(const Graph& g, const PassOptions& options, const PassRegistry& registry) {
-  const std::vector<std::string> names = pipeline_names(options, registry);
+  if (options.passes.empty() && options.precision != DType::f32)
+    throw Error("run_passes: the default pipeline in " + std::string(dtype_name(options.precision)) +
+                " is the compiler pipeline's to build (compiler/pipeline.h: run_pipeline_passes)");
+  const std::vector<std::string> names = options.passes.empty() ? registry.default_pipeline() : options.passes;
   std::vector<const Pass*> pipeline;
   if (names != std::vector<std::string>{std::string(kNoPasses)})
     for (const std::string& name : names) pipeline.push_back(&registry.get(name));

@@ -44,6 +44,13 @@ class PassRegistry {
   // Appends a registered pass to the default pipeline again (dce after fusion).
   // Throws kiln::Error for an unknown name.
   void append_to_default_pipeline(std::string_view name);
+  // Ends the default pipeline's rewrites: the passes so far match patterns of
+  // the arithmetic as written (flash-attention's wants f32 operands), so a
+  // change of precision (compiler/pipeline.h) comes after them, before the
+  // passes that clean up and lower.
+  void end_rewrites() { end_of_rewrites_ = default_pipeline_.size(); }
+  // How many passes of the default pipeline are its rewrites.
+  size_t end_of_rewrites() const { return end_of_rewrites_; }
   const Pass* find(std::string_view name) const;
   // Throws kiln::Error "unknown pass 'NAME' (known: a, b, ...)".
   const Pass& get(std::string_view name) const;
@@ -53,6 +60,7 @@ class PassRegistry {
  private:
   std::vector<std::unique_ptr<Pass>> passes_;
   std::vector<std::string> default_pipeline_;
+  size_t end_of_rewrites_ = 0;
 };
 
 // The built-in passes in default-pipeline order: constant-fold, simplify,
@@ -63,13 +71,15 @@ void register_builtin_passes(PassRegistry& r);
 // The pipeline that runs no pass (`--passes=none`): the graph goes to the
 // scheduler as written. No pass may take this name.
 inline constexpr std::string_view kNoPasses = "none";
+// The rewrite --precision bf16 adds to the default pipeline (compiler/pipeline.h).
 inline constexpr std::string_view kBf16Pass = "bf16-matmuls";
 
 struct PassOptions {
   std::vector<std::string> passes;  // empty: the default pipeline; {kNoPasses}: no pass at all
-  // --precision: bf16 adds kBf16Pass to the default pipeline, right after
-  // flash-attention (which needs f32 operands to match). A --passes list runs
-  // just what it names.
+  // --precision: the pipeline's choice (compiler/pipeline.h: pipeline_passes
+  // puts the precision's rewrite into the default pipeline, run_pipeline_passes
+  // runs it). run_passes refuses any but f32 with the default pipeline. A
+  // --passes list runs just what it names.
   DType precision = DType::f32;
   bool print_after_all = false;
   std::vector<std::string> print_after;   // pass names
@@ -91,10 +101,7 @@ struct PassOptions {
   std::string dump_dir;
 };
 
-// The passes run_passes runs, by name.
-std::vector<std::string> pipeline_names(const PassOptions& options, const PassRegistry& registry);
-
-// Runs the pipeline on `g`. Unknown names (in passes, print_after, print_before)
+// Runs options.passes, or the default pipeline, on `g`. Unknown names (in passes, print_after, print_before)
 // are a kiln::Error naming them before anything runs. With verify_each, the input
 // is verified, and after each pass the result is verified and the invariants above
 // are checked; a failure is a kiln::Error naming the pass.

@@ -50,15 +50,10 @@ Graph rewrite_flash_attention(const Graph& g, std::ostream* remarks = nullptr);
 Graph rewrite_linear_cross_entropy(const Graph& g, std::ostream* remarks = nullptr);
 
 // matmul(a, b) of f32 -> matmul(cast(a, bf16), cast(b, bf16)), f32 result, one
-// cast per value (--precision bf16; not in the default pipeline: run_passes adds
-// it after flash-attention with PassOptions::precision bf16); one remark line per
+// cast per value (--precision bf16; not in the default pipeline: the compiler
+// pipeline adds it after the rewrites, compiler/pipeline.h); one remark line per
 // product (bf16_matmuls.cpp).
 Graph bf16_matmuls(const Graph& g, std::ostream* remarks = nullptr);
-// The arithmetic --precision gives g, for a backend that runs no passes (the
-// interpreter) and for tests: f32: g; bf16: the default pipeline's passes up to
-// flash-attention, then bf16-matmuls, as the default pipeline runs them
-// (attention that flash-attention rewrites stays f32).
-Graph with_precision(const Graph& g, DType precision);
 
 // Operator fusion: fusion.h.
 

@@ -3,7 +3,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "compiler/schedule/kernel.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "engine/ir/op_def.h"

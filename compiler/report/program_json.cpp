@@ -39,7 +39,7 @@ nlohmann::json program_json(const Program& p, const Graph& compiled) {
   }
   nlohmann::json kernels = nlohmann::json::array();
   for (const Kernel& k : p.kernels)
-    kernels.push_back({{"label", k.label}, {"kind", std::string(fusion_kind_name(k.kind))}, {"text", k.text}});
+    kernels.push_back({{"label", k.label}, {"kind", std::string(fusion_kind_name(k.roles.kind))}, {"text", k.text}});
   const std::vector<PlanBuffer> buffers = plan_buffers(p);
   const std::vector<PlanStep> steps = plan_steps(p);
   const std::vector<Lifetime> lives = compute_lifetimes(buffers, steps);

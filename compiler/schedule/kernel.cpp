@@ -4,8 +4,6 @@
 #include <map>
 #include <optional>
 
-#include "compiler/codegen/emitter_registry.h"
-#include "compiler/codegen/kernel_codegen.h"
 #include "engine/fnv1a.h"
 #include "engine/ir/op_def.h"
 #include "engine/ir/printer.h"
@@ -22,13 +20,6 @@ std::string describe(const Kernel& k) {
     d += type_str(k.graph->type(k.graph->outputs().front()));
   }
   return d;
-}
-
-std::string numbered(const char* prefix, size_t n) {
-  // Appended, not "i" + to_string(n): GCC 12 warns -Wrestrict on that, wrongly.
-  std::string name = prefix;
-  name += std::to_string(n);
-  return name;
 }
 
 Graph canonical_copy(const Graph& g) {
@@ -118,15 +109,14 @@ std::vector<std::pair<size_t, size_t>> loop_in_place_pairs(const Graph& k) {
 // the output's buffer; when it stores its result in a buffer of its own, the
 // epilogue's inputs read pointwise and the outputs it computes (not the
 // kernel ops' results, which are written before the epilogue reads them).
-std::vector<std::pair<size_t, size_t>> epilogue_in_place_pairs(const Graph& k) {
-  const Node* hero = epilogue_hero(k);
-  if (!hero || hero->results.size() != 1) return {};
+std::vector<std::pair<size_t, size_t>> epilogue_in_place_pairs(const Graph& k, const FusionRoles& roles) {
+  if (!roles.stores_product) return {};
   const std::vector<Value>& outs = k.outputs();
-  if (std::find(outs.begin(), outs.end(), hero->results[0]) == outs.end()) return {};
-  std::vector<bool> of_kernel_op(outs.size(), false);
-  for (const Node* op : kernel_ops(k))
-    for (Value r : op->results)
-      for (size_t j = 0; j < outs.size(); ++j) of_kernel_op[j] = of_kernel_op[j] || outs[j] == r;
+  std::vector<bool> of_kernel_op(outs.size(), false);  // the hero's and the column sum's
+  for (const int64_t op : {roles.hero, roles.column_sum})
+    if (op >= 0)
+      for (Value r : k.nodes()[static_cast<size_t>(op)].results)
+        for (size_t j = 0; j < outs.size(); ++j) of_kernel_op[j] = of_kernel_op[j] || outs[j] == r;
   std::vector<std::pair<size_t, size_t>> pairs;
   for (const auto& pair : loop_in_place_pairs(k))
     if (!of_kernel_op[pair.second]) pairs.push_back(pair);
@@ -164,28 +154,29 @@ std::vector<std::pair<size_t, size_t>> horizontal_in_place_pairs(const Graph& k)
 }  // namespace
 
 Kernel make_kernel(const Graph& g, const Node& node) {
-  register_all_emitters();
   Kernel k;
   if (node.body) {
     k.graph = std::make_shared<const Graph>(canonical_copy(*node.body));
-    k.kind = fusion_kind_of(node);
-    // An input or epilogue kernel is named after its kernel op ("matmul"), as profiles always named it.
-    const std::vector<const Node*> ops = kernel_ops(*k.graph);
-    const Node* hero = k.kind == FusionKind::epilogue ? epilogue_hero(*k.graph) : nullptr;
-    if (k.kind == FusionKind::input && !ops.empty()) hero = ops.front();
-    k.label = hero ? hero->op() : std::string(fusion_kind_name(k.kind));
+    k.roles = fusion_roles_of(node);
+    // An input or epilogue kernel is named after its hero ("matmul"), as profiles always named it.
+    k.label = k.roles.hero >= 0 ? k.graph->nodes()[static_cast<size_t>(k.roles.hero)].op()
+                                : std::string(fusion_kind_name(k.roles.kind));
   } else {
     k.graph = std::make_shared<const Graph>(one_node_graph(g, node));
-    const OpEmitter* e = EmitterRegistry::global().find(node.op());
-    k.kind = e && e->kernel ? FusionKind::input : FusionKind::loop;
+    if (node.def->kernel_op()) {
+      k.roles.kind = FusionKind::input;
+      k.roles.hero = 0;
+    }
     k.label = node.op();
   }
-  // Two kernels of one body but different kinds compile differently.
-  k.text = "; kind " + std::string(fusion_kind_name(k.kind)) + "\n" + print_kir(*k.graph, {.locations = false});
+  // Two kernels of one body but different kinds compile differently (a
+  // verified body's roles follow from its kind).
+  const FusionKind kind = k.roles.kind;
+  k.text = "; kind " + std::string(fusion_kind_name(kind)) + "\n" + print_kir(*k.graph, {.locations = false});
   k.hash = fnv1a_64(k.text);
-  if (k.kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
-  if (k.kind == FusionKind::epilogue) k.in_place = epilogue_in_place_pairs(*k.graph);
-  if (k.kind == FusionKind::horizontal) k.in_place = horizontal_in_place_pairs(*k.graph);
+  if (kind == FusionKind::loop) k.in_place = loop_in_place_pairs(*k.graph);
+  if (kind == FusionKind::epilogue) k.in_place = epilogue_in_place_pairs(*k.graph, k.roles);
+  if (kind == FusionKind::horizontal) k.in_place = horizontal_in_place_pairs(*k.graph);
   // A lone op that overwrites its operand 0 (update_slice) may write into it.
   const Graph& kg = *k.graph;
   if (kg.nodes().size() == 1 && kg.nodes()[0].def->overwrites_operand0 && !kg.declarations().empty() &&

@@ -19,12 +19,14 @@ namespace kiln::compiler {
 
 struct Kernel {
   std::shared_ptr<const Graph> graph;  // standalone: inputs, nodes, outputs
-  // How codegen structures it: the fusion's kind; a one-node kernel is a loop
-  // (an elemental op) or an input kernel (a kernel op, its results the outputs).
-  FusionKind kind = FusionKind::loop;
+  // How codegen structures it: the fusion's kind and roles (its hero, ...,
+  // by node index, which the canonical copy keeps); a one-node kernel is a
+  // loop (an elemental op) or an input kernel, the node its hero (a kernel op,
+  // its results the outputs).
+  FusionRoles roles;
   // What profiles, dumps and perf's map call it: the op of a one-node kernel
-  // or of an input or epilogue fusion's kernel op ("matmul", "layer_norm"), else
-  // the kind ("loop", "attention").
+  // or of an input or epilogue fusion's hero ("matmul", "layer_norm"), else
+  // the kind ("loop", "row").
   std::string label;
   std::string text;                    // canonical text: the kind, then the graph
   uint64_t hash = 0;                   // FNV-1a of `text`
@@ -39,11 +41,8 @@ Kernel make_kernel(const Graph& g, const Node& node);
 // `g` with canonical names: graph @k, inputs %i0.., node results %t0.. in order.
 Graph canonical_copy(const Graph& g);
 
-// "attention 6 ops f32[32,4,32,32]": a kernel's label, node count and first
+// "row 6 ops f32[32,4,32,32]": a kernel's label, node count and first
 // result, how profiles and perf's map name it.
 std::string describe(const Kernel& k);
-
-// "i0", "t12": a prefix and a number (canonical and generated value names).
-std::string numbered(const char* prefix, size_t n);
 
 }  // namespace kiln::compiler

@@ -46,6 +46,13 @@ std::string node_label(const Graph& g, const Node& n) {
   return first + "(" + n.op() + (origin.empty() ? "" : " " + origin) + ")";
 }
 
+std::string numbered(const char* prefix, size_t n) {
+  // Appended, not "i" + to_string(n): GCC 12 warns -Wrestrict on that, wrongly.
+  std::string name = prefix;
+  name += std::to_string(n);
+  return name;
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {

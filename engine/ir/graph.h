@@ -125,6 +125,9 @@ bool same_computation(const Graph& a, const Graph& b);
 // scopes (or .kir position); "%h (matmul)" when it has neither.
 std::string node_label(const Graph& g, const Node& n);
 
+// "i0", "t12": a prefix and a number (canonical and generated value names).
+std::string numbered(const char* prefix, size_t n);
+
 // Whether `s` is a valid value or graph name: [A-Za-z0-9_.]+
 bool is_identifier(std::string_view s);
 // Throws kiln::Error "invalid WHAT name 'S' (...)" unless is_identifier(s).

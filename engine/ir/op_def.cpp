@@ -9,8 +9,43 @@ OpRegistry& OpRegistry::global() {
   return registry;
 }
 
+std::string_view lowering_name(Lowering lowering) {
+  switch (lowering) {
+    case Lowering::none: return "none";
+    case Lowering::elemental: return "elemental";
+    case Lowering::fuses_producers: return "fuses_producers";
+    case Lowering::reads_memory: return "reads_memory";
+  }
+  return "?";
+}
+
+namespace {
+
+// Why the op's traits contradict its lowering, or "".
+std::string lowering_contradiction(const OpDef& d) {
+  const std::string lowering = "lowering " + std::string(lowering_name(d.lowering));
+  if ((d.has_body || d.side_effect || d.collective) && d.lowering != Lowering::none)
+    return "a fusion, an assign or a collective has no emitter (lowering none), not " + lowering;
+  // What fusion composes into loops has elemental code.
+  if ((d.elementwise || d.moves_elements || d.constant) && d.lowering != Lowering::elemental)
+    return "an elementwise, element-moving or constant op is elemental, not " + lowering;
+  // Row fusion computes a reduction's rows from its producers' generators.
+  if (d.reduction && d.lowering != Lowering::fuses_producers)
+    return "a reduction reads its operand through generators (fuses_producers), not " + lowering;
+  // An epilogue follows a kernel that stores its result block by block.
+  if (d.takes_epilogue && d.lowering != Lowering::reads_memory)
+    return "a kernel taking an epilogue reads its operands from memory (reads_memory), not " + lowering;
+  if (d.constant && (d.max_operands != 0 || d.elementwise)) return "a constant has no operands and is not elementwise";
+  if (d.moves_elements && d.min_operands < 1) return "an op moving elements moves operand 0's";
+  return "";
+}
+
+}  // namespace
+
 void OpRegistry::add(OpDef def) {
   if (ops_.count(def.name)) throw Error("op '" + def.name + "' is registered twice");
+  if (const std::string why = lowering_contradiction(def); !why.empty())
+    throw Error("op '" + def.name + "': " + why);
   std::string name = def.name;
   ops_.emplace(std::move(name), std::make_unique<OpDef>(std::move(def)));
 }

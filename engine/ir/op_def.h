@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/ir/attr.h"
@@ -45,6 +46,18 @@ using ReferenceFn = std::function<void(const KernelArgs&)>;
 using GradientFn =
     std::function<std::vector<Value>(Builder& b, const Node& node, const std::vector<Value>& result_grads)>;
 
+// How the JIT computes an op (OpDef::lowering): how its kernel reads its
+// operands, which is what fusion and the schedule need to know of it.
+enum class Lowering {
+  none,             // no emitter: a fusion's body is compiled instead; an assign and a collective are
+                    // calls of the program
+  elemental,        // an element at a time from operand elements (an elemental generator): composed into
+                    // loops and into the kernels that fuse producers
+  fuses_producers,  // a kernel op reading its operands through generators: its elemental producers fuse into it
+  reads_memory,     // a kernel op reading its operands from memory (packing, tiles): they are stored first
+};
+std::string_view lowering_name(Lowering lowering);  // "none", "elemental", "fuses_producers", "reads_memory"
+
 // Built with designated initializers (OpDef{.name = "exp", ...}); every field has a
 // default, so one left out is empty without a -Wmissing-field-initializers warning.
 struct OpDef {
@@ -64,8 +77,8 @@ struct OpDef {
   bool has_body = false;     // fusion: the node carries a body graph that defines its results
 
   // Traits: what the passes may assume about the op. Constant folding, fusion,
-  // memory planning and codegen read them (no pass keeps a list of op names),
-  // and tests/jit/op_traits_test.cpp checks them against each op's emitter.
+  // memory planning and codegen read them (no pass keeps a list of op names);
+  // OpRegistry::add refuses traits that contradict the op's lowering.
   //
   // Each result element comes from the operands' elements at its own
   // (broadcast) index only: splat operands give a splat, a producer is computed
@@ -92,6 +105,17 @@ struct OpDef {
   // interpreter does; fused, it would compute only the elements read.
   // Empty: never.
   std::function<bool(const std::vector<TensorType>& operands)> may_fail{};
+
+  // Lowering facts: how the JIT computes the op, which fusion and the schedule
+  // read (they never ask codegen). compiler/codegen/'s emitter for the op must
+  // agree: EmitterRegistry refuses, at registration, one that does not.
+  Lowering lowering = Lowering::none;
+  // A kernel op of one result that applies an epilogue (matmul): fusion lets it
+  // absorb its elementwise consumers, applied to each block of its result.
+  bool takes_epilogue = false;
+
+  bool elemental() const { return lowering == Lowering::elemental; }
+  bool kernel_op() const { return lowering == Lowering::fuses_producers || lowering == Lowering::reads_memory; }
 };
 
 // Whether `node` checks its operands at run time (OpDef::may_fail).
@@ -100,7 +124,8 @@ bool may_fail(const Graph& g, const Node& node);
 class OpRegistry {
  public:
   static OpRegistry& global();
-  // Adds an op; throws kiln::Error if the name is taken.
+  // Adds an op; throws kiln::Error if the name is taken or its traits
+  // contradict its lowering (an elementwise op that is not elemental, ...).
   void add(OpDef def);
   const OpDef* find(const std::string& name) const;
   std::vector<const OpDef*> all() const;  // sorted by name

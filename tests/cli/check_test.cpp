@@ -108,7 +108,7 @@ TEST_CASE("kiln dot --fuse and --color-by draw the compiled graph's fusions as c
   const KilnResult fused = run_kiln({"dot", mlp, "--fuse"});
   CHECK(fused.status == 0);
   CHECK(fused.out.find("subgraph cluster_") != std::string::npos);
-  CHECK(fused.out.find("fusion {kind=\\\"epilogue\\\"}") != std::string::npos);
+  CHECK(fused.out.find("fusion {hero=0, kind=\\\"epilogue\\\"}") != std::string::npos);
 
   const KilnResult buffers = run_kiln({"dot", mlp, "--color-by", "buffer"});
   CHECK(buffers.status == 0);

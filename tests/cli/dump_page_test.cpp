@@ -64,7 +64,7 @@ TEST_CASE("kiln compile --dump-dir writes the page: every stage, the remarks, th
   const std::string source = (*fusion)["source"];
   CHECK((contains(source, "examples/attention.kir:45:") || contains(source, "examples/attention.kir:46:")));
   const std::string text = graph["texts"][(*fusion)["text"].get<size_t>()];
-  CHECK(text.rfind("%y, %y_mean, %y_rstd = fusion(%x, %proj, %gamma, %beta) {kind=\"input\"}", 0) == 0);
+  CHECK(text.rfind("%y, %y_mean, %y_rstd = fusion(%x, %proj, %gamma, %beta) {hero=1, kind=\"input\"}", 0) == 0);
   bool remark = false;
   for (const nlohmann::json& m : graph["remarks"])
     remark = remark || (m["stage"] == 10 && contains(m["text"], "not fused: %proj (matmul") && contains(m["text"], "into %y (layer_norm"));

@@ -101,7 +101,7 @@ TEST_CASE("the interpreter reads a fusion's operands in place, and what fails be
   // 600 MB of param under a 1 GB limit: a copy of it for the fusion body does not fit.
   write_file(dir.file("fusion.kir"), R"(graph @g {
   param %w : f32[150000000]
-  %y = fusion(%w) {kind="input"} : f32[1] graph @f {
+  %y = fusion(%w) {hero=0, kind="input"} : f32[1] graph @f {
     input %p0 : f32[150000000]
     %s = sum(%p0) {axes=[0], keepdims=true} : f32[1]
     output %s

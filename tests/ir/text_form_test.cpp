@@ -318,7 +318,7 @@ TEST_CASE("DOT output draws a fusion as a cluster of its body, wired to the valu
   const Graph g = parse_kir(R"(graph @fused {
   input %x : f32[8,16]
   param %w : f32[16,4]
-  %y = fusion(%x, %w) {kind="epilogue"} : f32[8,4] graph @f_y {
+  %y = fusion(%x, %w) {hero=0, kind="epilogue"} : f32[8,4] graph @f_y {
     input %p0 : f32[8,16]
     input %p1 : f32[16,4]
     %m = matmul(%p0, %p1) : f32[8,4]
@@ -331,7 +331,7 @@ TEST_CASE("DOT output draws a fusion as a cluster of its body, wired to the valu
                             "fused.kir");
   const std::string dot = to_dot(g, {{0, {"1.5 ms (75.0%)", "#ff4040"}}, {1, {"arena @0", "#a6cee3"}}});
   for (const char* line : {
-           "  subgraph cluster_n0 {\n  label=\"fusion {kind=\\\"epilogue\\\"}\\n1.5 ms (75.0%)\"; "
+           "  subgraph cluster_n0 {\n  label=\"fusion {hero=0, kind=\\\"epilogue\\\"}\\n1.5 ms (75.0%)\"; "
            "style=\"rounded,filled\"; fillcolor=\"#ff4040\"",
            "  n0_0 [label=\"matmul\\nf32[8,4]\", shape=ellipse",
            "  n0_1 [label=\"relu\\nf32[8,4]\", shape=ellipse",

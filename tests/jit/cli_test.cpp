@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli/run_kiln.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "engine/npy.h"
 #include "text_and_files.h"
 

@@ -8,7 +8,7 @@
 
 #include "compiler/backend.h"
 #include "compiler/emit_file.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/jit_executable.h"
 #include "compiler/pipeline.h"
 #include "compiler/profile.h"

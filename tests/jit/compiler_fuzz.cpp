@@ -261,7 +261,7 @@ std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<Fuzz
   };
   std::optional<FuzzFailure> excused;
   for (const FuzzPipeline& p : pipelines) {
-    const std::vector<std::string> names = compiler::pipeline_names(p.options.passes, compiler::PassRegistry::global());
+    const std::vector<std::string> names = compiler::pipeline_passes(p.options.passes);
     const auto bf16_at = std::find(names.begin(), names.end(), compiler::kBf16Pass);
     const bool bf16 = bf16_at != names.end();
     const bool after_flash = bf16 && std::find(names.begin(), bf16_at, "flash-attention") != bf16_at;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "compiler/emit_file.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "engine/ir/builder.h"
 #include "engine/ir/error.h"
 #include "ops/elementwise.h"

@@ -25,7 +25,7 @@
 #include <utility>
 
 #include "compiler/codegen/gemm.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/pipeline.h"
 #include "compiler/runtime/kiln_runtime.h"
 #include "engine/interpreter.h"

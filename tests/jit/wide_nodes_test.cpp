@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "compiler/emit_file.h"
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 #include "compiler/pipeline.h"
 #include "differential.h"
 #include "engine/ir/builder.h"
@@ -99,7 +99,7 @@ TEST_CASE("an unfused concat is a kernel of its own whose code does not grow wit
   const compiler::Program program = compiler::compile_graph(wide_concat(2000, DType::f32, {1}, 0, {1})).program;
   REQUIRE(program.kernels.size() == 1);
   CHECK(program.kernels.front().label == "concat");
-  CHECK(program.kernels.front().kind == FusionKind::loop);
+  CHECK(program.kernels.front().roles.kind == FusionKind::loop);
   check_code_does_not_grow(wide_concat(200, DType::f32, {1}, 0, {1}), wide_concat(20000, DType::f32, {1}, 0, {1}));
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("updates of 5,000 params are one kernel looping over its parts, in pla
   check_jit_matches_interpreter(g, bindings, {1e-6, 1e-6}, 2, uncached());
   const compiler::Program& program = compiler::compile_graph(g).program;
   size_t horizontal = 0;
-  for (const compiler::Kernel& k : program.kernels) horizontal += k.kind == FusionKind::horizontal;
+  for (const compiler::Kernel& k : program.kernels) horizontal += k.roles.kind == FusionKind::horizontal;
   CHECK(horizontal == 1);
   REQUIRE(program.assigns.size() == 5000);
   for (const auto& [target, value] : program.assigns)

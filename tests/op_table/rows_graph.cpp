@@ -74,7 +74,7 @@ std::vector<Sample> fusion_samples(Rng& rng) {
     Shape s = random_shape(rng);
     if (s.empty()) s = {17};
     const TensorType a{DType::f32, s}, c{DType::f32, broadcast_partner(rng, s)};
-    out.push_back({random_operands(rng, {a, c}, Values::moderate), {{"kind", std::string("input")}}, "input",
+    out.push_back({random_operands(rng, {a, c}, Values::moderate), {{"kind", std::string("input")}, {"hero", int64_t{1}}}, "input",
                    reduction_body(a, c)});
   }
   return out;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compiler/passes/passes.h"
+#include "compiler/pipeline.h"
 #include "passes/kir_graph.h"
 #include "text_and_files.h"
 
@@ -67,14 +68,14 @@ TEST_CASE("bf16-matmuls: a sign test against 0 of a value with a bf16 copy reads
 
 TEST_CASE("--precision bf16 runs bf16-matmuls right after flash-attention; --passes runs what it names") {
   compiler::PassOptions opts;
-  const std::vector<std::string> f32 = compiler::pipeline_names(opts, compiler::PassRegistry::global());
+  const std::vector<std::string> f32 = compiler::pipeline_passes(opts);
   CHECK(std::count(f32.begin(), f32.end(), "bf16-matmuls") == 0);
   opts.precision = DType::bf16;
-  const std::vector<std::string> bf16 = compiler::pipeline_names(opts, compiler::PassRegistry::global());
+  const std::vector<std::string> bf16 = compiler::pipeline_passes(opts);
   REQUIRE(bf16.size() == f32.size() + 1);
   const auto flash = std::find(bf16.begin(), bf16.end(), "flash-attention");
   REQUIRE(flash != bf16.end());
   CHECK(*(flash + 1) == "bf16-matmuls");
   opts.passes = {"cse", "dce"};
-  CHECK(compiler::pipeline_names(opts, compiler::PassRegistry::global()) == opts.passes);
+  CHECK(compiler::pipeline_passes(opts) == opts.passes);
 }

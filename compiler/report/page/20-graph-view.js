@@ -4,8 +4,7 @@
 "use strict";
 
 const KIND_COLORS = {
-  loop: "#d0ebff", input: "#ffe8cc", attention: "#e5dbff", attention_backward: "#f3d9fa",
-  row: "#d3f9d8", epilogue: "#fff3bf", horizontal: "#ffdeeb",
+  loop: "#d0ebff", input: "#ffe8cc", row: "#d3f9d8", epilogue: "#fff3bf", horizontal: "#ffdeeb",
 };
 const DECL_STYLES = {
   input: 'shape=invhouse, fillcolor="#cfe2ff"',

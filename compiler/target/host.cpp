@@ -1,4 +1,4 @@
-#include "compiler/host.h"
+#include "compiler/target/host.h"
 
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Config/llvm-config.h>

@@ -1,4 +1,4 @@
-#include "compiler/jit/target.h"
+#include "compiler/target/target.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
