@@ -47,7 +47,7 @@ Tensor without_batch(const Tensor& t) {
 }
 
 std::string sentence_dir(size_t index) {
-  char name[16];
+  char name[24];  // any size_t: 20 digits
   std::snprintf(name, sizeof name, "%04zu", index + 1);
   return name;
 }
