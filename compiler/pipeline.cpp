@@ -11,10 +11,10 @@ namespace kiln::compiler {
 
 namespace {
 
-// The pass that gives the default pipeline's arithmetic `precision`, or "".
-std::string precision_pass(DType precision) {
-  if (precision == DType::f32) return "";
-  if (precision == DType::bf16) return std::string(kBf16Pass);
+// The passes that give the default pipeline's arithmetic `precision`, in order.
+std::vector<std::string> precision_passes(DType precision) {
+  if (precision == DType::f32) return {};
+  if (precision == DType::bf16) return {kBf16Passes.begin(), kBf16Passes.end()};
   throw Error("no precision " + std::string(dtype_name(precision)) + " (f32 or bf16)");
 }
 
@@ -23,8 +23,9 @@ std::string precision_pass(DType precision) {
 std::vector<std::string> pipeline_passes(const PassOptions& options, const PassRegistry& registry) {
   if (!options.passes.empty()) return options.passes;
   std::vector<std::string> names = registry.default_pipeline();
-  if (const std::string pass = precision_pass(options.precision); !pass.empty())
-    names.insert(names.begin() + static_cast<std::ptrdiff_t>(registry.end_of_rewrites()), pass);
+  const std::vector<std::string> precision = precision_passes(options.precision);
+  names.insert(names.begin() + static_cast<std::ptrdiff_t>(registry.end_of_rewrites()), precision.begin(),
+               precision.end());
   return names;
 }
 
@@ -35,13 +36,13 @@ Graph run_pipeline_passes(const Graph& g, const PassOptions& options) {
 }
 
 Graph with_precision(const Graph& g, DType precision) {
-  const std::string pass = precision_pass(precision);
-  if (pass.empty()) return g;
+  const std::vector<std::string> passes = precision_passes(precision);
+  if (passes.empty()) return g;
   const PassRegistry& registry = PassRegistry::global();
   const std::vector<std::string>& pipeline = registry.default_pipeline();
   std::vector<std::string> names(pipeline.begin(),
                                  pipeline.begin() + static_cast<std::ptrdiff_t>(registry.end_of_rewrites()));
-  names.push_back(pass);
+  names.insert(names.end(), passes.begin(), passes.end());
   Graph out = g;
   for (const std::string& name : names) out = registry.get(name).run(out, nullptr);
   return out;

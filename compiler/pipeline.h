@@ -34,8 +34,8 @@ struct CompiledGraph {
 
 // The passes a compile runs: options.passes if it names any; else the default
 // pipeline (passes/pass_manager.h) with the precision's rewrite right after its
-// rewrites (PassRegistry::end_of_rewrites): bf16-matmuls (kBf16Pass) for
-// bf16, none for f32.
+// rewrites (PassRegistry::end_of_rewrites): bf16-matmuls and bf16-saves
+// (kBf16Passes) for bf16, none for f32.
 std::vector<std::string> pipeline_passes(const PassOptions& options,
                                          const PassRegistry& registry = PassRegistry::global());
 
@@ -45,8 +45,7 @@ Graph run_pipeline_passes(const Graph& g, const PassOptions& options);
 
 // The arithmetic a precision gives `g`, for a backend that runs no passes (the
 // interpreter) and for tests: f32: g; bf16: the default pipeline's rewrites,
-// then its precision's rewrite, as a compile runs them (attention that
-// flash-attention rewrites stays f32).
+// then its precision's rewrites, as a compile runs them.
 Graph with_precision(const Graph& g, DType precision);
 
 // Throws kiln::Error.

@@ -9,6 +9,11 @@
 // The backward recomputes each row's weights p = exp(s - lse) from q, k and the
 // forward's lse (as FlashAttention does), then with D = rowsum(do * o):
 //   dv = p^T do,  dp = do v^T,  ds = p * (dp - D),  dq = scale ds k,  dk = scale ds^T q.
+//
+// q, k and v are all f32 or all bf16 (the operands of attention's two products,
+// as matmul's: --precision bf16 stores what the backward keeps at half the
+// bytes), and so may the backward's o be; the sums, o, lse and the gradients
+// are f32 (the gradient rule casts dq, dk, dv back to bf16 operands' dtype).
 #include "ops/attention.h"
 
 #include <cmath>
@@ -17,6 +22,7 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 
+#include "ops/elementwise.h"
 #include "ops/families.h"
 #include "ops/op_helpers.h"
 
@@ -74,7 +80,11 @@ std::vector<TensorType> per_head_operands(const std::vector<TensorType>& in, int
 // Checks q, k, v (per head) and the mask; returns [..., T, S], the scores' shape.
 Shape scores_shape(const std::vector<TensorType>& in) {
   const char* const* roles = kRoles;
-  for (size_t i = 0; i < 4; ++i) check_dtype(in[i], kFloat, roles[i]);
+  for (size_t i = 0; i < 3; ++i) check_dtype(in[i], {DType::f32, DType::bf16}, roles[i]);
+  check_dtype(in[3], kFloat, roles[3]);
+  if (in[1].dtype != in[0].dtype || in[2].dtype != in[0].dtype)
+    throw Error("q, k and v must be all f32 or all bf16, got " + std::string(dtype_name(in[0].dtype)) + ", " +
+                std::string(dtype_name(in[1].dtype)) + " and " + std::string(dtype_name(in[2].dtype)));
   for (size_t i = 0; i < 3; ++i) check_min_rank(in[i], 2, roles[i]);
   const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
   if (leading(k) != leading(q) || leading(v) != leading(q))
@@ -106,10 +116,13 @@ std::vector<TensorType> infer_backward(const std::vector<TensorType>& in, const 
   const std::vector<TensorType> forward = infer_forward({in[0], in[1], in[2], in[3]}, attrs);
   const char* roles[] = {"o (operand 4)", "lse (operand 5)", "do (operand 6)"};
   for (size_t i = 0; i < 3; ++i) {
-    const TensorType& want = forward[i == 1 ? 1 : 0];
+    TensorType want = forward[i == 1 ? 1 : 0];
+    if (i == 0 && in[4].dtype == DType::bf16) want.dtype = DType::bf16;  // o may be kept in bf16
     if (!(in[4 + i] == want)) throw Error(std::string(roles[i]) + " must be " + type_str(want) + ", got " + type_str(in[4 + i]));
   }
-  return {in[0], in[1], in[2]};
+  std::vector<TensorType> grads = {in[0], in[1], in[2]};
+  for (TensorType& g : grads) g.dtype = DType::f32;
+  return grads;
 }
 
 // The operands as [batch, rows, cols] arrays in double, the mask broadcast to
@@ -132,7 +145,8 @@ xt::xarray<double> swap_rows_and_heads(const xt::xarray<double>& a) {
 // x as [batch, rows, cols] per head, in double: a packed x [..., T, H*c] is
 // split into its heads first.
 xt::xarray<double> as_3d(const Tensor& x, size_t batch, int64_t heads) {
-  xt::xarray<double> a = xt::cast<double>(x.f32());
+  xt::xarray<double> a = x.dtype() == DType::bf16 ? xt::xarray<double>(xt::cast<double>(xt::cast<float>(x.bf16())))
+                                                  : xt::xarray<double>(xt::cast<double>(x.f32()));
   if (heads) {
     const Shape& sh = x.shape();
     Shape split(sh.begin(), sh.end() - 1);
@@ -250,10 +264,12 @@ void backward_kernel(const KernelArgs& k) {
 std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Value>& dy) {
   if (dy[1].valid()) throw Error("flash_attention: lse (result 1) has no gradient rule");
   if (!dy[0].valid()) return {Value(), Value(), Value(), Value()};
-  const std::vector<Value> d =
+  std::vector<Value> d =
       b.emit("flash_attention_backward",
              {n.operands[0], n.operands[1], n.operands[2], n.operands[3], n.results[0], n.results[1], dy[0]},
              {{"scale", n.attrs.get_float("scale")}, {"heads", n.attrs.get_int("heads")}});
+  if (const DType dtype = b.type(n.operands[0]).dtype; dtype != DType::f32)
+    for (size_t i = 0; i < 3; ++i) d[i] = cast(b, d[i], dtype);
   return {d[0], d[1], d[2], Value()};
 }
 

@@ -9,7 +9,9 @@
 // reaches memory the caller sees: that is the whole point of the op. The
 // backward recomputes each row's weights from the forward's log-sum-exp.
 // Operands packed by heads ({heads}: [..., T, H*d]) are read and written in
-// place: a head's rows are H*d floats apart instead of d.
+// place: a head's rows are H*d floats apart instead of d. q, k, v (and the
+// backward's o) may be bf16 (--precision bf16 keeps them so for the backward):
+// they are widened to f32 as they are loaded, and everything else is f32.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -32,6 +34,7 @@ struct Dims {
   int64_t heads = 0;                // packed: [..., T, heads*d]; 0: [..., T, d] per head
   int64_t key_vectors = 0, sp = 0;  // ceil(s / W) and that many W: a padded row
   float scale = 0;
+  DType qkv = DType::f32;           // q's, k's and v's dtype (f32 or bf16)
 
   // Floats between rows of a matrix of `cols` columns per head.
   int64_t row_stride(int64_t cols) const { return heads ? heads * cols : cols; }
@@ -56,6 +59,7 @@ Dims dims_of(const KernelEmitArgs& args, int w) {
   a.key_vectors = (a.s + w - 1) / w;
   a.sp = a.key_vectors * w;
   a.scale = static_cast<float>(args.node.attrs().get_float("scale"));
+  a.qkv = args.node.in(0).dtype;
   return a;
 }
 
@@ -68,10 +72,16 @@ class Lanes {
 
   llvm::Type* vec() const { return llvm::FixedVectorType::get(cx_.b().getFloatTy(), static_cast<unsigned>(w_)); }
 
-  llvm::Value* load(llvm::Value* ptr, llvm::Value* offset, int64_t lanes) const {
-    llvm::Value* at = cx_.b().CreateInBoundsGEP(cx_.b().getFloatTy(), ptr, offset);
-    if (lanes == w_) return cx_.b().CreateAlignedLoad(vec(), at, llvm::Align(4));
-    return cx_.b().CreateMaskedLoad(vec(), at, llvm::Align(4), mask(lanes), llvm::Constant::getNullValue(vec()));
+  // ... of a buffer of `dtype` (f32, or bf16 widened to f32).
+  llvm::Value* load(llvm::Value* ptr, llvm::Value* offset, int64_t lanes, DType dtype = DType::f32) const {
+    llvm::Type* elem = cx_.mem_type(dtype);
+    llvm::Type* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(w_));
+    const llvm::Align align(dtype_size(dtype));
+    llvm::Value* at = cx_.b().CreateInBoundsGEP(elem, ptr, offset);
+    llvm::Value* v = lanes == w_ ? static_cast<llvm::Value*>(cx_.b().CreateAlignedLoad(type, at, align))
+                                 : cx_.b().CreateMaskedLoad(type, at, align, mask(lanes),
+                                                            llvm::Constant::getNullValue(type));
+    return dtype == DType::bf16 ? cx_.widen_bf16(v) : v;
   }
 
   void store(llvm::Value* v, llvm::Value* ptr, llvm::Value* offset, int64_t lanes) const {
@@ -93,10 +103,9 @@ class Lanes {
   int64_t in_vector(int64_t j, int64_t n) const { return std::min<int64_t>(w_, n - j * w_); }
 
   llvm::Value* splat(float x) const { return cx_.f32c(x, w_); }
-  // The float at ptr[index] (i64) in every lane.
-  llvm::Value* broadcast(llvm::Value* ptr, llvm::Value* index) const {
-    auto& b = cx_.b();
-    return cx_.splat(b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), ptr, index)), w_);
+  // The element at ptr[index] (i64) of a buffer of `dtype`, as f32, in every lane.
+  llvm::Value* broadcast(llvm::Value* ptr, llvm::Value* index, DType dtype = DType::f32) const {
+    return cx_.splat(cx_.load(dtype, ptr, index, 1), w_);
   }
   llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) const {
     return cx_.b().CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec()}, {a, b, c});
@@ -127,16 +136,15 @@ llvm::Value* offset(LoweringContext& cx, llvm::Value* i, int64_t stride, int64_t
 }
 
 // dst[c * sp + j] = src[j * stride + c] for j < rows, c < cols: a [rows, cols]
-// matrix (rows `stride` floats apart) transposed into rows of sp floats (the
-// padding columns are not written).
-void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, int64_t rows, int64_t cols,
-                    int64_t stride, int64_t sp) {
+// matrix of `dtype` (rows `stride` elements apart) transposed into rows of sp
+// floats (the padding columns are not written).
+void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, DType dtype, int64_t rows,
+                    int64_t cols, int64_t stride, int64_t sp) {
   auto& b = cx.b();
   cx.for_range(0, rows, 1, [&](llvm::Value* j) {
     cx.for_range(0, cols, 1, [&](llvm::Value* c) {
-      llvm::Value* from = b.CreateInBoundsGEP(b.getFloatTy(), src, b.CreateAdd(offset(cx, j, stride), c));
       llvm::Value* to = b.CreateInBoundsGEP(b.getFloatTy(), dst, b.CreateAdd(offset(cx, c, sp), j));
-      b.CreateStore(b.CreateLoad(b.getFloatTy(), from), to);
+      b.CreateStore(cx.load(dtype, src, b.CreateAdd(offset(cx, j, stride), c), 1), to);
     });
   });
 }
@@ -199,13 +207,13 @@ LoweringContext::Carried split_sum(
 }
 
 // sum over c < depth of splat(row[c]) * rows_t[c * sp + vector j]: for every key
-// vector j at once (one accumulator each, split_sum's parts), with row and
-// rows_t f32 pointers.
+// vector j at once (one accumulator each, split_sum's parts), with row a
+// pointer to `row_dtype` and rows_t to f32.
 std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row,
-                                               llvm::Value* rows_t, int64_t depth) {
+                                               DType row_dtype, llvm::Value* rows_t, int64_t depth) {
   const auto vectors = static_cast<size_t>(a.key_vectors);
   return split_sum(cx, depth, vectors, lanes.splat(0.0f), [&](llvm::Value* c, const LoweringContext::Carried& acc) {
-    llvm::Value* x = lanes.broadcast(row, c);
+    llvm::Value* x = lanes.broadcast(row, c, row_dtype);
     LoweringContext::Carried next;
     for (size_t j = 0; j < vectors; ++j)
       next.push_back(lanes.fma(
@@ -215,27 +223,31 @@ std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes&
   });
 }
 
-// The first float of row i (i64) of rows of `cols` floats at `base`: a row of a
-// batch's matrix, or a batch's whole matrix (its `cols` the matrix's size).
-llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols) {
-  return cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), base, offset(cx, i, cols));
+// The first element of row i (i64) of rows of `cols` elements of `dtype` at
+// `base`: a row of a batch's matrix, or a batch's whole matrix (its `cols` the
+// matrix's size).
+llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols,
+                     DType dtype = DType::f32) {
+  return cx.b().CreateInBoundsGEP(cx.mem_type(dtype), base, offset(cx, i, cols));
 }
 
 // row . k for the keys of key vector j, with K's rows read in place (`stride`
-// floats apart): W dot products over depth, their lanes summed at once. Costs
+// elements apart; row and k of a.qkv): W dot products over depth, their lanes summed at once. Costs
 // no transpose of K, which a few query rows (a decoder step's one) would not
 // repay. Keys past s read the last key (their lanes are masked later).
 llvm::Value* row_times_rows(LoweringContext& cx, const Lanes& lanes, const Dims& a, llvm::Value* row, llvm::Value* k,
                             int64_t stride, int64_t j) {
   const int w = cx.vector_width();
   std::vector<llvm::Value*> keys;
-  for (int l = 0; l < w; ++l) keys.push_back(row_ptr(cx, k, cx.i64c(std::min(j * w + l, a.s - 1)), stride));
+  for (int l = 0; l < w; ++l)
+    keys.push_back(row_ptr(cx, k, cx.i64c(std::min(j * w + l, a.s - 1)), stride, a.qkv));
   // W k's at a time, then the rest (lanes past d load as 0).
   const auto step = [&](llvm::Value* c, int64_t n, const LoweringContext::Carried& acc) {
-    llvm::Value* x = lanes.load(row, c, n);
+    llvm::Value* x = lanes.load(row, c, n, a.qkv);
     LoweringContext::Carried next;
     for (int l = 0; l < w; ++l)
-      next.push_back(lanes.fma(x, lanes.load(keys[static_cast<size_t>(l)], c, n), acc[static_cast<size_t>(l)]));
+      next.push_back(
+          lanes.fma(x, lanes.load(keys[static_cast<size_t>(l)], c, n, a.qkv), acc[static_cast<size_t>(l)]));
     return next;
   };
   const int64_t d_main = a.d / w * w;
@@ -294,21 +306,22 @@ struct Batch {
   llvm::Value *q, *k, *v;
 };
 
-// The first float of batch bh's [rows, cols] matrix at `base`: the matrices
-// follow each other, or, packed, head h of a batch starts at column h * cols.
+// The first element of batch bh's [rows, cols] matrix of `dtype` at `base`: the
+// matrices follow each other, or, packed, head h of a batch starts at column h * cols.
 llvm::Value* matrix_ptr(LoweringContext& cx, const Dims& a, llvm::Value* base, llvm::Value* bh, int64_t rows,
-                        int64_t cols) {
-  if (!a.heads) return row_ptr(cx, base, bh, rows * cols);
+                        int64_t cols, DType dtype = DType::f32) {
+  if (!a.heads) return row_ptr(cx, base, bh, rows * cols, dtype);
   auto& b = cx.b();
   llvm::Value* heads = cx.i64c(a.heads);
   llvm::Value* at = b.CreateAdd(offset(cx, b.CreateUDiv(bh, heads), rows * a.heads * cols),
                                 offset(cx, b.CreateURem(bh, heads), cols), "", true, true);
-  return b.CreateInBoundsGEP(b.getFloatTy(), base, at);
+  return b.CreateInBoundsGEP(cx.mem_type(dtype), base, at);
 }
 
 Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
-  return {unflatten(cx, bh, a.batch_shape), matrix_ptr(cx, a, args.operand_ptr(0), bh, a.t, a.d),
-          matrix_ptr(cx, a, args.operand_ptr(1), bh, a.s, a.d), matrix_ptr(cx, a, args.operand_ptr(2), bh, a.s, a.dv)};
+  return {unflatten(cx, bh, a.batch_shape), matrix_ptr(cx, a, args.operand_ptr(0), bh, a.t, a.d, a.qkv),
+          matrix_ptr(cx, a, args.operand_ptr(1), bh, a.s, a.d, a.qkv),
+          matrix_ptr(cx, a, args.operand_ptr(2), bh, a.s, a.dv, a.qkv)};
 }
 
 void emit_forward(const KernelEmitArgs& args) {
@@ -330,11 +343,11 @@ void emit_forward(const KernelEmitArgs& args) {
       const Batch x = batch_at(cx, args, a, bh);
       llvm::Value* o = matrix_ptr(cx, a, args.result_ptr(0), bh, a.t, a.dv);
       llvm::Value* lse = row_ptr(cx, args.result_ptr(1), bh, a.t);
-      if (transpose_k) transpose_into(cx, k_t, x.k, a.s, a.d, a.row_stride(a.d), a.sp);
+      if (transpose_k) transpose_into(cx, k_t, x.k, a.qkv, a.s, a.d, a.row_stride(a.d), a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
-        llvm::Value* q_row = row_ptr(cx, x.q, i, a.row_stride(a.d));
+        llvm::Value* q_row = row_ptr(cx, x.q, i, a.row_stride(a.d), a.qkv);
         std::vector<llvm::Value*> products;
-        if (transpose_k) products = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
+        if (transpose_k) products = row_times_transposed(cx, lanes, a, q_row, a.qkv, k_t, a.d);
         const std::vector<llvm::Value*> s = score_row(
             cx, args, lanes, a, x.index,
             [&](int64_t j) {
@@ -365,9 +378,10 @@ void emit_forward(const KernelEmitArgs& args) {
                         llvm::Value* wj = lanes.broadcast(weights, j);
                         LoweringContext::Carried next;
                         for (int64_t c = 0; c < value_vectors; ++c)
-                          next.push_back(lanes.fma(
-                              wj, lanes.load(x.v, offset(cx, j, a.row_stride(a.dv), c * w), lanes.in_vector(c, a.dv)),
-                              sums[static_cast<size_t>(c)]));
+                          next.push_back(lanes.fma(wj,
+                                                   lanes.load(x.v, offset(cx, j, a.row_stride(a.dv), c * w),
+                                                              lanes.in_vector(c, a.dv), a.qkv),
+                                                   sums[static_cast<size_t>(c)]));
                         return next;
                       });
         for (int64_t c = 0; c < value_vectors; ++c)
@@ -385,6 +399,7 @@ void emit_backward(const KernelEmitArgs& args) {
   const Lanes lanes(cx);
   const Dims a = dims_of(args, w);
   const int64_t q_vectors = (a.d + w - 1) / w, value_vectors = (a.dv + w - 1) / w;
+  const DType o_dtype = args.node.in(4).dtype;
   const int64_t grain = LoweringContext::grain_for(a.t * a.s * (a.d + a.dv) / w);
   cx.parallel_for(cx.unique_name("flash_attention_backward"), a.batch, grain, [&](llvm::Value* begin, llvm::Value* end) {
     llvm::Value* k_t = cx.stack_buffer(a.d * a.sp, "k_t");
@@ -396,7 +411,7 @@ void emit_backward(const KernelEmitArgs& args) {
     cx.for_range(begin, end, 1, [&](llvm::Value* bh) {
       const Batch x = batch_at(cx, args, a, bh);
       const int64_t qk_stride = a.row_stride(a.d), v_stride = a.row_stride(a.dv);
-      llvm::Value* o = matrix_ptr(cx, a, args.operand_ptr(4), bh, a.t, a.dv);
+      llvm::Value* o = matrix_ptr(cx, a, args.operand_ptr(4), bh, a.t, a.dv, o_dtype);
       llvm::Value* lse = row_ptr(cx, args.operand_ptr(5), bh, a.t);
       llvm::Value* d_o = matrix_ptr(cx, a, args.operand_ptr(6), bh, a.t, a.dv);
       llvm::Value* dq = matrix_ptr(cx, a, args.result_ptr(0), bh, a.t, a.d);
@@ -404,12 +419,12 @@ void emit_backward(const KernelEmitArgs& args) {
       llvm::Value* dv = matrix_ptr(cx, a, args.result_ptr(2), bh, a.s, a.dv);
       zero_rows(cx, dk, a.s, a.d, qk_stride);
       zero_rows(cx, dv, a.s, a.dv, v_stride);
-      transpose_into(cx, k_t, x.k, a.s, a.d, qk_stride, a.sp);
-      transpose_into(cx, v_t, x.v, a.s, a.dv, v_stride, a.sp);
+      transpose_into(cx, k_t, x.k, a.qkv, a.s, a.d, qk_stride, a.sp);
+      transpose_into(cx, v_t, x.v, a.qkv, a.s, a.dv, v_stride, a.sp);
       cx.for_range(0, a.t, 1, [&](llvm::Value* i) {
-        llvm::Value* q_row = row_ptr(cx, x.q, i, qk_stride);
+        llvm::Value* q_row = row_ptr(cx, x.q, i, qk_stride, a.qkv);
         llvm::Value* do_row = row_ptr(cx, d_o, i, v_stride);
-        const std::vector<llvm::Value*> products = row_times_transposed(cx, lanes, a, q_row, k_t, a.d);
+        const std::vector<llvm::Value*> products = row_times_transposed(cx, lanes, a, q_row, a.qkv, k_t, a.d);
         const std::vector<llvm::Value*> s = score_row(
             cx, args, lanes, a, x.index, [&](int64_t j) { return products[static_cast<size_t>(j)]; }, false, i);
         llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, i));
@@ -426,11 +441,11 @@ void emit_backward(const KernelEmitArgs& args) {
               for (int64_t c = 0; c < value_vectors; ++c) {
                 const int64_t n = lanes.in_vector(c, a.dv);
                 dot_v = lanes.fma(lanes.load(do_row, cx.i64c(c * w), n),
-                                  lanes.load(o, offset(cx, i, v_stride, c * w), n), dot_v);
+                                  lanes.load(o, offset(cx, i, v_stride, c * w), n, o_dtype), dot_v);
               }
               llvm::Value* row_dot = cx.splat(add_lanes(cx, dot_v), w);
               // dp_ij = do_i . v_j; ds_ij = p_ij (dp_ij - D_i) * scale
-              const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, v_t, a.dv);
+              const std::vector<llvm::Value*> dp = row_times_transposed(cx, lanes, a, do_row, DType::f32, v_t, a.dv);
               for (int64_t j = 0; j < a.key_vectors; ++j) {
                 llvm::Value* p = emit_exp(cx, b.CreateFSub(s[static_cast<size_t>(j)], shift));
                 lanes.store(p, weights, cx.i64c(j * w), w);
@@ -441,7 +456,7 @@ void emit_backward(const KernelEmitArgs& args) {
               // dq_i = sum_j ds_ij k_j; dk_j += ds_ij q_i; dv_j += p_ij do_i
               std::vector<llvm::Value*> q_v, do_v;
               for (int64_t c = 0; c < q_vectors; ++c)
-                q_v.push_back(lanes.load(q_row, cx.i64c(c * w), lanes.in_vector(c, a.d)));
+                q_v.push_back(lanes.load(q_row, cx.i64c(c * w), lanes.in_vector(c, a.d), a.qkv));
               for (int64_t c = 0; c < value_vectors; ++c)
                 do_v.push_back(lanes.load(do_row, cx.i64c(c * w), lanes.in_vector(c, a.dv)));
               LoweringContext::Carried init(static_cast<size_t>(q_vectors), lanes.splat(0.0f));
@@ -453,7 +468,7 @@ void emit_backward(const KernelEmitArgs& args) {
                     for (int64_t c = 0; c < q_vectors; ++c) {
                       const int64_t n = lanes.in_vector(c, a.d);
                       llvm::Value* at_j = offset(cx, j, qk_stride, c * w);
-                      next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n), sums[static_cast<size_t>(c)]));
+                      next.push_back(lanes.fma(ds, lanes.load(x.k, at_j, n, a.qkv), sums[static_cast<size_t>(c)]));
                       lanes.store(lanes.fma(ds, q_v[static_cast<size_t>(c)], lanes.load(dk, at_j, n)), dk, at_j, n);
                     }
                     for (int64_t c = 0; c < value_vectors; ++c) {

@@ -33,6 +33,9 @@ std::string wide_concat_reason(const Node& n) {
          " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
 }
 bool is_elemental(const Node& n) { return n.def->elemental(); }
+bool is_bf16_cast(const Graph& g, const Node& n) {
+  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32;
+}
 // A kernel op that reads its operands through generators, so elemental
 // producers fuse into it.
 bool fuses_producers(const Node& n) { return n.def->lowering == Lowering::fuses_producers; }
@@ -191,6 +194,13 @@ class Fuser {
       // interpreter, checks every element it makes.
       if (may_fail(g_, pn)) {
         decide(p, root, "it can fail at run time, so it checks all its elements in a kernel of its own");
+        continue;
+      }
+      // A value is rounded to bf16 to be stored at half the bytes (what a
+      // backward keeps: bf16-matmuls, bf16-saves); recomputed in a consumer,
+      // the cast would read the f32 value instead and keep it alive.
+      if (is_bf16_cast(g_, pn)) {
+        decide(p, root, "a cast to bf16 is stored, so that its f32 operand need not live until " + label(root));
         continue;
       }
       if (!is_elemental(pn) && is_elemental(r) && epilogue_hero(group) < 0 && is_row_reduction_of(g_, pn, loop_shape)) {

@@ -53,10 +53,13 @@ void register_builtin_passes(PassRegistry& r) {
          [](const Graph& g, std::ostream* remarks) { return rewrite_flash_attention(g, remarks); }},
         true);
   // The passes above match the arithmetic as written: a change of precision
-  // (bf16-matmuls, which compiler/pipeline.h places here) comes after them.
+  // (bf16-matmuls and bf16-saves, which compiler/pipeline.h places here) comes after them.
   r.end_rewrites();
-  r.add({std::string(kBf16Pass), "matmul operands cast to bf16 (f32 sums and result): --precision bf16",
+  r.add({std::string(kBf16Passes[0]), "matmul operands cast to bf16 (f32 sums and result): --precision bf16",
          [](const Graph& g, std::ostream* remarks) { return bf16_matmuls(g, remarks); }});
+  r.add({std::string(kBf16Passes[1]),
+         "attention's q, k, v, o and layer norms' inputs kept for the backward in bf16: --precision bf16",
+         [](const Graph& g, std::ostream* remarks) { return bf16_saves(g, remarks); }});
   r.add({"dce", "drops nodes whose results reach no output and no assign", plain(dce)}, true);
   r.add({"allreduce-buckets",
          "puts a data-parallel step's allreduces in buckets, each right after its last operand is made",

@@ -14,6 +14,7 @@
 //   - the result is a verified graph (kiln::verify);
 //   - surviving nodes keep their result names where possible, so dumps stay readable.
 // compiler/passes/rewriter.h does the bookkeeping for the first three.
+#include <array>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -71,8 +72,8 @@ void register_builtin_passes(PassRegistry& r);
 // The pipeline that runs no pass (`--passes=none`): the graph goes to the
 // scheduler as written. No pass may take this name.
 inline constexpr std::string_view kNoPasses = "none";
-// The rewrite --precision bf16 adds to the default pipeline (compiler/pipeline.h).
-inline constexpr std::string_view kBf16Pass = "bf16-matmuls";
+// The rewrites --precision bf16 adds to the default pipeline, in order (compiler/pipeline.h).
+inline constexpr std::array<std::string_view, 2> kBf16Passes = {"bf16-matmuls", "bf16-saves"};
 
 struct PassOptions {
   std::vector<std::string> passes;  // empty: the default pipeline; {kNoPasses}: no pass at all

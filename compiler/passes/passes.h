@@ -54,6 +54,10 @@ Graph rewrite_linear_cross_entropy(const Graph& g, std::ostream* remarks = nullp
 // pipeline adds it after the rewrites, compiler/pipeline.h); one remark line per
 // product (bf16_matmuls.cpp).
 Graph bf16_matmuls(const Graph& g, std::ostream* remarks = nullptr);
+// After bf16-matmuls: flash_attention's q, k, v (and the backward's o) and a
+// layer norm's input as its backward reads it, stored in bf16 where a backward
+// keeps them (--precision bf16; bf16_saves.cpp).
+Graph bf16_saves(const Graph& g, std::ostream* remarks = nullptr);
 
 // Operator fusion: fusion.h.
 

@@ -190,7 +190,7 @@ TEST_CASE("kiln opt rejects bad input with a message, a non-zero exit and no out
       {{"opt", good, "--passes=simplify,fuse-all", "-o", out},
        2,
        "unknown pass 'fuse-all' (known: constant-fold, simplify, transpose-folding, pretranspose-weights, cse, "
-       "linear-cross-entropy, flash-attention, bf16-matmuls, dce, allreduce-buckets, fusion, horizontal-fusion)"},
+       "linear-cross-entropy, flash-attention, bf16-matmuls, bf16-saves, dce, allreduce-buckets, fusion, horizontal-fusion)"},
       {{"opt", good, "--print-after=nope", "-o", out}, 2, "unknown pass 'nope'"},
       {{"opt", good, "--print-after=none", "-o", out}, 2, "unknown pass 'none'"},
       {{"opt", dir.file("missing.kir"), "-o", out}, 1, "cannot read"},

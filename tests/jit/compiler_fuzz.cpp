@@ -240,32 +240,35 @@ std::optional<FuzzFailure> check_compiler(const Graph& g, const std::vector<Fuzz
                                           const std::vector<int>& threads) {
   const std::map<std::string, Tensor> bindings = fuzz_bindings(g);
   // What the interpreter observes of the graph a pipeline computes: g, or with
-  // bf16-matmuls its bf16 version (the pass changes the arithmetic on purpose;
-  // in the default pipeline it runs after flash-attention, alone on g).
+  // a precision pass (bf16-matmuls, bf16-saves) the graph its passes make up to
+  // the last of them (they change the arithmetic on purpose; in the default
+  // pipeline they run after flash-attention, alone on g).
   struct Reference {
     Graph graph;
     Observed want;
     std::map<std::string, Tensor> slack;
   };
-  enum Arithmetic { f32, bf16_alone, bf16_after_flash_attention };
-  std::map<Arithmetic, Reference> references;
-  const auto reference = [&](Arithmetic a) -> const Reference& {
-    auto it = references.find(a);
+  std::map<std::vector<std::string>, Reference> references;  // by the passes that make the graph
+  const auto reference = [&](const std::vector<std::string>& passes) -> const Reference& {
+    auto it = references.find(passes);
     if (it != references.end()) return it->second;
-    Reference r{a == f32 ? g : a == bf16_alone ? compiler::bf16_matmuls(g) : compiler::with_precision(g, DType::bf16),
-                {}, {}};
+    Reference r{g, {}, {}};
+    for (const std::string& name : passes) r.graph = compiler::PassRegistry::global().get(name).run(r.graph, nullptr);
     Interpreter interp(r.graph);
     r.want = observe(interp, bindings);
     r.slack = sensitivity(r.graph, bindings, r.want);
-    return references.emplace(a, std::move(r)).first->second;
+    return references.emplace(passes, std::move(r)).first->second;
   };
   std::optional<FuzzFailure> excused;
   for (const FuzzPipeline& p : pipelines) {
     const std::vector<std::string> names = compiler::pipeline_passes(p.options.passes);
-    const auto bf16_at = std::find(names.begin(), names.end(), compiler::kBf16Pass);
-    const bool bf16 = bf16_at != names.end();
-    const bool after_flash = bf16 && std::find(names.begin(), bf16_at, "flash-attention") != bf16_at;
-    const Reference& ref = reference(!bf16 ? f32 : after_flash ? bf16_after_flash_attention : bf16_alone);
+    auto last_precision = names.end();
+    for (auto it = names.begin(); it != names.end(); ++it)
+      if (std::find(compiler::kBf16Passes.begin(), compiler::kBf16Passes.end(), *it) != compiler::kBf16Passes.end())
+        last_precision = it;
+    const bool bf16 = last_precision != names.end();
+    const Reference& ref = reference(bf16 ? std::vector<std::string>(names.begin(), last_precision + 1)
+                                          : std::vector<std::string>{});
     const Observed& want = ref.want;
     const std::map<std::string, Tensor>& slack = ref.slack;
     compiler::JitOptions options;

@@ -28,7 +28,7 @@
 namespace kiln::test {
 
 inline constexpr Tolerance kFuzzTolerance{1e-4, 1e-4, 1e-6};
-// With bf16-matmuls, against the interpreter's run of the bf16 graph: an operand
+// With bf16-matmuls or bf16-saves, against the interpreter's run of the bf16 graph: an operand
 // the two backends computed a few f32 ulps apart may round to neighbouring bf16
 // values, 2^-8 apart, and move a product by that much of its terms.
 inline constexpr Tolerance kBf16FuzzTolerance{1e-3, 1.0 / 256, 1.0 / 256};

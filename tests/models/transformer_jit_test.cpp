@@ -147,6 +147,37 @@ TEST_CASE("the compiler fuses the tiny training step: attention, matmul epilogue
     if (n.op() == "cast") CHECK(cb.graph.value(n.operands[0]).kind == ValueKind::result);
 }
 
+TEST_CASE("in bf16 the step keeps what its backward reads in bf16: attention's q, k, v, o, layer norms' inputs") {
+  // bf16-matmuls already keeps the matmuls' operands in bf16; bf16-saves the
+  // rest, so every activation the backward reads is a bf16 copy and the
+  // planned temporaries shrink with them (base at 4,096 tokens: 0.53x f32).
+  const TransformerConfig cfg = test::tiny_config(64, 0.1);
+  AdamOptions adam;
+  adam.d_model = cfg.d_model;
+  const Graph g = build_train_graph(cfg, 16, 16, 16, adam);
+  compiler::PipelineOptions bf16, matmuls_only;
+  bf16.passes.precision = DType::bf16;
+  matmuls_only.passes.passes = compiler::pipeline_passes(bf16.passes);
+  std::erase(matmuls_only.passes.passes, "bf16-saves");
+  const compiler::CompiledGraph f32 = compiler::compile_graph(g), saves = compiler::compile_graph(g, bf16),
+                                matmuls = compiler::compile_graph(g, matmuls_only);
+  int attentions = 0;
+  for (const Node& n : saves.graph.nodes()) {
+    if (n.op() != "flash_attention" && n.op() != "flash_attention_backward") continue;
+    ++attentions;
+    CHECK(saves.graph.type(n.operands[0]).dtype == DType::bf16);
+    if (n.op() == "flash_attention_backward") CHECK(saves.graph.type(n.operands[4]).dtype == DType::bf16);
+  }
+  CHECK(attentions == 2 * (cfg.enc_layers + 2 * cfg.dec_layers));
+  const double f32_bytes = static_cast<double>(f32.program.plan.arena_bytes);
+  MESSAGE("tiny step B=16 arena: f32 " << f32_bytes << ", bf16-matmuls " << matmuls.program.plan.arena_bytes
+                                        << ", with bf16-saves " << saves.program.plan.arena_bytes);
+  CHECK(static_cast<double>(saves.program.plan.arena_bytes) < 0.85 * static_cast<double>(matmuls.program.plan.arena_bytes));
+  CHECK(compiler::check_memory_plan(compiler::plan_buffers(saves.program), compiler::plan_steps(saves.program),
+                                    saves.program.plan)
+            .empty());
+}
+
 TEST_CASE("rows with nothing to attend to give a finite loss and gradients on both backends") {
   // Row 1's source is all padding (its encoder attends to nothing, and so does
   // the decoder's cross-attention), and its target starts with padding (the first

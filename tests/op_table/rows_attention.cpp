@@ -17,6 +17,7 @@ namespace kiln::test {
 namespace {
 
 constexpr Tolerance kAttention{2e-4, 2e-4};
+const std::vector<DType> kFloatOrBf16 = {DType::f32, DType::bf16};
 
 struct Sizes {
   Shape batch;
@@ -65,6 +66,15 @@ Sample attention_sample(Rng& rng, const Sizes& z) {
   return sample;
 }
 
+// `sample` with operands `which` rounded to bf16 (--precision bf16 keeps q, k,
+// v and the backward's o so).
+Sample in_bf16(Sample sample, const std::vector<size_t>& which) {
+  for (size_t i : which)
+    sample.operands[i] = Tensor(Tensor::BF16(xt::cast<bfloat16>(sample.operands[i].f32())));
+  sample.note += sample.note.empty() ? "bf16" : ", bf16";
+  return sample;
+}
+
 std::vector<Sample> forward_samples(Rng& rng) {
   std::vector<Sample> out;
   for (int i = 0; i < 8; ++i) out.push_back(attention_sample(rng, random_sizes(rng)));
@@ -72,6 +82,10 @@ std::vector<Sample> forward_samples(Rng& rng) {
   out.back().note = "large";
   out.push_back(attention_sample(rng, {{2}, 17, 19, 16, 8, true, 4}));
   out.back().note = "packed heads";
+  for (int i = 0; i < 3; ++i) out.push_back(in_bf16(attention_sample(rng, random_sizes(rng)), {0, 1, 2}));
+  Sample packed = attention_sample(rng, {{2}, 17, 19, 16, 8, true, 4});
+  packed.note = "packed heads";
+  out.push_back(in_bf16(std::move(packed), {0, 1, 2}));
   return out;
 }
 
@@ -82,6 +96,8 @@ std::vector<Sample> backward_samples(Rng& rng) {
     const std::vector<Tensor> o_lse = run_op("flash_attention", s.operands, s.attrs);
     s.operands.insert(s.operands.end(), o_lse.begin(), o_lse.end());
     s.operands.push_back(random_tensor(rng, o_lse[0].type(), Values::moderate));
+    // bf16 q, k, v with o kept in bf16 as well, as bf16-saves keeps them.
+    if (s.operands[0].dtype() == DType::bf16) s = in_bf16(std::move(s), {4});
     out.push_back(std::move(s));
   }
   return out;
@@ -113,7 +129,7 @@ std::vector<OpInfo> attention_rows() {
   GradCheckOptions constant_mask;
   constant_mask.constant = {3};
   return {{.name = "flash_attention",
-           .dtypes = std::vector<std::vector<DType>>(4, kFloat),
+           .dtypes = {kFloatOrBf16, kFloatOrBf16, kFloatOrBf16, kFloat},
            .samples = forward_samples,
            .tolerance = kAttention,
            .no_fusion = "one kernel of its own: fusion takes no producers or consumers into it",
@@ -132,9 +148,12 @@ std::vector<OpInfo> attention_rows() {
                         {{"scale", 1.0}}},
                        // 5 columns do not split into 2 heads
                        {{{DType::f32, {3, 5}}, {DType::f32, {4, 5}}, {DType::f32, {4, 4}}, {DType::f32, {3, 4}}},
-                        {{"scale", 1.0}, {"heads", 2}}}}},
+                        {{"scale", 1.0}, {"heads", 2}}},
+                       // q, k and v of two dtypes
+                       {{{DType::bf16, {3, 4}}, {DType::f32, {5, 4}}, {DType::bf16, {5, 2}}, {DType::f32, {3, 5}}},
+                        {{"scale", 1.0}}}}},
           {.name = "flash_attention_backward",
-           .dtypes = std::vector<std::vector<DType>>(7, kFloat),
+           .dtypes = {kFloatOrBf16, kFloatOrBf16, kFloatOrBf16, kFloat, kFloatOrBf16, kFloat, kFloat},
            .samples = backward_samples,
            .tolerance = kAttention,
            .no_fusion = "one kernel of its own: fusion takes no producers or consumers into it",

@@ -66,16 +66,17 @@ TEST_CASE("bf16-matmuls: a sign test against 0 of a value with a bf16 copy reads
   CHECK(contains(lines, "before = less(%x, %zero)"));    // %x has no bf16 copy
 }
 
-TEST_CASE("--precision bf16 runs bf16-matmuls right after flash-attention; --passes runs what it names") {
+TEST_CASE("--precision bf16 runs bf16-matmuls, then bf16-saves, right after flash-attention; --passes runs what it names") {
   compiler::PassOptions opts;
   const std::vector<std::string> f32 = compiler::pipeline_passes(opts);
   CHECK(std::count(f32.begin(), f32.end(), "bf16-matmuls") == 0);
   opts.precision = DType::bf16;
   const std::vector<std::string> bf16 = compiler::pipeline_passes(opts);
-  REQUIRE(bf16.size() == f32.size() + 1);
+  REQUIRE(bf16.size() == f32.size() + 2);
   const auto flash = std::find(bf16.begin(), bf16.end(), "flash-attention");
   REQUIRE(flash != bf16.end());
   CHECK(*(flash + 1) == "bf16-matmuls");
+  CHECK(*(flash + 2) == "bf16-saves");
   opts.passes = {"cse", "dce"};
   CHECK(compiler::pipeline_passes(opts) == opts.passes);
 }

@@ -50,7 +50,7 @@ TEST_CASE("unknown pass names are errors naming them and the known passes, befor
   opts.passes = {"simplify", "fuse-everything"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }) ==
         "unknown pass 'fuse-everything' (known: constant-fold, simplify, transpose-folding, pretranspose-weights, "
-        "cse, linear-cross-entropy, flash-attention, bf16-matmuls, dce, allreduce-buckets, fusion, horizontal-fusion)");
+        "cse, linear-cross-entropy, flash-attention, bf16-matmuls, bf16-saves, dce, allreduce-buckets, fusion, horizontal-fusion)");
   opts.passes = {};
   opts.print_after = {"nope"};
   CHECK(error_of([&] { compiler::run_passes(g, opts); }).find("unknown pass 'nope'") == 0);

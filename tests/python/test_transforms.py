@@ -74,8 +74,8 @@ def test_optimize(mlp):
     assert str(kiln.optimize(mlp, passes=["cse", "dce"])) == str(mlp)
     assert str(kiln.parse(str(fused))) == str(fused)
     names = [name for name, _ in kiln.passes()]
-    assert names[:12] == ["constant-fold", "simplify", "transpose-folding", "pretranspose-weights", "cse",
-                          "linear-cross-entropy", "flash-attention", "bf16-matmuls", "dce", "allreduce-buckets",
-                          "fusion", "horizontal-fusion"]
+    assert names[:13] == ["constant-fold", "simplify", "transpose-folding", "pretranspose-weights", "cse",
+                          "linear-cross-entropy", "flash-attention", "bf16-matmuls", "bf16-saves", "dce",
+                          "allreduce-buckets", "fusion", "horizontal-fusion"]
     with pytest.raises(kiln.Error, match=r"unknown pass 'bogus' \(known: "):
         kiln.optimize(mlp, passes="bogus")
