@@ -24,10 +24,11 @@
 // llvm.fmuladd, so every element is one fixed chain over k, whatever the tiling
 // or the thread that computes it.
 //
-// bf16 operands on a CPU with avx512_bf16 (Target::bf16_dot) stay bf16: they are
-// packed as pairs of k's (gemm.cpp) and vdpbf16ps adds two exact products to each
-// f32 lane, at twice the f32 FMA's rate (its denormal inputs and results are
-// zero). Elsewhere they are widened to f32 as they are packed.
+// bf16 operands on a CPU where vdpbf16ps outruns f32 FMAs (Target::bf16_dot: Zen
+// 4 and 5) stay bf16: they are packed as pairs of k's (gemm.cpp) and vdpbf16ps
+// adds two exact products to each f32 lane, at twice the f32 FMA's rate (its
+// denormal inputs and results are zero). Elsewhere (Intel's avx512_bf16 CPUs
+// too, where it runs at half that rate) they are widened to f32 as they are packed.
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -42,6 +42,14 @@ std::string host_features() {
   return features;
 }
 
+// Whether vdpbf16ps (two bf16 products summed into each f32 lane) outruns f32
+// FMAs on bf16 operands widened as packed. On Zen 4 and 5 it does (their
+// 512-bit FMAs run as two halves; the GEMMs of bf16 operands reached 140-215
+// GFLOP/s a core against f32's 115). On Intel's Sapphire Rapids it runs at
+// about half the FMAs' rate (`kiln bench --op matmul --precision bf16`: the
+// small step's products at 63-85 GFLOP/s, widened 85-148), so Intel widens.
+bool dot_outruns_fma(const std::string& cpu) { return cpu.rfind("znver", 0) == 0; }
+
 int vector_width_of(const llvm::MCSubtargetInfo& sti) {
   if (sti.checkFeatures("+avx512f")) return 16;
   if (sti.checkFeatures("+avx")) return 8;
@@ -72,7 +80,8 @@ Target detect_target(const std::string& cpu_override) {
   }
   const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(t);
   t.vector_width = vector_width_of(*tm->getMCSubtargetInfo());
-  t.bf16_dot = t.vector_width == 16 && tm->getMCSubtargetInfo()->checkFeatures("+avx512bf16");
+  t.bf16_dot = t.vector_width == 16 && tm->getMCSubtargetInfo()->checkFeatures("+avx512bf16") &&
+               dot_outruns_fma(t.cpu);
   return t;
 }
 

@@ -16,8 +16,9 @@ struct Target {
   std::string features;  // "+avx2,+fma,..." (empty: those implied by `cpu`)
   // f32 lanes of the vector types codegen uses: 16 with avx512f, 8 with avx, else 4.
   int vector_width = 4;
-  // avx512_bf16 with 16 lanes: GEMMs of bf16 operands use vdpbf16ps (two bf16
-  // products summed into each f32 lane), the others widen bf16 to f32 as they load.
+  // avx512_bf16 with 16 lanes on a CPU where vdpbf16ps (two bf16 products
+  // summed into each f32 lane) outruns f32 FMAs (AMD's Zen 4 and 5, not Intel's):
+  // GEMMs of bf16 operands use it; otherwise they widen bf16 to f32 as they load.
   bool bf16_dot = false;
 };
 
