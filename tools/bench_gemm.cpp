@@ -67,13 +67,16 @@ Shape stored(int64_t batch, int64_t rows, int64_t cols) {
 }
 
 // The JIT's matmul of operands of dtype t (C is f32 either way).
-std::unique_ptr<compiler::JitExecutable> kiln_gemm(const GemmShape& s, const Operands& x, DType t) {
+std::unique_ptr<compiler::JitExecutable> kiln_gemm(const GemmShape& s, const Operands& x, DType t,
+                                                   const std::string& target_cpu) {
   Graph g("gemm");
   Builder b(g);
   const Shape a_shape = s.ta ? stored(s.batch, s.k, s.m) : stored(s.batch, s.m, s.k);
   const Shape b_shape = s.tb ? stored(s.batch, s.n, s.k) : stored(s.batch, s.k, s.n);
   b.output(ops::matmul(b, b.input("a", {t, a_shape}), b.input("b", {t, b_shape}), s.ta, s.tb));
-  auto exe = std::make_unique<compiler::JitExecutable>(g);
+  compiler::JitOptions options;
+  options.target_cpu = target_cpu;
+  auto exe = std::make_unique<compiler::JitExecutable>(g, options);
   exe->bind("a", as_tensor(x.a, a_shape, t));
   exe->bind("b", as_tensor(x.b, b_shape, t));
   return exe;
@@ -96,9 +99,10 @@ std::string dims(const GemmShape& s) {
 void bench_gemm(const BenchOptions& opts) {
   const int64_t batch = opts.batch > 0 ? opts.batch : (opts.config == "base" ? 16 : 32);
   std::vector<BlasPeer> peers;
+  const int lanes = bench_lanes(opts);
   for (auto load : {&BlasPeer::openblas, &BlasPeer::onednn}) {
     std::string why;
-    if (std::optional<BlasPeer> p = load(why))
+    if (std::optional<BlasPeer> p = load(lanes, why))
       peers.push_back(std::move(*p));
     else
       std::printf("(%s: not compared)\n", why.c_str());
@@ -106,9 +110,10 @@ void bench_gemm(const BenchOptions& opts) {
   const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
   std::vector<int> counts = {1};
   if (threads > 1) counts.push_back(threads);
-  std::printf("\nmatmul GFLOP/s on the products of %s's training step (B=%lld, S=T=%lld, vocab %lld): M x K x N\n",
+  std::printf("\nmatmul GFLOP/s on the products of %s's training step (B=%lld, S=T=%lld, vocab %lld): M x K x N, "
+              "%d-lane code\n",
               opts.config.c_str(), static_cast<long long>(batch), static_cast<long long>(opts.tgt_len),
-              static_cast<long long>(opts.vocab));
+              static_cast<long long>(opts.vocab), lanes);
   // --precision bf16: also kiln's GEMM of bf16 operands (f32 sums), beside the f32 ones.
   const bool bf16 = opts.precision == DType::bf16;
   std::printf("%-20s %-22s %3s %8s", "product", "shape", "thr", "kiln");
@@ -123,8 +128,9 @@ void bench_gemm(const BenchOptions& opts) {
     const bool print = row > 0;
     Operands x{filled(s.batch * s.m * s.k, 1), filled(s.batch * s.k * s.n, 2),
                std::vector<float>(static_cast<size_t>(s.batch * s.m * s.n))};
-    const std::unique_ptr<compiler::JitExecutable> kiln = kiln_gemm(s, x, DType::f32);
-    const std::unique_ptr<compiler::JitExecutable> kiln_bf16 = bf16 ? kiln_gemm(s, x, DType::bf16) : nullptr;
+    const std::unique_ptr<compiler::JitExecutable> kiln = kiln_gemm(s, x, DType::f32, opts.target_cpu);
+    const std::unique_ptr<compiler::JitExecutable> kiln_bf16 =
+        bf16 ? kiln_gemm(s, x, DType::bf16, opts.target_cpu) : nullptr;
     const double flops = 2.0 * static_cast<double>(s.batch * s.m * s.k * s.n);
     for (int t : counts) {
       kiln_set_num_threads(t);

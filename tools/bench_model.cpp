@@ -46,6 +46,7 @@ compiler::JitOptions jit_options(const BenchOptions& opts, const std::string& ca
   compiler::JitOptions o;
   o.kernels.cache_dir = cache_dir;
   o.pipeline.passes.precision = opts.precision;
+  o.target_cpu = opts.target_cpu;
   return o;
 }
 
@@ -181,7 +182,7 @@ void bench_model(const BenchOptions& given) {
   r.tokens = opts.batch * ranks * (opts.src_len + opts.tgt_len);
   r.tokens_per_s = static_cast<double>(r.tokens) / r.step.median_ms * 1000;
   if (rank != 0) return;  // rank 0 reports for the job
-  if (opts.peak && ranks == 1) r.peak = measure_peak(kiln_num_threads());
+  if (opts.peak && ranks == 1) r.peak = measure_peak(kiln_num_threads(), 0.3, bench_lanes(opts));
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.rss_mib = static_cast<double>(usage.ru_maxrss) / 1024;

@@ -66,9 +66,9 @@ struct Kernel {
   double flops(int64_t iterations) const { return 2.0 * lanes * chains * static_cast<double>(iterations); }
 };
 
-Kernel widest_kernel() {
+Kernel widest_kernel(int max_lanes) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"avx512", 16, kChains512, fma_chains_avx512};
+  if (__builtin_cpu_supports("avx512f") && max_lanes >= 16) return {"avx512", 16, kChains512, fma_chains_avx512};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2", 8, kChains256, fma_chains_avx2};
   throw Error("bench --peak: this CPU has neither AVX-512 nor AVX2 with FMA");
 }
@@ -105,8 +105,8 @@ double best_gflops(const Kernel& k, int threads, int64_t iterations) {
 
 }  // namespace
 
-PeakFlops measure_peak(int threads, double seconds) {
-  const Kernel k = widest_kernel();
+PeakFlops measure_peak(int threads, double seconds, int max_lanes) {
+  const Kernel k = widest_kernel(max_lanes);
   int64_t iterations = 1 << 14;
   double took = 0;
   while ((took = run_threads(k, 1, iterations)) < 0.02) iterations *= 2;
@@ -137,8 +137,8 @@ double measure_bandwidth(int threads) {
 
 void bench_peak(const BenchOptions& opts) {
   const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();
-  const std::string cpu = compiler::detect_target().cpu;
-  const PeakFlops p = measure_peak(threads);
+  const std::string cpu = compiler::detect_target(opts.target_cpu).cpu;
+  const PeakFlops p = measure_peak(threads, 0.3, bench_lanes(opts));
   if (opts.json) {
     nlohmann::ordered_json j;
     j["cpu"] = cpu;

@@ -16,9 +16,10 @@ struct PeakFlops {
   double gflops_1 = 0, gflops_n = 0;
 };
 
-// Measures for about `seconds` per thread count; `threads` >= 1. Throws kiln::Error
-// on a CPU without AVX2 and FMA.
-PeakFlops measure_peak(int threads, double seconds = 0.3);
+// Measures for about `seconds` per thread count with vectors of at most
+// `max_lanes` f32s (the code a --target-cpu runs); `threads` >= 1. Throws
+// kiln::Error on a CPU without AVX2 and FMA.
+PeakFlops measure_peak(int threads, double seconds = 0.3, int max_lanes = 16);
 
 // This machine's memory bandwidth in GB/s (bytes read plus bytes written): each
 // of `threads` threads copies its share of a buffer far larger than the caches,

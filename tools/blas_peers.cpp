@@ -41,14 +41,25 @@ std::optional<BlasPeer> BlasPeer::load(Api api, const char* name, const char* fi
   return p;
 }
 
-std::optional<BlasPeer> BlasPeer::openblas(std::string& why) {
-  // The environment may pin OpenBLAS to an older core's kernels (OPENBLAS_CORETYPE
-  // is read when the library loads); let it pick this CPU's.
-  unsetenv("OPENBLAS_CORETYPE");
+std::optional<BlasPeer> BlasPeer::openblas(int lanes, std::string& why) {
+  // OPENBLAS_CORETYPE is read when the library loads: Haswell's kernels are
+  // its AVX2 ones (Zen's too), Nehalem's its SSE ones. Else unset, as the
+  // environment may pin an older core's kernels: it picks this CPU's.
+  if (lanes == 8)
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  else if (lanes == 4)
+    setenv("OPENBLAS_CORETYPE", "Nehalem", 1);
+  else
+    unsetenv("OPENBLAS_CORETYPE");
   return load(Api::cblas, "OpenBLAS", "libopenblas.so.0", "cblas_sgemm", "openblas_set_num_threads", why);
 }
 
-std::optional<BlasPeer> BlasPeer::onednn(std::string& why) {
+std::optional<BlasPeer> BlasPeer::onednn(int lanes, std::string& why) {
+  // ONEDNN_MAX_CPU_ISA caps the kernels oneDNN picks when it first runs.
+  if (lanes == 8)
+    setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 1);
+  else if (lanes == 4)
+    setenv("ONEDNN_MAX_CPU_ISA", "SSE41", 1);
   // Debian's oneDNN runs on OpenMP, which it loads with itself.
   return load(Api::dnnl, "oneDNN", "libdnnl.so.2", "dnnl_sgemm", "omp_set_num_threads", why);
 }

@@ -12,8 +12,11 @@ namespace kiln::cli {
 class BlasPeer {
  public:
   // "OpenBLAS" or "oneDNN"; nullopt (with `why` set) when the library is missing.
-  static std::optional<BlasPeer> openblas(std::string& why);
-  static std::optional<BlasPeer> onednn(std::string& why);
+  // Their kernels are those of vectors of `lanes` f32s (16: the host's widest;
+  // 8: AVX2, 4: SSE), as kiln's code for a --target-cpu of that width: the
+  // environment variables each library reads when it loads or first runs.
+  static std::optional<BlasPeer> openblas(int lanes, std::string& why);
+  static std::optional<BlasPeer> onednn(int lanes, std::string& why);
 
   const std::string& name() const { return name_; }
   void set_threads(int threads) const;

@@ -78,6 +78,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts) {
                 "measure this machine's f32 FMA peak at 1 thread and at --threads; with --model, also report the "
                 "training step's share of it");
   add_precision_flag(cmd, opts.precision);
+  cmd->add_option("--target-cpu", opts.target_cpu,
+                  "kiln's code for this CPU instead of the host's, e.g. znver3 or haswell on an AVX-512 host (its "
+                  "AVX2 kernels); --op matmul pins OpenBLAS and oneDNN to the same vector width "
+                  "(OPENBLAS_CORETYPE, ONEDNN_MAX_CPU_ISA), --peak measures FMA chains of that width");
   cmd->add_flag("--json", opts.json, "--peak, --model: print one JSON line instead of the report");
   cmd->add_option("--trace", opts.trace,
                   "--model: also time every kernel call of 5 steps and write their Chrome trace to this file (under "
@@ -216,7 +220,9 @@ void print_op_table(const BenchOptions& opts) {
     const std::map<std::string, Tensor> inputs = random_inputs(g, c.index_bound);
     std::unique_ptr<compiler::JitExecutable> jit;
     try {
-      jit = std::make_unique<compiler::JitExecutable>(g);
+      compiler::JitOptions o;
+      o.target_cpu = opts.target_cpu;
+      jit = std::make_unique<compiler::JitExecutable>(g, o);
     } catch (const Error& e) {
       std::printf("%-14s %-34s skipped: %s\n", c.name.c_str(), c.shapes.c_str(), e.what());
       continue;
@@ -234,13 +240,28 @@ void print_op_table(const BenchOptions& opts) {
 
 }  // namespace
 
+int bench_lanes(const BenchOptions& opts) {
+  const compiler::Target host = compiler::detect_target();
+  if (opts.target_cpu.empty()) return host.vector_width;
+  compiler::Target target;
+  try {
+    target = compiler::detect_target(opts.target_cpu);
+  } catch (const Error& e) {
+    throw Error(std::string("--target-cpu: ") + e.what());
+  }
+  if (target.vector_width > host.vector_width || (target.bf16_dot && !host.bf16_dot))
+    throw Error("--target-cpu " + opts.target_cpu + ": this host (" + host.cpu + ") cannot run its code");
+  return target.vector_width;
+}
+
 void bench(const BenchOptions& opts) {
   kiln_set_num_threads(opts.threads);
+  bench_lanes(opts);  // an unknown or too new --target-cpu fails before anything runs
   if (!opts.model.empty()) return bench_model(opts);
   if (opts.peak) return bench_peak(opts);
   if (opts.json) throw Error("bench: --json needs --peak or --model");
   check_rows(opts);
-  const compiler::Target target = compiler::detect_target();
+  const compiler::Target target = compiler::detect_target(opts.target_cpu);
   std::printf(
       "kiln bench: %s (%s), %d f32 lanes; JIT on %d threads, interpreter on 1; median of up to %d runs "
       "after a warm-up\n",

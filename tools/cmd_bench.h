@@ -35,7 +35,14 @@ struct BenchOptions {
   std::string trace;               // --model: write the Chrome trace of 5 profiled steps here
   DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls pass;
                                    // --op matmul: adds kiln's GEMM of bf16 operands
+  // --target-cpu: kiln's code for this CPU (empty: the host's); --op matmul
+  // pins OpenBLAS and oneDNN to its vector width, --peak measures at it.
+  std::string target_cpu;
 };
+
+// The f32 lanes of opts.target_cpu's vectors, or of the host's. Throws
+// kiln::Error for a CPU LLVM does not know or whose code this host cannot run.
+int bench_lanes(const BenchOptions& opts);
 
 // Adds the `bench` subcommand and its flags to `app`, filling `opts`.
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opts);

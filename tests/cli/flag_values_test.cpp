@@ -8,6 +8,7 @@
 
 #include "cli/run_kiln.h"
 #include "compiler/runtime/thread_limit.h"
+#include "compiler/target/target.h"
 #include "file_size_limit.h"
 
 namespace fs = std::filesystem;
@@ -57,6 +58,22 @@ TEST_CASE("kiln bench --op names a row that exists") {
   const KilnResult r = run_kiln({"bench", "--op", "nosuch"});
   CHECK(r.status != 0);
   CHECK(r.err.find("--op: no benchmark row 'nosuch' (rows: add exp") != std::string::npos);
+}
+
+TEST_CASE("kiln bench --target-cpu names a CPU LLVM knows whose code this host runs") {
+  const KilnResult unknown = run_kiln({"bench", "--peak", "--target-cpu", "nosuch"});
+  CHECK(unknown.status != 0);
+  CHECK(unknown.err.find("--target-cpu: unknown target CPU 'nosuch'") != std::string::npos);
+  // SSE's 4 lanes run anywhere kiln does; then the peak is measured at AVX2's 8, its narrowest.
+  const KilnResult sse = run_kiln({"bench", "--peak", "--json", "--threads", "1", "--target-cpu", "nehalem"});
+  CHECK(sse.status == 0);
+  CHECK(sse.out.find("\"cpu\":\"nehalem\"") != std::string::npos);
+  CHECK(sse.out.find("\"lanes\":8") != std::string::npos);
+  if (kiln::compiler::detect_target().vector_width < 16) {  // an AVX2 host cannot run AVX-512 code
+    const KilnResult wide = run_kiln({"bench", "--peak", "--target-cpu", "skylake-avx512"});
+    CHECK(wide.status != 0);
+    CHECK(wide.err.find("--target-cpu skylake-avx512: this host") != std::string::npos);
+  }
 }
 
 TEST_CASE("kiln bench refuses the flags of a model's step without --model, naming the flag") {
