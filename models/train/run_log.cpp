@@ -31,8 +31,35 @@ RunLog::RunLog(const std::string& dir, int64_t step) : path_((std::filesystem::p
   if (!out_) throw Error("cannot write " + path_);
 }
 
-void RunLog::write(const std::string& json_object) {
-  out_ << json_object << '\n';
+void RunLog::start(int64_t step, const nlohmann::ordered_json& settings) {
+  write({{"event", "start"}, {"step", step}, {"settings", settings}});
+}
+
+void RunLog::train(int64_t step, double loss, double lr, double tokens_per_second, double minutes) {
+  write({{"event", "train"},
+         {"step", step},
+         {"loss", loss},
+         {"lr", lr},
+         {"tokens_per_second", tokens_per_second},
+         {"minutes", minutes}});
+}
+
+void RunLog::dev(int64_t step, double minutes, double loss, double bleu, double chrf, bool best) {
+  write({{"event", "dev"},
+         {"step", step},
+         {"minutes", minutes},
+         {"loss", loss},
+         {"bleu", bleu},
+         {"chrf", chrf},
+         {"best", best}});
+}
+
+void RunLog::stop(int64_t step, const std::string& reason) {
+  write({{"event", "stop"}, {"step", step}, {"reason", reason}});
+}
+
+void RunLog::write(const nlohmann::ordered_json& line) {
+  out_ << line.dump() << '\n';
   out_.flush();
   if (!out_) throw Error("cannot write " + path_);
 }

@@ -9,6 +9,7 @@
 // one uninterrupted run. Each line is flushed as it is written.
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace kiln::models {
@@ -17,10 +18,15 @@ class RunLog {
  public:
   // Opens DIR/log.jsonl for appending, keeping only lines up to `step` (0: a new run).
   RunLog(const std::string& dir, int64_t step);
-  // Appends one line: `json_object` is a JSON object's text.
-  void write(const std::string& json_object);
+  // The lines of the events above, one each.
+  void start(int64_t step, const nlohmann::ordered_json& settings);
+  void train(int64_t step, double loss, double lr, double tokens_per_second, double minutes);
+  void dev(int64_t step, double minutes, double loss, double bleu, double chrf, bool best);
+  void stop(int64_t step, const std::string& reason);
 
  private:
+  void write(const nlohmann::ordered_json& line);
+
   std::string path_;
   std::ofstream out_;
 };

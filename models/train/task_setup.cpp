@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/ir/error.h"
+#include "engine/ir/read_file.h"
 #include "models/tasks/text_task.h"
 
 namespace kiln::models {
@@ -20,6 +21,26 @@ std::unique_ptr<Task> make_task(const std::string& name, const std::string& chec
   }
   if (name == kTextTask) return open_text_task(checkpoint_dir);
   throw Error("unknown task '" + name + "' (choices: copy, de-en, text)");
+}
+
+void prepare_run_corpus(const TextTaskOptions& text, const std::string& prepared_dir, const std::string& checkpoint_dir,
+                        bool continued, std::ostream& log) {
+  if (!continued && text.train.empty()) {
+    use_prepared_corpus(prepared_dir, checkpoint_dir);
+    return;
+  }
+  if (!continued) {
+    prepare_text_corpus(text,
+                        prepared_dir.empty() ? (std::filesystem::path(checkpoint_dir) / "data").string() : prepared_dir,
+                        checkpoint_dir, log);
+    return;
+  }
+  if (text.train.empty()) return;
+  const std::string path = (std::filesystem::path(checkpoint_dir) / "corpus.json").string();
+  const TextCorpusInfo info = text_corpus_info_from_json(read_file(path, kMiB, "corpus.json"), path);
+  if (info.fingerprint != text_corpus_fingerprint(text))
+    throw Error("--resume: the corpus files or their settings differ from those " + checkpoint_dir +
+                " was trained on (leave out --train, --valid and the rest to continue on its prepared corpus)");
 }
 
 }  // namespace kiln::models

@@ -23,7 +23,7 @@ struct TrainerState {
   // `parts`, on whatever rank count divides it.
   int64_t parts = 1, ranks = 1;
   double lr_factor = 0;
-  double train_seconds = 0;  // training wall time so far (Trainer::training_seconds, over resumes)
+  double train_seconds = 0;  // training time so far, over resumes (train_clock.h)
   std::vector<EvalPoint> train_losses, dev_losses;
   std::vector<EvalPoint> dev_bleu, dev_chrf;  // each dev evaluation's scores (EvalPoint::loss holds the score)
   // Choosing the model to keep: the metric (loss, bleu or chrf), the best

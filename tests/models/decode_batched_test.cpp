@@ -14,17 +14,13 @@
 #include "models/decode/beam.h"
 #include "models/decode/decode_all.h"
 #include "models/decode/decoder.h"
+#include "transformer_test_inputs.h"
 
 using namespace kiln;
 using namespace kiln::models;
+using kiln::test::interpreter_backend;
 
 namespace {
-
-const compiler::BackendOptions kInterpreter = [] {
-  compiler::BackendOptions o;
-  o.backend = "interp";
-  return o;
-}();
 
 // 40 steps on the interpreter: past uniform outputs, far from certain ones.
 const Checkpoint& trained_copy_model() {
@@ -74,7 +70,7 @@ Tensor alone(const Decoder& decoder, const std::vector<int32_t>& src) {
 
 TEST_CASE("batched beam search gives each sentence the hypotheses and scores beam_search gives it alone") {
   const Checkpoint& c = trained_copy_model();
-  Decoder decoder(c.config, c.tensors, kInterpreter);
+  Decoder decoder(c.config, c.tensors, interpreter_backend());
   const auto srcs = sources();
   const auto lens = limits(srcs);
   bool finished_early = false;
@@ -104,7 +100,7 @@ TEST_CASE("batched beam search gives each sentence the hypotheses and scores bea
 
 TEST_CASE("batched greedy decoding gives each sentence what decoding it alone gives") {
   const Checkpoint& c = trained_copy_model();
-  Decoder decoder(c.config, c.tensors, kInterpreter);
+  Decoder decoder(c.config, c.tensors, interpreter_backend());
   const auto srcs = sources();
   const auto lens = limits(srcs);
   for (int64_t batch_tokens : {100000, 200}) {
@@ -126,7 +122,7 @@ TEST_CASE("batched greedy decoding gives each sentence what decoding it alone gi
 
 TEST_CASE("n-best lists come best first, each the head of a longer one") {
   const Checkpoint& c = trained_copy_model();
-  Decoder decoder(c.config, c.tensors, kInterpreter);
+  Decoder decoder(c.config, c.tensors, interpreter_backend());
   const auto srcs = sources();
   const auto lens = limits(srcs);
   const auto four = decode_nbest(decoder, srcs, lens, kTokens, {4, 0.6, 4096, 4});

@@ -15,21 +15,15 @@
 #include "models/decode/greedy.h"
 #include "models/transformer/transformer.h"
 #include "sequence_log_prob.h"
+#include "transformer_test_inputs.h"
 
 using namespace kiln;
 using namespace kiln::models;
 using kiln::test::kBos;
 using kiln::test::kEos;
+using kiln::test::interpreter_backend;
 
 namespace {
-
-// Decoding's logic does not depend on the backend (the JIT matches the
-// interpreter, tests/jit), and the interpreter needs no compile.
-const compiler::BackendOptions kInterpreter = [] {
-  compiler::BackendOptions o;
-  o.backend = "interp";
-  return o;
-}();
 
 TransformerConfig small_config() {
   TransformerConfig cfg = preset_config("tiny");
@@ -61,7 +55,7 @@ const std::vector<std::vector<int32_t>> kSentences = {
 }  // namespace
 
 TEST_CASE("beam search of size 1 is greedy decoding") {
-  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), interpreter_backend());
   for (const auto& src : kSentences) {
     const Tensor s = row(src, 8);
     const auto greedy = greedy_decode(decoder, s, {9}, {kBos, kEos});
@@ -72,7 +66,7 @@ TEST_CASE("beam search of size 1 is greedy decoding") {
 }
 
 TEST_CASE("beam hypotheses come best first and score their log-prob over the length penalty") {
-  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), interpreter_backend());
   for (const auto& src : kSentences) {
     const Tensor s = row(src, 8);
     const auto hyps = beam_search(decoder, s, 9, {kBos, kEos}, {4, 0.6});
@@ -99,7 +93,7 @@ TEST_CASE("the length penalty is GNMT's") {
 }
 
 TEST_CASE("greedy decoding stops at eos and at each row's limit") {
-  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), interpreter_backend());
   Tensor::I32 src = Tensor::I32::from_shape({3, 8});
   src.fill(0);
   for (size_t r = 0; r < 3; ++r)
@@ -121,7 +115,7 @@ TEST_CASE("greedy decoding stops at eos and at each row's limit") {
 }
 
 TEST_CASE("batched greedy decoding equals decoding one sentence at a time") {
-  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), interpreter_backend());
   const std::vector<int64_t> limits(kSentences.size(), 12);
   const auto batched = decode_all(decoder, kSentences, limits, {kBos, kEos}, {1, 0.6, 128});
   for (size_t i = 0; i < kSentences.size(); ++i) {
@@ -209,7 +203,7 @@ TEST_CASE("greedy and beam search never produce padding, unknown or bos, even wh
   for (const auto& out : greedy_decode(stub, row({4, 5}, 2), {4}, tokens)) CHECK(out == std::vector<int32_t>{5, 5, 5, 5});
   for (const Hypothesis& h : beam_search(stub, row({4, 5}, 2), 4, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));
   // An untrained model: nothing it decodes holds an excluded id.
-  Decoder decoder(small_config(), peaked_params(small_config()), kInterpreter);
+  Decoder decoder(small_config(), peaked_params(small_config()), interpreter_backend());
   for (const auto& src : kSentences) {
     for (const auto& out : greedy_decode(decoder, row(src, 5), {10}, tokens)) CHECK(!any_special(out));
     for (const Hypothesis& h : beam_search(decoder, row(src, 5), 10, tokens, BeamOptions{4, 0.6})) CHECK(!any_special(h.tokens));

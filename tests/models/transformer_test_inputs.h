@@ -5,12 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backend.h"
 #include "engine/executable.h"
 #include "engine/param_init.h"
 #include "engine/tensor/tensor.h"
 #include "models/transformer/config.h"
 
 namespace kiln::test {
+
+// The interpreter's backend options. A model's logic does not depend on the
+// backend (the JIT matches the interpreter, tests/jit), and the interpreter
+// needs no compile.
+inline compiler::BackendOptions interpreter_backend() {
+  compiler::BackendOptions o;
+  o.backend = "interp";
+  return o;
+}
 
 // The `tiny` preset with a small vocabulary, so tests run in moments.
 inline models::TransformerConfig tiny_config(int64_t vocab, double dropout) {
