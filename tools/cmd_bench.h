@@ -33,7 +33,7 @@ struct BenchOptions {
   bool per_kernel = false;         // --model: the step's time by kernel kind, at 1 thread and at --threads
   bool json = false;               // --peak, --model: one JSON line instead of the report
   std::string trace;               // --model: write the Chrome trace of 5 profiled steps here
-  DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls pass;
+  DType precision = DType::f32;    // --model: --precision bf16 runs the bf16-matmuls and bf16-saves passes;
                                    // --op matmul: adds kiln's GEMM of bf16 operands
   // --target-cpu: kiln's code for this CPU (empty: the host's); --op matmul
   // pins OpenBLAS and oneDNN to its vector width, --peak measures at it.

@@ -49,7 +49,7 @@ std::string passes_footer() {
 void add_precision_flag(CLI::App* sub, DType& precision) {
   sub->add_option_function<std::string>(
          "--precision", [&precision](const std::string& p) { precision = *parse_dtype(p); },
-         "f32, or bf16: matmul operands rounded to bf16 (f32 products, sums and results; the bf16-matmuls pass)")
+         "f32, or bf16: matmul operands rounded to bf16 (f32 products, sums and results), and what the backward keeps stored in bf16 (the bf16-matmuls and bf16-saves passes)")
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->default_str("f32");
 }

@@ -49,7 +49,7 @@ py::array array_copy(const Tensor& t);
 // A pass list given as None (the default pipeline), "a,b" or a list of names.
 std::vector<std::string> pass_names(const py::object& passes);
 
-// The `precision` argument: 'f32' or 'bf16' (the bf16-matmuls pass); kiln::Error otherwise.
+// The `precision` argument: 'f32' or 'bf16' (the bf16-matmuls and bf16-saves passes); kiln::Error otherwise.
 DType parse_precision(const std::string& precision);
 
 // The decoding and training functions' backend, threads (0: all cores; set
