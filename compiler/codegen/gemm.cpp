@@ -21,7 +21,7 @@ GemmBlocking gemm_blocking(int vector_width) {
   g.mr = (registers - 3) / 2;
   g.kc = vector_width >= 16 ? 1024 : 256;
   g.mc = 16 * g.mr;
-  g.nc = 8 * g.nr;
+  g.nc = (vector_width >= 16 ? 8 : 32) * g.nr;
   return g;
 }
 
@@ -371,8 +371,8 @@ llvm::Value* dot_bf16_pairs(LoweringContext& cx, llvm::Value* acc, llvm::Value* 
 
 // Packing buffers live on the stack of the outlined task function (allocas in its
 // entry block, 64-byte aligned), sized by the task's blocks: at most (MC + NC) *
-// KC floats, 1.9 MiB with AVX-512 (MC = 224, NC = 256, KC = 1024) and 224 KiB
-// with AVX2 (KC = 256), well within the default 8 MiB stacks of the runtime's
+// KC floats, 1.9 MiB with AVX-512 (MC = 224, NC = 256, KC = 1024) and 608 KiB
+// with AVX2 (MC = 96, NC = 512, KC = 256), well within the default 8 MiB stacks of the runtime's
 // threads and the main thread. Nothing is allocated while a kernel runs.
 //
 // Tasks are numbered (batch, N block, M block) with the M block fastest, and a

@@ -56,12 +56,18 @@ namespace kiln::compiler {
 //        bench --op matmul` (a weight gradient, x^T dy over 1024 tokens, 78 ->
 //        100 GFLOP/s; bf16 139 -> 201) and the others no slower; 2048 was no
 //        better. The smaller L2s of AVX2 machines keep 256;
-//   MC = 16 MR, NC = 8 NR: the most rows and columns packed per block; the A
-//        block (MC x KC) is reused across NC columns, the B block across MC rows,
-//        and larger blocks pack each element fewer times. In a single-thread
-//        sweep on Zen 4 (KC 128-512, MC 8-24 MR, NC 4-16 NR) this choice was
-//        within 5% of the best whose buffers fit in 0.5 MiB of stack, and 10%
-//        faster than KC = 256, MC = 8 MR, NC = 4 NR.
+//   MC = 16 MR, NC = 8 NR (32 NR with AVX2 and SSE): the most rows and columns
+//        packed per block; the A block (MC x KC) is reused across NC columns,
+//        the B block across MC rows, and larger blocks pack each element fewer
+//        times. In a single-thread sweep on Zen 4 (KC 128-512, MC 8-24 MR, NC
+//        4-16 NR) this choice was within 5% of the best whose buffers fit in
+//        0.5 MiB of stack, and 10% faster than KC = 256, MC = 8 MR, NC = 4 NR.
+//        AVX2's 16-column panels made NC = 8 NR only 128 columns: a transposed
+//        A was packed again for every 128 columns of C. With 32 NR (512) the
+//        AVX2 GEMMs of the small and base steps went from 0.87-0.89 to
+//        0.91-0.94 of the better of OpenBLAS and oneDNN on average (`kiln bench
+//        --op matmul --target-cpu znver3 --cpu-time` on Sapphire Rapids, two
+//        rounds; 64 NR no better).
 struct GemmBlocking {
   int w = 0;  // f32 lanes of a vector
   int mr = 0, nr = 0;
