@@ -74,13 +74,8 @@ class Lanes {
 
   // ... of a buffer of `dtype` (f32, or bf16 widened to f32).
   llvm::Value* load(llvm::Value* ptr, llvm::Value* offset, int64_t lanes, DType dtype = DType::f32) const {
-    llvm::Type* elem = cx_.mem_type(dtype);
-    llvm::Type* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(w_));
-    const llvm::Align align(dtype_size(dtype));
-    llvm::Value* at = cx_.b().CreateInBoundsGEP(elem, ptr, offset);
-    llvm::Value* v = lanes == w_ ? static_cast<llvm::Value*>(cx_.b().CreateAlignedLoad(type, at, align))
-                                 : cx_.b().CreateMaskedLoad(type, at, align, mask(lanes),
-                                                            llvm::Constant::getNullValue(type));
+    if (lanes == w_) return cx_.load(dtype, ptr, offset, w_);
+    llvm::Value* v = cx_.load_stored(dtype, ptr, offset, w_, mask(lanes));
     return dtype == DType::bf16 ? cx_.widen_bf16(v) : v;
   }
 

@@ -58,20 +58,11 @@ llvm::Value* lanes_below(LoweringContext& cx, int w, int64_t first, llvm::Value*
 
 llvm::Value* add(LoweringContext& cx, llvm::Value* a, llvm::Value* b) { return cx.b().CreateAdd(a, b, "", true, true); }
 
-// n elements of dtype t as stored, from `offset` of `base` (lanes off `mask`:
-// 0). Not inbounds: past the mask the address may leave the operand.
-llvm::Value* load_stored(LoweringContext& cx, DType t, int n, llvm::Value* base, llvm::Value* offset,
-                         llvm::Value* mask) {
-  auto* vec = llvm::FixedVectorType::get(cx.mem_type(t), static_cast<unsigned>(n));
-  return cx.b().CreateMaskedLoad(vec, cx.b().CreateGEP(cx.mem_type(t), base, offset), llvm::Align(dtype_size(t)), mask,
-                                 llvm::Constant::getNullValue(vec));
-}
-
 // W elements of an operand of dtype t as f32, rounded to bf16 if `round` (an
 // f32 operand of a bf16 product: GemmProblem).
 llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base, llvm::Value* offset,
                           llvm::Value* mask, bool round) {
-  llvm::Value* x = load_stored(cx, t, w, base, offset, mask);
+  llvm::Value* x = cx.load_stored(t, base, offset, w, mask);
   if (t == DType::bf16) return cx.widen_bf16(x);
   return round ? cx.round_bf16(x) : x;
 }
@@ -79,7 +70,7 @@ llvm::Value* load_operand(LoweringContext& cx, DType t, int w, llvm::Value* base
 // n elements of an operand of dtype t (bf16, or f32 rounded to it) as bf16 bits, <n x i16>.
 llvm::Value* load_halves(LoweringContext& cx, DType t, int n, llvm::Value* base, llvm::Value* offset,
                          llvm::Value* mask) {
-  llvm::Value* x = load_stored(cx, t, n, base, offset, mask);
+  llvm::Value* x = cx.load_stored(t, base, offset, n, mask);
   return t == DType::bf16 ? x : cx.narrow_bf16(cx.round_bf16(x));
 }
 

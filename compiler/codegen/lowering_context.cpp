@@ -105,6 +105,13 @@ llvm::Value* LoweringContext::load(DType t, llvm::Value* base, llvm::Value* offs
   return v;
 }
 
+llvm::Value* LoweringContext::load_stored(DType t, llvm::Value* base, llvm::Value* offset, int width,
+                                          llvm::Value* mask) {
+  auto* vec = llvm::FixedVectorType::get(mem_type(t), static_cast<unsigned>(width));
+  return builder_.CreateMaskedLoad(vec, builder_.CreateGEP(mem_type(t), base, offset), llvm::Align(dtype_size(t)),
+                                   mask, llvm::Constant::getNullValue(vec));
+}
+
 llvm::Type* LoweringContext::lanes_like(llvm::Value* v, llvm::Type* scalar) {
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
     return llvm::FixedVectorType::get(scalar, vt->getNumElements());

@@ -67,6 +67,9 @@ class LoweringContext {
 
   // ---- memory: `width` consecutive elements of a buffer of dtype t at element `offset` ----
   llvm::Value* load(DType t, llvm::Value* base, llvm::Value* offset, int width);
+  // The same as stored (bf16 as i16 bits), lanes off `mask` (<width x i1>) 0
+  // and not read. Not inbounds: past the mask the address may leave the buffer.
+  llvm::Value* load_stored(DType t, llvm::Value* base, llvm::Value* offset, int width, llvm::Value* mask);
   void store(DType t, llvm::Value* base, llvm::Value* offset, llvm::Value* v);
   // bf16 bits (i16, or a vector of them) -> f32; f32 -> the nearest bf16 as an
   // f32 (bfloat16::round_bits); an exact bf16 f32 -> its bits.

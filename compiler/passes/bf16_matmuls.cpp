@@ -8,9 +8,9 @@
 // per value, however many products read it: a layer's input feeds its forward
 // projections and its weight gradient's product through the same copy; a ReLU's
 // output, its gradient's mask too, so only the copy lives until the backward.
-#include <map>
 #include <ostream>
 
+#include "compiler/passes/bf16_copies.h"
 #include "compiler/passes/constants.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
@@ -27,16 +27,15 @@ bool is_sign_test(const Node& n) {
 
 Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
   GraphRewriter rw(g);
-  std::map<Value, Value> rounded;  // an f32 value of the new graph -> its bf16 cast
+  Bf16Copies rounded(rw);
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
     std::vector<Value> operands = rw.mapped_operands(n);
     // A sign test against 0 (ReLU's gradient mask) of a value with a bf16 copy
     // reads the copy: rounding keeps the sign, so the test differs only for
     // |x| < 2^-134, and the f32 value need not live until the backward pass.
-    if (is_sign_test(n) && splat_value(g, n.operands[1]) == 0.0 && rounded.count(operands[0])) {
-      const Value wide = rw.emit(i, "cast", {rounded.at(operands[0])}, {{"dtype", DType::f32}},
-                                 g.name_of(n.operands[0]) + ".widened");
+    if (is_sign_test(n) && splat_value(g, n.operands[1]) == 0.0 && rounded.has(operands[0])) {
+      const Value wide = rounded.widened(i, operands[0], g.name_of(n.operands[0]));
       rw.replace(n.results[0], rw.emit(i, n.op(), {wide, operands[1]}, n.attrs, g.name_of(n.results[0])));
       if (remarks)
         *remarks << "bf16-matmuls: %" << g.name_of(n.results[0]) << " = " << n.op() << "(%"
@@ -48,14 +47,7 @@ Graph bf16_matmuls(const Graph& g, std::ostream* remarks) {
       continue;
     }
     std::vector<Value> halves;
-    for (Value v : operands) {
-      auto it = rounded.find(v);
-      if (it == rounded.end()) {
-        const std::string name = rw.target().name_of(v) + ".bf16";
-        it = rounded.emplace(v, rw.emit(i, "cast", {v}, {{"dtype", DType::bf16}}, name)).first;
-      }
-      halves.push_back(it->second);
-    }
+    for (Value v : operands) halves.push_back(rounded.of(i, v));
     rw.replace(n.results[0], rw.emit(i, "matmul", halves, n.attrs, g.name_of(n.results[0])));
     if (remarks)
       *remarks << "bf16-matmuls: %" << g.name_of(n.results[0]) << " = matmul(%" << g.name_of(n.operands[0]) << ", %"

@@ -12,10 +12,10 @@
 //   x_hat = (x - mean) * rstd: that subtraction reads a bf16 copy of x widened
 //   (the forward normalizes the f32 x; mean and rstd stay f32), so the f32 x is
 //   free once the layer norm has read it.
-#include <map>
 #include <ostream>
 #include <set>
 
+#include "compiler/passes/bf16_copies.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -75,40 +75,32 @@ Graph bf16_saves(const Graph& g, std::ostream* remarks) {
   const LayerNormSaves norms = layer_norm_saves(g);
   const std::set<std::vector<Value>> attentions = attention_saves(g);
   GraphRewriter rw(g);
-  std::map<Value, Value> rounded;  // an f32 value of the new graph -> its bf16 cast
-  const auto round = [&](size_t i, Value v) {
-    auto it = rounded.find(v);
-    if (it == rounded.end())
-      it = rounded.emplace(v, rw.emit(i, "cast", {v}, {{"dtype", DType::bf16}}, rw.target().name_of(v) + ".bf16"))
-               .first;
-    return it->second;
-  };
+  Bf16Copies rounded(rw);
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
     std::vector<Value> operands = rw.mapped_operands(n);
     if (n.op() == "flash_attention" && attentions.count({n.operands[0], n.operands[1], n.operands[2]})) {
-      for (size_t k = 0; k < 3; ++k) operands[k] = round(i, operands[k]);
+      for (size_t k = 0; k < 3; ++k) operands[k] = rounded.of(i, operands[k]);
       const std::vector<Value> r = rw.emit_results(i, n.op(), operands, n.attrs,
                                                    {g.name_of(n.results[0]), g.name_of(n.results[1])});
       rw.replace(n.results[0], r[0]);
       rw.replace(n.results[1], r[1]);
-      round(i, r[0]);  // o, for the backward
+      rounded.of(i, r[0]);  // o, for the backward
       if (remarks)
         *remarks << "bf16-saves: %" << g.name_of(n.results[0]) << " = flash_attention(%" << g.name_of(n.operands[0])
                  << ", %" << g.name_of(n.operands[1]) << ", %" << g.name_of(n.operands[2])
                  << "): q, k, v in bf16, and o kept for the backward in bf16\n";
       continue;
     }
-    if (n.op() == "flash_attention_backward" && rounded.count(operands[0]) && rounded.count(operands[4])) {
-      for (size_t k : {0, 1, 2, 4}) operands[k] = rounded.at(operands[k]);
+    if (n.op() == "flash_attention_backward" && rounded.has(operands[0]) && rounded.has(operands[4])) {
+      for (size_t k : {0, 1, 2, 4}) operands[k] = rounded.of(i, operands[k]);
       const std::vector<Value> r = rw.emit_results(
           i, n.op(), operands, n.attrs, {g.name_of(n.results[0]), g.name_of(n.results[1]), g.name_of(n.results[2])});
       for (size_t k = 0; k < 3; ++k) rw.replace(n.results[k], r[k]);
       continue;
     }
     if (norms.recomputes.count(&n)) {
-      const Value wide = rw.emit(i, "cast", {rounded.at(operands[0])}, {{"dtype", DType::f32}},
-                                 g.name_of(n.operands[0]) + ".widened");
+      const Value wide = rounded.widened(i, operands[0], g.name_of(n.operands[0]));
       rw.replace(n.results[0], rw.emit(i, n.op(), {wide, operands[1]}, n.attrs, g.name_of(n.results[0])));
       if (remarks)
         *remarks << "bf16-saves: %" << g.name_of(n.results[0]) << " = sub(%" << g.name_of(n.operands[0])
@@ -116,7 +108,7 @@ Graph bf16_saves(const Graph& g, std::ostream* remarks) {
       continue;
     }
     rw.copy(i);
-    if (n.op() == "layer_norm" && norms.inputs.count(n.operands[0])) round(i, operands[0]);
+    if (n.op() == "layer_norm" && norms.inputs.count(n.operands[0])) rounded.of(i, operands[0]);
   }
   return rw.finish();
 }

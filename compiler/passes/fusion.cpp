@@ -33,9 +33,6 @@ std::string wide_concat_reason(const Node& n) {
          " operands is a kernel of its own (fused, every element would choose among them; alone, it copies each one)";
 }
 bool is_elemental(const Node& n) { return n.def->elemental(); }
-bool is_bf16_cast(const Graph& g, const Node& n) {
-  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32;
-}
 // A kernel op that reads its operands through generators, so elemental
 // producers fuse into it.
 bool fuses_producers(const Node& n) { return n.def->lowering == Lowering::fuses_producers; }

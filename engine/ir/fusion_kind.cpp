@@ -90,9 +90,12 @@ bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm) {
   return axes.size() == 1 && normalize_axis(axes[0], 2) == 0;
 }
 
+bool is_bf16_cast(const Graph& g, const Node& n) {
+  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32;
+}
+
 bool is_bf16_cast_of_declaration(const Graph& g, const Node& n) {
-  return n.op() == "cast" && g.type(n.results[0]).dtype == DType::bf16 && g.type(n.operands[0]).dtype == DType::f32 &&
-         g.value(n.operands[0]).kind != ValueKind::result;
+  return is_bf16_cast(g, n) && g.value(n.operands[0]).kind != ValueKind::result;
 }
 
 }  // namespace kiln

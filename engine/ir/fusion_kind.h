@@ -86,6 +86,8 @@ bool is_row_reduction_of(const Graph& g, const Node& n, const Shape& shape);
 // weight's, x^T dy): an epilogue kernel computes such sums as it packs B.
 bool is_column_sum_of_b(const Graph& g, const Node& n, const Node& gemm);
 
+// Whether `n` casts an f32 value to bf16 (what --precision bf16's passes make).
+bool is_bf16_cast(const Graph& g, const Node& n);
 // Whether `n` casts an f32 declaration (a param; in a kernel, an input) to
 // bf16: a matmul reading the cast rounds the declaration as it packs it, so
 // fusion copies such a cast into every matmul kernel that reads it.
