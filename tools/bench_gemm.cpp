@@ -102,9 +102,10 @@ void bench_gemm(const BenchOptions& opts) {
   const int lanes = bench_lanes(opts);
   for (auto load : {&BlasPeer::openblas, &BlasPeer::onednn}) {
     std::string why;
-    if (std::optional<BlasPeer> p = load(lanes, why))
+    if (std::optional<BlasPeer> p = load(lanes, why)) {
+      if (!p->kernels().empty()) std::printf("(%s: %s)\n", p->name().c_str(), p->kernels().c_str());
       peers.push_back(std::move(*p));
-    else
+    } else
       std::printf("(%s: not compared)\n", why.c_str());
   }
   const int threads = opts.threads > 0 ? opts.threads : kiln_num_threads();

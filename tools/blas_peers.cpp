@@ -1,8 +1,11 @@
 #include "tools/blas_peers.h"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace kiln::cli {
 namespace {
@@ -20,6 +23,39 @@ using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, i
 using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                           float, float*, int64_t);
 using SetThreads = void (*)(int);
+using CoreName = const char* (*)();
+
+// The core whose kernels OpenBLAS picks by itself on this CPU (openblas_get_corename),
+// asked of a forked child: it picks once, when it loads, so this process must know
+// before it loads the library.
+std::string openblas_own_core() {
+  int fds[2];
+  if (pipe(fds) != 0) return "";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    unsetenv("OPENBLAS_CORETYPE");
+    if (void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL))
+      if (auto corename = reinterpret_cast<CoreName>(dlsym(lib, "openblas_get_corename"))) {
+        const char* name = corename();
+        if (write(fds[1], name, std::strlen(name)) < 0) _exit(1);
+      }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string name;
+  char buf[64];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) name.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return name;
+}
+
+// OpenBLAS's cores whose SGEMM kernels are AVX-512 (Cooperlake and
+// SapphireRapids run SkylakeX's).
+bool is_avx512_core(const std::string& core) {
+  return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+}
 
 }  // namespace
 
@@ -44,14 +80,24 @@ std::optional<BlasPeer> BlasPeer::load(Api api, const char* name, const char* fi
 std::optional<BlasPeer> BlasPeer::openblas(int lanes, std::string& why) {
   // OPENBLAS_CORETYPE is read when the library loads: Haswell's kernels are
   // its AVX2 ones (Zen's too), Nehalem's its SSE ones. Else unset, as the
-  // environment may pin an older core's kernels: it picks this CPU's.
-  if (lanes == 8)
+  // environment may pin an older core's kernels: it picks this CPU's, unless
+  // it does not know this CPU's model (Debian's 0.3.21 gives Emerald Rapids,
+  // model 0xCF, Prescott's SSE3 kernels): then SkylakeX's, its AVX-512 ones.
+  if (lanes == 8) {
     setenv("OPENBLAS_CORETYPE", "Haswell", 1);
-  else if (lanes == 4)
+  } else if (lanes == 4) {
     setenv("OPENBLAS_CORETYPE", "Nehalem", 1);
-  else
+  } else {
     unsetenv("OPENBLAS_CORETYPE");
-  return load(Api::cblas, "OpenBLAS", "libopenblas.so.0", "cblas_sgemm", "openblas_set_num_threads", why);
+    if (!is_avx512_core(openblas_own_core())) setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  }
+  std::optional<BlasPeer> p =
+      load(Api::cblas, "OpenBLAS", "libopenblas.so.0", "cblas_sgemm", "openblas_set_num_threads", why);
+  void* lib = p ? dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
+  if (lib)
+    if (auto corename = reinterpret_cast<CoreName>(dlsym(lib, "openblas_get_corename")))
+      p->kernels_ = std::string(corename()) + "'s kernels";
+  return p;
 }
 
 std::optional<BlasPeer> BlasPeer::onednn(int lanes, std::string& why) {

@@ -19,6 +19,8 @@ class BlasPeer {
   static std::optional<BlasPeer> onednn(int lanes, std::string& why);
 
   const std::string& name() const { return name_; }
+  // Which of its kernel sets the library runs ("SkylakeX's kernels"), where it says.
+  const std::string& kernels() const { return kernels_; }
   void set_threads(int threads) const;
   void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) const;
 
@@ -29,6 +31,7 @@ class BlasPeer {
 
   Api api_ = Api::cblas;
   std::string name_;
+  std::string kernels_;
   void* gemm_ = nullptr;     // cblas_sgemm or dnnl_sgemm
   void* threads_ = nullptr;  // openblas_set_num_threads or omp_set_num_threads
 };

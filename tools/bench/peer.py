@@ -237,7 +237,8 @@ def notes_on(peak, torch, load_before, load_after):
         notes.append(f"CPU {peak['cpu']}; f32 FMA peak ({peak['isa']}): {peak['gflops_1']:.0f} GFLOP/s on 1 "
                      f"thread{peak_n}")
     torch = torch or {}
-    notes.append(f"torch {torch.get('version')}, BLAS {torch.get('blas_alternative')}, ATen "
+    notes.append(f"torch {torch.get('version')}, BLAS {torch.get('blas_alternative')} (OpenBLAS core "
+                 f"{torch.get('openblas_core')}), ATen "
                  f"{torch.get('cpu_capability')}, malloc: {torch.get('malloc')}, OMP_WAIT_POLICY "
                  f"{torch.get('omp_wait_policy')}")
     notes.append(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after")

@@ -196,7 +196,7 @@ def crossing_notes(series):
 
 def svg(series, title):
     """Dev and train loss over training minutes for each framework, BLEU labels at the scored points."""
-    w, h, left, right, top, bottom = 760, 420, 60, 20, 40, 50
+    w, h, left, right, top, bottom = 800, 420, 60, 70, 40, 50  # on the right: the last point's BLEU label
     xs = [p["minutes"] for _, pts in series for p in pts]
     ys = [p[k] for _, pts in series for p in pts for k in ("dev_loss", "train_loss")]
     x_max, y_min, y_max = max(xs), min(ys) - 0.1, max(ys) + 0.1
@@ -220,11 +220,12 @@ def svg(series, title):
             out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
         for p in pts:
             out.append(f'<circle cx="{sx(p["minutes"]):.1f}" cy="{sy(p["dev_loss"]):.1f}" r="3" fill="{colour}"/>')
-            if "test_bleu" in p:
-                out.append(f'<text x="{sx(p["minutes"]) + 4:.1f}" y="{sy(p["dev_loss"]) - 6:.1f}" '
+            if "test_bleu" in p:  # kiln's labels under its points, PyTorch's over, where the two meet
+                dy = 16 if row == 0 else -6
+                out.append(f'<text x="{sx(p["minutes"]) + 4:.1f}" y="{sy(p["dev_loss"]) + dy:.1f}" '
                            f'fill="{colour}">BLEU {p["test_bleu"]:.1f}</text>')
-        out.append(f'<text x="{w - right - 250}" y="{top + 18 * row + 10}" fill="{colour}">{label}: dev (solid), '
-                   f'train (dashed)</text>')
+        out.append(f'<text x="{w - right}" y="{top + 18 * row + 10}" text-anchor="end" fill="{colour}">{label}: '
+                   f'dev (solid), train (dashed)</text>')
     return "\n".join(out + ["</svg>\n"])
 
 

@@ -17,13 +17,15 @@
 The thread pools are sized from the environment when torch loads, so the script
 re-executes itself once with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set and
 OPENBLAS_CORETYPE removed (a forced core type keeps OpenBLAS off its AVX-512
-kernels).
+kernels), unless OpenBLAS would pick kernels narrower than the CPU's vectors by
+itself (a CPU model it does not know): then its kernels of that width.
 """
 import argparse
 import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 
@@ -108,10 +110,54 @@ def parse_args():
     return args
 
 
-def has_avx512():
+def cpu_flags():
     with open("/proc/cpuinfo") as f:
-        flags = next((line.split() for line in f if line.startswith("flags")), [])
-    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
+        return next((line.split() for line in f if line.startswith("flags")), [])
+
+
+def has_avx512():
+    return all(f in cpu_flags() for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
+
+
+# OpenBLAS's cores by the vectors their SGEMM kernels use (Cooperlake and
+# SapphireRapids run SkylakeX's; Zen runs Haswell's).
+OPENBLAS_AVX512_CORES = {"skylakex", "cooperlake", "sapphirerapids"}
+OPENBLAS_AVX2_CORES = OPENBLAS_AVX512_CORES | {"haswell", "zen"}
+
+
+def openblas_core():
+    """The core whose kernels the BLAS torch calls runs (openblas_get_corename), or None
+    when that BLAS is not OpenBLAS. It picks them when it loads, reading OPENBLAS_CORETYPE."""
+    import ctypes
+    try:
+        corename = ctypes.CDLL("libblas.so.3").openblas_get_corename
+    except (OSError, AttributeError):
+        return None
+    corename.restype = ctypes.c_char_p
+    return corename().decode()
+
+
+def openblas_own_core(env):
+    """openblas_core() in a child process with `env`."""
+    probe = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+                            "import torch_transformer as t; print(t.openblas_core() or '')"],
+                           env=env, capture_output=True, text=True)
+    return probe.stdout.strip() or None
+
+
+def openblas_core_override(env):
+    """OPENBLAS_CORETYPE for a CPU whose model OpenBLAS does not know: Debian's 0.3.21
+    gives Emerald Rapids (family 6, model 0xCF) Prescott's SSE3 kernels, a fifth of its
+    AVX-512 ones' speed. None where OpenBLAS picks kernels as wide as the CPU's vectors."""
+    core = (openblas_own_core(env) or "").lower()
+    if not core:
+        return None
+    flags = cpu_flags()
+    if has_avx512() and core not in OPENBLAS_AVX512_CORES:
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags and core not in OPENBLAS_AVX2_CORES:
+        return "Haswell"
+    return None
 
 
 def wanted_environment(args):
@@ -120,6 +166,9 @@ def wanted_environment(args):
     malloc kept from returning memory and the OpenMP wait policy (see README.md)."""
     env = dict(os.environ, **{name: str(args.threads) for name in THREAD_VARIABLES})
     env.pop("OPENBLAS_CORETYPE", None)
+    core = openblas_core_override(env)
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
     if "ATEN_CPU_CAPABILITY" not in env and has_avx512():
         env["ATEN_CPU_CAPABILITY"] = "avx512"
     for name, value in MALLOC_TUNING.items():
@@ -158,7 +207,7 @@ def blas_in_use(torch):
     with open("/proc/self/maps") as maps:
         mapped = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
     alternative = os.path.realpath(BLAS_ALTERNATIVE) if os.path.exists(BLAS_ALTERNATIVE) else None
-    return {"blas_alternative": alternative, "blas_mapped": mapped}
+    return {"blas_alternative": alternative, "blas_mapped": mapped, "openblas_core": openblas_core()}
 
 
 def cpu_capability(torch):
