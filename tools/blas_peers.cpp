@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 
 namespace kiln::cli {
 namespace {
@@ -25,6 +24,12 @@ using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const fl
 using SetThreads = void (*)(int);
 using CoreName = const char* (*)();
 
+// The core whose kernels a loaded OpenBLAS runs (openblas_get_corename), or "".
+std::string core_name(void* lib) {
+  auto corename = lib ? reinterpret_cast<CoreName>(dlsym(lib, "openblas_get_corename")) : nullptr;
+  return corename ? corename() : "";
+}
+
 // The core whose kernels OpenBLAS picks by itself on this CPU (openblas_get_corename),
 // asked of a forked child: it picks once, when it loads, so this process must know
 // before it loads the library.
@@ -35,12 +40,8 @@ std::string openblas_own_core() {
   if (pid == 0) {
     close(fds[0]);
     unsetenv("OPENBLAS_CORETYPE");
-    if (void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL))
-      if (auto corename = reinterpret_cast<CoreName>(dlsym(lib, "openblas_get_corename"))) {
-        const char* name = corename();
-        if (write(fds[1], name, std::strlen(name)) < 0) _exit(1);
-      }
-    _exit(0);
+    const std::string name = core_name(dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL));
+    _exit(write(fds[1], name.data(), name.size()) < 0 ? 1 : 0);
   }
   close(fds[1]);
   std::string name;
@@ -93,10 +94,10 @@ std::optional<BlasPeer> BlasPeer::openblas(int lanes, std::string& why) {
   }
   std::optional<BlasPeer> p =
       load(Api::cblas, "OpenBLAS", "libopenblas.so.0", "cblas_sgemm", "openblas_set_num_threads", why);
-  void* lib = p ? dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
-  if (lib)
-    if (auto corename = reinterpret_cast<CoreName>(dlsym(lib, "openblas_get_corename")))
-      p->kernels_ = std::string(corename()) + "'s kernels";
+  if (p) {
+    const std::string core = core_name(dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD));
+    if (!core.empty()) p->kernels_ = core + "'s kernels";
+  }
   return p;
 }
 
