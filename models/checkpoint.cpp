@@ -7,6 +7,7 @@
 
 #include "engine/ir/error.h"
 #include "engine/safetensors.h"
+#include "models/model.h"
 #include "models/optimizer.h"
 #include "models/transformer/transformer.h"
 
@@ -34,11 +35,11 @@ std::optional<std::pair<size_t, float>> first_non_finite(const Tensor& t) {
   return std::nullopt;
 }
 
-// "param 'embed' is f32[11,256], expected f32[11,128]" for the first param of `cfg`
-// that `tensors` lacks or holds with another type.
+// "param 'embed' is f32[11,256], expected f32[11,128]" for the first param of
+// `types` that `tensors` lacks or holds with another type.
 std::optional<std::string> first_param_mismatch(const std::map<std::string, Tensor>& tensors,
-                                                const TransformerConfig& cfg) {
-  for (const auto& [name, type] : param_types(cfg)) {
+                                                const std::vector<std::pair<std::string, TensorType>>& types) {
+  for (const auto& [name, type] : types) {
     const auto it = tensors.find(name);
     if (it == tensors.end()) return "it has no param '" + name + "' (expected " + type_str(type) + ")";
     if (it->second.type() != type)
@@ -54,13 +55,20 @@ void check_contents(const Checkpoint& ckpt, const std::string& file) {
   const auto corrupt = [&](const std::string& what) {
     throw Error(file + ": corrupt checkpoint: " + what);
   };
-  const TransformerConfig& cfg = ckpt.config;
-  const auto tensors = static_cast<int64_t>(ckpt.tensors.size());
-  if (cfg.enc_layers > tensors || cfg.dec_layers > tensors)
-    corrupt("its config " + describe(cfg) + " has more layers than the file's " + std::to_string(tensors) +
-            " tensors");
-  if (const auto mismatch = first_param_mismatch(ckpt.tensors, cfg))
-    corrupt("its tensors do not fit its own config " + describe(cfg) + ": " + *mismatch);
+  if (ckpt.model == "transformer") {
+    const TransformerConfig& cfg = ckpt.config;
+    const auto tensors = static_cast<int64_t>(ckpt.tensors.size());
+    if (cfg.enc_layers > tensors || cfg.dec_layers > tensors)
+      corrupt("its config " + describe(cfg) + " has more layers than the file's " + std::to_string(tensors) +
+              " tensors");
+    if (const auto mismatch = first_param_mismatch(ckpt.tensors, param_types(cfg)))
+      corrupt("its tensors do not fit its own config " + describe(cfg) + ": " + *mismatch);
+  } else {
+    const ModelKind& kind = model_kind(ckpt.model);
+    if (const auto mismatch = first_param_mismatch(ckpt.tensors, kind.param_types(ckpt.model_config)))
+      corrupt("its tensors do not fit its own " + ckpt.model + " config " + kind.describe(ckpt.model_config) + ": " +
+              *mismatch);
+  }
   if (const auto step = ckpt.tensors.find(kStepState); step != ckpt.tensors.end()) {
     const Tensor& t = step->second;
     if (!(t.type() == TensorType{DType::i32, {}}))
@@ -74,6 +82,10 @@ void check_contents(const Checkpoint& ckpt, const std::string& file) {
       s << "tensor '" << name << "' has the non-finite value " << bad->second << " at element " << bad->first;
       corrupt(s.str());
     }
+}
+
+std::string config_json(const Checkpoint& ckpt) {
+  return ckpt.model == "transformer" ? config_to_json(ckpt.config) : ckpt.model_config;
 }
 
 const std::string& required(const std::map<std::string, std::string>& metadata, const std::string& key,
@@ -100,8 +112,9 @@ void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::
   if (ec) throw Error("cannot create the checkpoint directory " + dir + ": " + ec.message());
   const SafetensorsBytes bytes = safetensors_bytes(checkpoint_file(dir), ckpt.tensors,
                                                   {{"format", kFormat},
+                                                   {"model", ckpt.model},
                                                    {"task", ckpt.task},
-                                                   {"config", config_to_json(ckpt.config)},
+                                                   {"config", config_json(ckpt)},
                                                    {"trainer", ckpt.trainer_state}});
   std::vector<FilePieces> files{{checkpoint_file(dir), bytes.pieces()}};
   for (const FileBytes& f : beside) files.push_back({f.path, {f.bytes, f.data}});
@@ -109,13 +122,22 @@ void save_checkpoint(const std::string& dir, const Checkpoint& ckpt, const std::
 }
 
 Checkpoint params_only(const Checkpoint& ckpt) {
-  Checkpoint out{ckpt.task, ckpt.config, {}, ckpt.trainer_state};
-  for (const auto& [name, type] : param_types(ckpt.config)) out.tensors.emplace(name, ckpt.tensors.at(name));
+  Checkpoint out = ckpt;
+  out.tensors.clear();
+  for (const auto& [name, type] : model_kind(ckpt.model).param_types(config_json(ckpt)))
+    out.tensors.emplace(name, ckpt.tensors.at(name));
   if (const auto step = ckpt.tensors.find(kStepState); step != ckpt.tensors.end()) out.tensors.insert(*step);
   return out;
 }
 
 Checkpoint load_checkpoint(const std::string& dir) {
+  Checkpoint ckpt = load_any_checkpoint(dir);
+  if (ckpt.model != "transformer")
+    throw Error(dir + " holds a checkpoint of model '" + ckpt.model + "', not of the Transformer this command takes");
+  return ckpt;
+}
+
+Checkpoint load_any_checkpoint(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw Error("checkpoint directory " + dir + " does not exist");
   if (!fs::is_directory(dir, ec)) throw Error(dir + " is not a checkpoint directory");
@@ -137,10 +159,17 @@ Checkpoint checkpoint_from(SafetensorsFile f, const std::string& file) {
     throw Error(file + ": checkpoint format '" + format + "' is not the one this kiln reads ('" + kFormat + "')");
 
   Checkpoint ckpt;
+  if (const auto model = f.metadata.find("model"); model != f.metadata.end()) ckpt.model = model->second;
   ckpt.task = required(f.metadata, "task", file);
   if (ckpt.task.empty()) throw Error(file + ": the checkpoint names no task");
   try {
-    ckpt.config = config_from_json(required(f.metadata, "config", file));  // sizes checked against memory
+    model_kind(ckpt.model);  // a kind this kiln knows
+    ckpt.model_config = required(f.metadata, "config", file);
+    // Sizes checked against memory before any param list is built.
+    if (ckpt.model == "transformer")
+      ckpt.config = config_from_json(ckpt.model_config);
+    else
+      model_kind(ckpt.model).describe(ckpt.model_config);
   } catch (const Error& e) {
     throw Error(file + ": bad model config: " + e.what());
   }
@@ -151,7 +180,7 @@ Checkpoint checkpoint_from(SafetensorsFile f, const std::string& file) {
 }
 
 void check_matches(const Checkpoint& ckpt, const TransformerConfig& expected) {
-  if (const auto mismatch = first_param_mismatch(ckpt.tensors, expected))
+  if (const auto mismatch = first_param_mismatch(ckpt.tensors, param_types(expected)))
     throw Error("the checkpoint was trained with config " + describe(ckpt.config) + ", not " + describe(expected) +
                 ": " + *mismatch);
 }

@@ -2,9 +2,10 @@
 // Training checkpoints. A checkpoint is a directory holding
 // `checkpoint.safetensors`: every param and every optimizer state tensor
 // (including %step) by name, and the metadata "format" = "kiln-checkpoint-1",
-// "task" (the task's name), "config" (config_to_json of the model's
-// TransformerConfig) and "trainer" (the trainer's own resume state as JSON,
-// opaque here). Tasks may keep their own files in the same directory (e.g.
+// "model" (the model kind, models/model.h; checkpoints without it are
+// "transformer"), "task" (the task's name), "config" (the kind's config as
+// JSON: config_to_json of a TransformerConfig) and "trainer" (the trainer's
+// own resume state as JSON, opaque here). Tasks may keep their own files in the same directory (e.g.
 // `spm.model`), written atomically by their owners.
 #include <map>
 #include <string>
@@ -19,9 +20,11 @@ namespace kiln::models {
 
 struct Checkpoint {
   std::string task;
-  TransformerConfig config;
+  TransformerConfig config;               // the Transformer's (model "transformer")
   std::map<std::string, Tensor> tensors;  // params and optimizer state, by name
   std::string trainer_state;              // JSON, stored and returned as is
+  std::string model = "transformer";      // the model kind (models/model.h)
+  std::string model_config;               // its config as the kind's JSON (the Transformer's too, when loaded)
 };
 
 // The file inside a checkpoint directory that holds the tensors and metadata.
@@ -41,6 +44,9 @@ Checkpoint params_only(const Checkpoint& ckpt);
 
 // kiln::Error naming the directory for a missing directory or file, a truncated
 // or corrupt file, and every problem checkpoint_from finds.
+Checkpoint load_any_checkpoint(const std::string& dir);
+// load_any_checkpoint of a Transformer's checkpoint; kiln::Error naming the
+// kind the directory holds otherwise.
 Checkpoint load_checkpoint(const std::string& dir);
 
 // The checkpoint in a safetensors file's contents, read from FILE (named in every

@@ -22,6 +22,7 @@
 #include "tools/cmd_bench.h"
 #include "tools/cmd_export.h"
 #include "tools/cmd_import.h"
+#include "tools/cmd_lm.h"
 #include "tools/pass_flags.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
@@ -254,6 +255,11 @@ int main(int argc, char** argv) {
   // The Transformer's training and decoding (cmd_train.cpp, cmd_translate.cpp, cmd_eval.cpp).
   kiln::models::TrainOptions model_train_opts;
   auto* model_train = kiln::cli::add_train_command(app, model_train_opts);
+  kiln::cli::ModelFlags model_flags;
+  kiln::cli::add_model_flags(*model_train, model_flags);
+  // The language model's generation (cmd_lm.cpp).
+  kiln::cli::GenerateOptions generate_opts;
+  auto* generate = kiln::cli::add_generate_command(app, generate_opts);
   kiln::cli::TranslateOptions translate_opts;
   auto* translate = kiln::cli::add_translate_command(app, translate_opts);
   kiln::cli::EvalOptions eval_opts;
@@ -317,7 +323,9 @@ int main(int argc, char** argv) {
     if (*train_graph) kiln::cli::train_graph(train_opts);
     if (*opt) kiln::cli::opt(opt_opts);
     if (*bench) kiln::cli::bench(bench_opts);
-    if (*model_train) kiln::cli::train(model_train_opts);
+    if (*model_train && model_flags.model == "lm") kiln::cli::train_lm(*model_train, model_train_opts, model_flags);
+    if (*model_train && model_flags.model == "transformer") kiln::cli::train(model_train_opts);
+    if (*generate) kiln::cli::generate(generate_opts);
     if (*translate) kiln::cli::translate(translate_opts);
     if (*eval) kiln::cli::eval(eval_opts);
     if (*average) kiln::cli::average(average_opts);

@@ -56,7 +56,7 @@ CheckpointKeeper::CheckpointKeeper(std::string dir, std::string task, Transforme
 void CheckpointKeeper::save(TrainerState& state, double train_seconds,
                             const std::map<std::string, Tensor>& tensors) const {
   state.train_seconds = train_seconds;
-  const Checkpoint ckpt{task_, config_, tensors, trainer_state_to_json(state)};
+  const Checkpoint ckpt{task_, config_, tensors, trainer_state_to_json(state), "transformer", {}};
   save_checkpoint(dir_, ckpt);
   if (keep_snapshots_ > 0) {
     const std::string snapshot = snapshot_dir(dir_, state.step);
@@ -72,7 +72,7 @@ void CheckpointKeeper::keep_evaluation(TrainerState& state, double train_seconds
                                        const std::map<std::string, Tensor>& tensors, double score, bool is_best) const {
   if (!is_best && keep_best_ <= 1) return;
   state.train_seconds = train_seconds;
-  keep_if_best(dir_, {task_, config_, tensors, trainer_state_to_json(state)}, state.step, state.best_metric, score,
+  keep_if_best(dir_, {task_, config_, tensors, trainer_state_to_json(state), "transformer", {}}, state.step, state.best_metric, score,
                is_best, keep_best_);
 }
 

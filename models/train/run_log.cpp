@@ -54,6 +54,13 @@ void RunLog::dev(int64_t step, double minutes, double loss, double bleu, double 
          {"best", best}});
 }
 
+void RunLog::dev_metrics(int64_t step, double minutes, const nlohmann::ordered_json& metrics, bool best) {
+  nlohmann::ordered_json line{{"event", "dev"}, {"step", step}, {"minutes", minutes}};
+  for (const auto& [key, value] : metrics.items()) line[key] = value;
+  line["best"] = best;
+  write(line);
+}
+
 void RunLog::stop(int64_t step, const std::string& reason) {
   write({{"event", "stop"}, {"step", step}, {"reason", reason}});
 }

@@ -3,6 +3,7 @@
 //   {"event": "start", "step": S, "settings": {...}}             each time a run starts or resumes
 //   {"event": "train", "step": S, "loss": L, "lr": R, "tokens_per_second": T, "minutes": M}
 //   {"event": "dev", "step": S, "minutes": M, "loss": L, "bleu": B, "chrf": C, "best": true|false}
+//   (a language model's: "loss", "perplexity" and "bits_per_byte" in place of "bleu" and "chrf")
 //   {"event": "stop", "step": S, "reason": "..."}                 early stopping
 // A resumed run first drops the lines past its checkpoint's step (a run killed
 // after its last save logged steps the resume does again), so the log reads as
@@ -22,6 +23,8 @@ class RunLog {
   void start(int64_t step, const nlohmann::ordered_json& settings);
   void train(int64_t step, double loss, double lr, double tokens_per_second, double minutes);
   void dev(int64_t step, double minutes, double loss, double bleu, double chrf, bool best);
+  // A dev line of a model kind's own metrics: {"event": "dev", "step", "minutes", METRICS..., "best"}.
+  void dev_metrics(int64_t step, double minutes, const nlohmann::ordered_json& metrics, bool best);
   void stop(int64_t step, const std::string& reason);
 
  private:

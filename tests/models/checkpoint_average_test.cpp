@@ -24,7 +24,7 @@ namespace {
 // Every param filled with `value` + its element index / 1000, an optimizer
 // moment, and a trainer state naming `tag`.
 Checkpoint filled(const TransformerConfig& cfg, float value, const std::string& tag) {
-  Checkpoint c{"copy", cfg, {}, "{\"tag\":\"" + tag + "\"}"};
+  Checkpoint c{"copy", cfg, {}, "{\"tag\":\"" + tag + "\"}", "transformer", {}};
   for (const auto& [name, type] : param_types(cfg)) {
     Tensor t = Tensor::zeros(type);
     float i = 0;
