@@ -50,7 +50,7 @@ Checkpoint started_run(int64_t parts, const Graph& step_graph) {
   s.update_freq = parts;
   std::map<std::string, Tensor> tensors = test::seeded_tensors(step_graph, 9);
   tensors.at(kStepState) = Tensor(Tensor::I32(3));
-  return {"copy", copy_model(), tensors, trainer_state_to_json(s)};
+  return {"copy", copy_model(), tensors, trainer_state_to_json(s), "transformer", {}};
 }
 
 Graph copy_step_graph(int64_t update_freq) {
