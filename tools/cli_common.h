@@ -159,7 +159,8 @@ CLI::App* add_translate_command(CLI::App& app, TranslateOptions& opts);
 void translate(const TranslateOptions& opts);
 
 // `kiln eval --checkpoint DIR (--split dev|test | --src FILE --ref FILE [--ref FILE...]) [--beam K] [--limit N]`:
-// corpus BLEU (sacreBLEU's line) and the exact-match accuracy of the decoded split or source file.
+// corpus BLEU (sacreBLEU's line) and the exact-match accuracy of the decoded split or source file; of a
+// language model's checkpoint, `kiln eval --checkpoint DIR --text FILE`: its loss, perplexity and bits per byte.
 struct EvalOptions {
   std::string checkpoint_dir;
   std::string split = "test";
@@ -171,6 +172,7 @@ struct EvalOptions {
   std::string data_dir = "/usr/share/trans/de-en";
   compiler::BackendOptions exec;
   std::string dump_ids;  // write the split's subword ids here instead of decoding
+  std::string text_path;  // a language model's checkpoint: the perplexity of this text file or folder
 };
 CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts);
 void eval(const EvalOptions& opts);

@@ -13,6 +13,9 @@
 #include "models/train/evaluate.h"
 #include "models/train/progress.h"
 #include "models/train/trained_model.h"
+#include "models/checkpoint.h"
+#include "models/lm/lm_eval.h"
+#include "tools/output_file.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
@@ -51,6 +54,12 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
                   "also write what was scored to this directory, one sentence a line: src.txt, hyp.txt, ref.txt "
                   "(and ref2.txt... for more references; all or none)")
       ->check(dir_to_write());
+  cmd->add_option("--text", opts.text_path,
+                  "a language model's checkpoint (kiln train --model lm): the loss, perplexity and bits per byte of "
+                  "this text file or folder, every window of the model's context")
+      ->check(CLI::ExistingPath)
+      ->excludes(src)
+      ->excludes(split);
   add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
   return cmd;
 }
@@ -163,9 +172,25 @@ void check_output_apart(const EvalOptions& opts) {
   for (const std::string& name : names) check_output_is_no_input({"--output's", in_output(name)}, inputs);
 }
 
+// kiln eval --text: a language model's loss on a text.
+void eval_lm(const EvalOptions& opts) {
+  const models::Checkpoint ckpt = models::load_any_checkpoint(opts.checkpoint_dir);
+  if (ckpt.model != "lm")
+    throw Error("--text scores a language model's checkpoint; " + opts.checkpoint_dir + " holds a '" + ckpt.model +
+                "' (its scores: --split or --src and --ref)");
+  const models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  const models::ByteCorpus text = models::read_byte_corpus(opts.text_path, cfg.context + 1);
+  const models::LmTextScore s = models::score_text(cfg, ckpt.tensors, text, 32, opts.exec);
+  std::ostringstream line;
+  line << "loss " << s.loss << " nats/byte  perplexity " << std::exp(s.loss) << "  " << s.loss / std::log(2.0)
+       << " bits/byte  (" << s.windows << " windows of " << cfg.context << " bytes of " << opts.text_path << ")\n";
+  write_output("-", line.str());
+}
+
 }  // namespace
 
 void eval(const EvalOptions& opts) {
+  if (!opts.text_path.empty()) return eval_lm(opts);
   check_output_apart(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
   if (!opts.dump_ids.empty()) return dump_ids(*m.task, opts);

@@ -1,5 +1,7 @@
 #include "tools/cmd_lm.h"
 
+#include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -156,7 +158,10 @@ void generate(const GenerateOptions& opts) {
   }
   const std::vector<int32_t> ids = models::byte_ids(prompt);
   const int64_t wanted = std::max<int64_t>(1, static_cast<int64_t>(ids.size())) + opts.max_tokens;
+  const auto start = std::chrono::steady_clock::now();
   models::LmGenerator generator(cfg, ckpt.tensors, std::min(wanted, cfg.max_len), opts.exec);
+  const auto compiled = std::chrono::steady_clock::now();
+  int64_t tokens = 0;
   const auto write = [](const std::string& bytes) {
     std::cout << bytes << std::flush;
     if (!std::cout) throw Error("cannot write the generated text to standard output");
@@ -165,10 +170,17 @@ void generate(const GenerateOptions& opts) {
     if (i > 0) write("\n---\n");
     write(prompt);
     models::Sampler sampler(opts.sampling, static_cast<uint64_t>(i));
-    generator.generate(ids, opts.max_tokens, sampler,
-                       [&](int32_t token) { write(std::string(1, static_cast<char>(static_cast<uint8_t>(token)))); });
+    tokens += static_cast<int64_t>(ids.size()) + 1;  // the prompt's positions (a line break if none) run too
+    tokens += static_cast<int64_t>(generator.generate(ids, opts.max_tokens, sampler, [&](int32_t token) {
+                                     write(std::string(1, static_cast<char>(static_cast<uint8_t>(token))));
+                                   }).size());
   }
   write("\n");
+  const std::chrono::duration<double> compile = compiled - start, run = std::chrono::steady_clock::now() - compiled;
+  std::cerr << std::fixed << std::setprecision(2) << "generated " << opts.samples << " sample(s): " << tokens
+            << " positions in " << run.count() << " s, " << std::setprecision(0)
+            << static_cast<double>(tokens) / run.count() << " tokens/s (after a compile of " << std::setprecision(2)
+            << compile.count() << " s)\n";
 }
 
 }  // namespace kiln::cli

@@ -15,6 +15,7 @@
 #include "models/checkpoint.h"
 #include "models/lm/byte_corpus.h"
 #include "models/lm/lm.h"
+#include "models/lm/lm_eval.h"
 #include "models/train/loss_curve_svg.h"
 #include "models/train/progress.h"
 #include "models/train/run_log.h"
@@ -116,17 +117,11 @@ Continued read_run(const std::string& dir, RunSettings& r) {
   return c;
 }
 
-// The dev loss: the mean of the loss graph over the dev batches.
+// The dev loss of the training graph's current params.
 double dev_loss(Executable& exe, const Executable& train, const DevBatches& dev) {
   for (Value v : exe.graph().declarations())
     if (const ValueInfo& d = exe.graph().value(v); d.kind == ValueKind::param) exe.bind(d.name, train.binding(d.name));
-  double sum = 0;
-  for (const Tensor& batch : dev.batches) {
-    exe.bind("tokens", batch);
-    exe.run();
-    sum += exe.output("loss").f32()();
-  }
-  return sum / static_cast<double>(dev.batches.size());
+  return mean_lm_loss(exe, dev.batches);
 }
 
 Checkpoint checkpoint_of(const Executable& exe, const RunSettings& r, const nlohmann::ordered_json& state) {
