@@ -194,7 +194,7 @@ def crossing_notes(series):
     return notes
 
 
-def svg(series, title):
+def svg(series, title, y_label="loss per target token", x_label="training minutes (2 cores)"):
     """Dev and train loss over training minutes for each framework, BLEU labels at the scored points."""
     w, h, left, right, top, bottom = 800, 420, 60, 70, 40, 50  # on the right: the last point's BLEU label
     xs = [p["minutes"] for _, pts in series for p in pts]
@@ -207,9 +207,8 @@ def svg(series, title):
            f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="14">{title}</text>',
            f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>',
-           f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">training minutes (2 cores)</text>',
-           f'<text x="16" y="{h / 2}" transform="rotate(-90 16 {h / 2})" text-anchor="middle">loss per '
-           f'target token</text>']
+           f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">{x_label}</text>',
+           f'<text x="16" y="{h / 2}" transform="rotate(-90 16 {h / 2})" text-anchor="middle">{y_label}</text>']
     for i in range(6):
         x, y = x_max * i / 5, y_min + (y_max - y_min) * i / 5
         out.append(f'<text x="{sx(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{x:.3g}</text>')

@@ -173,7 +173,7 @@ def train(args, torch):
     model = make_model(torch, args)
     opt, schedule = optimizer(torch, model, args)
     gen = torch.Generator().manual_seed(args.seed)
-    start, step, next_eval = time.monotonic(), 0, args.eval_minutes * 60
+    start, step, next_eval, recent = time.monotonic(), 0, args.eval_minutes * 60, []
     while True:
         elapsed = time.monotonic() - start
         if elapsed >= next_eval or elapsed >= args.minutes * 60:
@@ -182,7 +182,9 @@ def train(args, torch):
             with torch.no_grad():
                 loss = sum(model(b).item() for b in dev) / len(dev)
             model.train()
-            print(json.dumps({"minutes": elapsed / 60, "step": step, "dev_loss": loss}), flush=True)
+            train_loss = sum(recent) / len(recent) if recent else loss
+            print(json.dumps({"minutes": elapsed / 60, "step": step, "dev_loss": loss, "train_loss": train_loss}),
+                  flush=True)
             start += time.monotonic() - paused  # evaluations are not training time, as kiln's clock
             next_eval += args.eval_minutes * 60
             if elapsed >= args.minutes * 60:
@@ -194,6 +196,7 @@ def train(args, torch):
         opt.step()
         schedule.step()
         step += 1
+        recent = (recent + [loss.item()])[-20:]
 
 
 def step(args, torch):
