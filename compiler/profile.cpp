@@ -24,9 +24,16 @@ double product_flops(const Graph& g, const Node& n) {
     // q [..., T, D], k [..., S, D], v [..., S, Dv]: scores T x S x D and
     // the weighted sum T x S x Dv; the backward recomputes the scores and
     // makes dv, dp (T x S x Dv), dq and dk (T x S x D).
-    const double batch_t = static_cast<double>(g.type(n.operands[0]).numel()) / dim(0, 1);
-    const double s = dim(1, 2), d = dim(0, 1), dv = dim(2, 1);
-    return n.op() == "flash_attention" ? 2 * batch_t * s * (d + dv) : 2 * batch_t * s * (3 * d + 2 * dv);
+    // With causal, only the pairs j <= i + S - T: S per row on average for T == S,
+    // half of them.
+    const double t = dim(0, 2), s = dim(1, 2), d = dim(0, 1), dv = dim(2, 1);
+    const double batch = static_cast<double>(g.type(n.operands[0]).numel()) / (t * d);
+    double pairs = t * s;
+    if (n.attrs.get_int("causal") == 1) {
+      pairs = 0;
+      for (double i = 0; i < t; ++i) pairs += std::clamp(i + s - t + 1, 0.0, s);
+    }
+    return n.op() == "flash_attention" ? 2 * batch * pairs * (d + dv) : 2 * batch * pairs * (3 * d + 2 * dv);
   }
   // h [N, D], w [V, D]: the logits N x V x D; the backward makes them again and
   // then dh and dw (each N x V x D); the train op makes them once for all three.

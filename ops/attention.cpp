@@ -1,5 +1,8 @@
-// flash_attention(q, k, v, mask) {scale, heads} -> o, lse and its gradient op
-// flash_attention_backward(q, k, v, mask, o, lse, do) {scale, heads} -> dq, dk, dv.
+// flash_attention(q, k, v, mask) {scale, heads, causal} -> o, lse and its gradient op
+// flash_attention_backward(q, k, v, mask, o, lse, do) {scale, heads, causal} -> dq, dk, dv.
+//
+// With causal = 1, query i sees key j only where j <= i + S - T (bottom-right
+// aligned, as FlashAttention 2: j <= i when T == S), besides the mask.
 //
 // With heads = H > 0, q, k, v, o (and dq, dk, dv, do) are in the projections'
 // layout [..., T, H*d], head h of row t at columns h*d .. h*d+d-1: the op reads
@@ -57,6 +60,12 @@ Shape packed_shape(const Shape& per_head_shape) {
   return s;
 }
 
+bool causal_of(const Attrs& attrs) {
+  const int64_t causal = attrs.get_int("causal");
+  if (causal != 0 && causal != 1) throw Error("causal must be 0 or 1, got " + std::to_string(causal));
+  return causal == 1;
+}
+
 int64_t heads_of(const Attrs& attrs) {
   const int64_t heads = attrs.get_int("heads");
   if (heads < 0) throw Error("heads must be 0 (q, k, v per head) or the number of heads, got " + std::to_string(heads));
@@ -105,6 +114,7 @@ Shape scores_shape(const std::vector<TensorType>& in) {
 }
 
 std::vector<TensorType> infer_forward(const std::vector<TensorType>& in, const Attrs& attrs) {
+  causal_of(attrs);
   const int64_t heads = heads_of(attrs);
   const std::vector<TensorType> x = per_head_operands(in, heads);
   const Shape scores = scores_shape(x);
@@ -131,6 +141,7 @@ struct Problem {
   size_t batch = 0, t = 0, s = 0, d = 0, dv = 0;
   int64_t heads = 0;
   double scale = 0;
+  bool causal = false;
   xt::xarray<double> q, k, v, mask;
 };
 
@@ -183,6 +194,7 @@ Problem problem(const KernelArgs& k) {
   p.d = static_cast<size_t>(q.back());
   p.dv = static_cast<size_t>(x[2].shape.back());
   p.scale = k.attrs.get_float("scale");
+  p.causal = causal_of(k.attrs);
   p.q = as_3d(*k.in[0], p.batch, p.heads);
   p.k = as_3d(*k.in[1], p.batch, p.heads);
   p.v = as_3d(*k.in[2], p.batch, p.heads);
@@ -191,18 +203,20 @@ Problem problem(const KernelArgs& k) {
   return p;
 }
 
-// Row i of batch b's scores: scale * q_i . k_j + mask_ij.
+constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+
+// Row i of batch b's scores: scale * q_i . k_j + mask_ij (-inf past the
+// diagonal when causal).
 std::vector<double> score_row(const Problem& p, size_t b, size_t i) {
-  std::vector<double> s(p.s);
+  std::vector<double> s(p.s, kMinusInf);
   for (size_t j = 0; j < p.s; ++j) {
+    if (p.causal && j + p.t > i + p.s) continue;  // j > i + (S - T)
     double dot = 0;
     for (size_t c = 0; c < p.d; ++c) dot += p.q(b, i, c) * p.k(b, j, c);
     s[j] = p.scale * dot + p.mask(b, i, j);
   }
   return s;
 }
-
-constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 
 void forward_kernel(const KernelArgs& k) {
   const Problem p = problem(k);
@@ -267,7 +281,9 @@ std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Val
   std::vector<Value> d =
       b.emit("flash_attention_backward",
              {n.operands[0], n.operands[1], n.operands[2], n.operands[3], n.results[0], n.results[1], dy[0]},
-             {{"scale", n.attrs.get_float("scale")}, {"heads", n.attrs.get_int("heads")}});
+             {{"scale", n.attrs.get_float("scale")},
+              {"heads", n.attrs.get_int("heads")},
+              {"causal", n.attrs.get_int("causal")}});
   if (const DType dtype = b.type(n.operands[0]).dtype; dtype != DType::f32)
     for (size_t i = 0; i < 3; ++i) d[i] = cast(b, d[i], dtype);
   return {d[0], d[1], d[2], Value()};
@@ -278,10 +294,12 @@ std::vector<Value> forward_grad(Builder& b, const Node& n, const std::vector<Val
 void register_attention(OpRegistry& r) {
   r.add(OpDef{.name = "flash_attention",
               .summary = "softmax(q k^T * scale + mask) v without the scores in memory; results o, lse (row "
-                         "log-sum-exp); {heads}: q, k, v, o packed [..., T, heads*d]",
+                         "log-sum-exp); {heads}: q, k, v, o packed [..., T, heads*d]; {causal=1}: key j > i + S - T "
+                         "dropped",
               .min_operands = 4,
               .max_operands = 4,
-              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
+              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0}),
+                        optional_attr("causal", int64_t{0})},
               .infer = infer_forward,
               .reference = forward_kernel,
               .gradient = forward_grad,
@@ -290,15 +308,17 @@ void register_attention(OpRegistry& r) {
               .summary = "dq, dk, dv of flash_attention from q, k, v, mask, o, lse and do (weights recomputed)",
               .min_operands = 7,
               .max_operands = 7,
-              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0})},
+              .attrs = {required_attr("scale", AttrKind::real), optional_attr("heads", int64_t{0}),
+                        optional_attr("causal", int64_t{0})},
               .infer = infer_backward,
               .reference = backward_kernel,
               .lowering = Lowering::reads_memory});
 }
 
 std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale,
-                                        int64_t heads) {
-  const std::vector<Value> r = b.emit("flash_attention", {q, k, v, mask}, {{"scale", scale}, {"heads", heads}});
+                                        int64_t heads, bool causal) {
+  const std::vector<Value> r = b.emit("flash_attention", {q, k, v, mask},
+                                      {{"scale", scale}, {"heads", heads}, {"causal", int64_t{causal}}});
   return {r[0], r[1]};
 }
 

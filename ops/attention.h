@@ -17,8 +17,10 @@ namespace kiln::ops {
 // With heads = H > 0, q, k, v and o are packed as the projections make them,
 // [..., T, H*d] (head h at columns h*d ..), instead of [..., H, T, d]: no head
 // split or merge copies them; the mask broadcasts to and lse is [..., H, T, S]
-// and [..., H, T].
+// and [..., H, T]. With causal, query i (of T) also drops key j (of S) where
+// j > i + S - T (bottom-right aligned: j > i when T == S), so a causal model
+// needs no [T, S] mask (pass a scalar 0 fill).
 std::pair<Value, Value> flash_attention(Builder& b, Value q, Value k, Value v, Value mask, double scale,
-                                        int64_t heads = 0);
+                                        int64_t heads = 0, bool causal = false);
 
 }  // namespace kiln::ops

@@ -17,6 +17,8 @@
 #include <functional>
 #include <limits>
 
+#include "compiler/codegen/attention_blocked.h"
+#include "compiler/codegen/attention_lanes.h"
 #include "compiler/codegen/blocked_sum.h"
 #include "compiler/codegen/elemental.h"
 #include "compiler/codegen/families.h"
@@ -63,54 +65,6 @@ Dims dims_of(const KernelEmitArgs& args, int w) {
   return a;
 }
 
-// Vector access to `lanes` <= W floats at ptr + offset (i64): a plain load and
-// store when lanes == W, else masked (the lanes past `lanes` read as 0 and are
-// not written).
-class Lanes {
- public:
-  explicit Lanes(LoweringContext& cx) : cx_(cx), w_(cx.vector_width()) {}
-
-  llvm::Type* vec() const { return llvm::FixedVectorType::get(cx_.b().getFloatTy(), static_cast<unsigned>(w_)); }
-
-  // ... of a buffer of `dtype` (f32, or bf16 widened to f32).
-  llvm::Value* load(llvm::Value* ptr, llvm::Value* offset, int64_t lanes, DType dtype = DType::f32) const {
-    if (lanes == w_) return cx_.load(dtype, ptr, offset, w_);
-    llvm::Value* v = cx_.load_stored(dtype, ptr, offset, w_, mask(lanes));
-    return dtype == DType::bf16 ? cx_.widen_bf16(v) : v;
-  }
-
-  void store(llvm::Value* v, llvm::Value* ptr, llvm::Value* offset, int64_t lanes) const {
-    llvm::Value* at = cx_.b().CreateInBoundsGEP(cx_.b().getFloatTy(), ptr, offset);
-    if (lanes == w_)
-      cx_.b().CreateAlignedStore(v, at, llvm::Align(4));
-    else
-      cx_.b().CreateMaskedStore(v, at, llvm::Align(4), mask(lanes));
-  }
-
-  // Lanes below `lanes` set.
-  llvm::Constant* mask(int64_t lanes) const {
-    std::vector<llvm::Constant*> bits;
-    for (int l = 0; l < w_; ++l) bits.push_back(cx_.b().getInt1(l < lanes));
-    return llvm::ConstantVector::get(bits);
-  }
-
-  // `lanes` of vector j (of W) of a row of n.
-  int64_t in_vector(int64_t j, int64_t n) const { return std::min<int64_t>(w_, n - j * w_); }
-
-  llvm::Value* splat(float x) const { return cx_.f32c(x, w_); }
-  // The element at ptr[index] (i64) of a buffer of `dtype`, as f32, in every lane.
-  llvm::Value* broadcast(llvm::Value* ptr, llvm::Value* index, DType dtype = DType::f32) const {
-    return cx_.splat(cx_.load(dtype, ptr, index, 1), w_);
-  }
-  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) const {
-    return cx_.b().CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec()}, {a, b, c});
-  }
-
- private:
-  LoweringContext& cx_;
-  int w_;
-};
-
 // The largest lane of v (maxnum: a nan lane is passed over), in log2(W) steps of
 // halves: llvm.vector.reduce.fmax lowers to a chain of W dependent scalar steps,
 // as costly as a row's products at these sizes.
@@ -126,10 +80,6 @@ llvm::Value* max_lanes(LoweringContext& cx, llvm::Value* v) {
   return b.CreateExtractElement(v, uint64_t{0});
 }
 
-llvm::Value* offset(LoweringContext& cx, llvm::Value* i, int64_t stride, int64_t plus = 0) {
-  return cx.b().CreateAdd(cx.b().CreateMul(i, cx.i64c(stride), "", true, true), cx.i64c(plus), "", true, true);
-}
-
 // dst[c * sp + j] = src[j * stride + c] for j < rows, c < cols: a [rows, cols]
 // matrix of `dtype` (rows `stride` elements apart) transposed into rows of sp
 // floats (the padding columns are not written).
@@ -142,10 +92,6 @@ void transpose_into(LoweringContext& cx, llvm::Value* dst, llvm::Value* src, DTy
       b.CreateStore(cx.load(dtype, src, b.CreateAdd(offset(cx, j, stride), c), 1), to);
     });
   });
-}
-
-void zero(LoweringContext& cx, llvm::Value* ptr, int64_t floats) {
-  cx.b().CreateMemSet(ptr, cx.b().getInt8(0), static_cast<uint64_t>(floats) * 4, llvm::Align(4));
 }
 
 // Zeroes `rows` rows of `cols` floats, `stride` floats apart.
@@ -216,14 +162,6 @@ std::vector<llvm::Value*> row_times_transposed(LoweringContext& cx, const Lanes&
           acc[j]));
     return next;
   });
-}
-
-// The first element of row i (i64) of rows of `cols` elements of `dtype` at
-// `base`: a row of a batch's matrix, or a batch's whole matrix (its `cols` the
-// matrix's size).
-llvm::Value* row_ptr(LoweringContext& cx, llvm::Value* base, llvm::Value* i, int64_t cols,
-                     DType dtype = DType::f32) {
-  return cx.b().CreateInBoundsGEP(cx.mem_type(dtype), base, offset(cx, i, cols));
 }
 
 // row . k for the keys of key vector j, with K's rows read in place (`stride`
@@ -301,16 +239,9 @@ struct Batch {
   llvm::Value *q, *k, *v;
 };
 
-// The first element of batch bh's [rows, cols] matrix of `dtype` at `base`: the
-// matrices follow each other, or, packed, head h of a batch starts at column h * cols.
 llvm::Value* matrix_ptr(LoweringContext& cx, const Dims& a, llvm::Value* base, llvm::Value* bh, int64_t rows,
                         int64_t cols, DType dtype = DType::f32) {
-  if (!a.heads) return row_ptr(cx, base, bh, rows * cols, dtype);
-  auto& b = cx.b();
-  llvm::Value* heads = cx.i64c(a.heads);
-  llvm::Value* at = b.CreateAdd(offset(cx, b.CreateUDiv(bh, heads), rows * a.heads * cols),
-                                offset(cx, b.CreateURem(bh, heads), cols), "", true, true);
-  return b.CreateInBoundsGEP(cx.mem_type(dtype), base, at);
+  return head_matrix_ptr(cx, a.heads, base, bh, rows, cols, dtype);
 }
 
 Batch batch_at(LoweringContext& cx, const KernelEmitArgs& args, const Dims& a, llvm::Value* bh) {
@@ -486,8 +417,18 @@ void emit_backward(const KernelEmitArgs& args) {
 }  // namespace
 
 void register_attention_emitters(EmitterRegistry& r) {
-  r.add_kernel("flash_attention", emit_forward, KernelReads::memory);
-  r.add_kernel("flash_attention_backward", emit_backward, KernelReads::memory);
+  r.add_kernel(
+      "flash_attention",
+      [](const KernelEmitArgs& args) {
+        takes_blocked_attention(args.node) ? emit_blocked_attention_forward(args) : emit_forward(args);
+      },
+      KernelReads::memory);
+  r.add_kernel(
+      "flash_attention_backward",
+      [](const KernelEmitArgs& args) {
+        takes_blocked_attention(args.node) ? emit_blocked_attention_backward(args) : emit_backward(args);
+      },
+      KernelReads::memory);
 }
 
 }  // namespace kiln::compiler

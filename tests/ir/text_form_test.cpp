@@ -213,6 +213,26 @@ TEST_CASE("nodes with several results name them all, in order") {
   check_round_trip(g);
 }
 
+TEST_CASE("flash_attention's causal attribute prints, parses and round-trips; its default is not printed") {
+  const Graph g = parse_kir(R"(graph @causal {
+  input %q : f32[2,8,4]
+  input %k : f32[2,8,4]
+  input %v : f32[2,8,4]
+  %m = fill() {shape=[], value=0.0}
+  %o, %lse = flash_attention(%q, %k, %v, %m) {scale=0.5, causal=1}
+  %p, %p_lse = flash_attention(%q, %k, %v, %m) {scale=0.5}
+  output %o
+  output %p
+}
+)",
+                            "causal.kir");
+  CHECK(g.nodes()[1].attrs.get_int("causal") == 1);
+  CHECK(g.nodes()[2].attrs.get_int("causal") == 0);
+  const std::string text = print_kir(g);
+  CHECK(text.find("%o, %lse = flash_attention(%q, %k, %v, %m) {causal=1, scale=0.5}") != std::string::npos);
+  check_round_trip(g);
+}
+
 TEST_CASE("every example file round-trips") {
   const std::filesystem::path dir = std::filesystem::path(KILN_SOURCE_DIR) / "examples";
   std::set<std::string> seen;

@@ -75,6 +75,13 @@ Sample in_bf16(Sample sample, const std::vector<size_t>& which) {
   return sample;
 }
 
+// `sample` with {causal=1}.
+Sample causal(Sample sample) {
+  sample.attrs.set("causal", int64_t{1});
+  sample.note += sample.note.empty() ? "causal" : ", causal";
+  return sample;
+}
+
 std::vector<Sample> forward_samples(Rng& rng) {
   std::vector<Sample> out;
   for (int i = 0; i < 8; ++i) out.push_back(attention_sample(rng, random_sizes(rng)));
@@ -86,6 +93,12 @@ std::vector<Sample> forward_samples(Rng& rng) {
   Sample packed = attention_sample(rng, {{2}, 17, 19, 16, 8, true, 4});
   packed.note = "packed heads";
   out.push_back(in_bf16(std::move(packed), {0, 1, 2}));
+  // The blocked kernels: causal ones, and more keys than the row kernel takes.
+  for (int i = 0; i < 3; ++i) out.push_back(causal(attention_sample(rng, random_sizes(rng))));
+  out.push_back(causal(attention_sample(rng, {{2}, 5, 3, 8, 8, false, 2})));  // rows 0, 1 see no key
+  out.push_back(in_bf16(causal(attention_sample(rng, random_sizes(rng))), {0, 1, 2}));
+  out.push_back(attention_sample(rng, {{1}, 9, 300, 16, 8, false, 2}));
+  out.back().note = "300 keys";
   return out;
 }
 
@@ -103,21 +116,25 @@ std::vector<Sample> backward_samples(Rng& rng) {
   return out;
 }
 
-// A batch with a padding mask, a plain [T, S] mask, and two heads packed; masks
-// finite (-1e9) so that differences stay finite.
+// A batch with a padding mask, a plain [T, S] mask, two heads packed, and
+// causal ones (T < S, and T == S with a scalar mask); masks finite (-1e9) so
+// that differences stay finite.
 std::vector<Sample> grad_samples(Rng& rng) {
   struct Case {
     Shape q, k, v, mask;
     int64_t heads = 0;
+    bool causal = false;
   };
   std::vector<Sample> out;
   for (const Case& c : std::vector<Case>{{{2, 3, 4}, {2, 5, 4}, {2, 5, 3}, {2, 1, 5}},
                                          {{4, 2}, {4, 2}, {4, 3}, {4, 4}},
-                                         {{2, 3, 4}, {2, 5, 4}, {2, 5, 6}, {2, 1, 1, 5}, 2}}) {
+                                         {{2, 3, 4}, {2, 5, 4}, {2, 5, 6}, {2, 1, 1, 5}, 2},
+                                         {{2, 3, 4}, {2, 5, 4}, {2, 5, 3}, {2, 1, 5}, 0, true},
+                                         {{5, 4}, {5, 4}, {5, 4}, {}, 2, true}}) {
     Tensor mask = uniform(rng, c.mask);
-    for (float& m : mask.f32()) m = m < -0.6f ? -1e9f : 0.0f;
+    for (float& m : mask.f32()) m = m < -0.6f && !c.mask.empty() ? -1e9f : 0.0f;
     out.push_back({{uniform(rng, c.q, -2.0f, 2.0f), uniform(rng, c.k, -2.0f, 2.0f), uniform(rng, c.v), mask},
-                   {{"scale", 0.6}, {"heads", c.heads}}});
+                   {{"scale", 0.6}, {"heads", c.heads}, {"causal", int64_t{c.causal}}}});
   }
   return out;
 }
@@ -151,7 +168,10 @@ std::vector<OpInfo> attention_rows() {
                         {{"scale", 1.0}, {"heads", 2}}},
                        // q, k and v of two dtypes
                        {{{DType::bf16, {3, 4}}, {DType::f32, {5, 4}}, {DType::bf16, {5, 2}}, {DType::f32, {3, 5}}},
-                        {{"scale", 1.0}}}}},
+                        {{"scale", 1.0}}},
+                       // causal is 0 or 1
+                       {{{DType::f32, {3, 4}}, {DType::f32, {5, 4}}, {DType::f32, {5, 2}}, {DType::f32, {}}},
+                        {{"scale", 1.0}, {"causal", 2}}}}},
           {.name = "flash_attention_backward",
            .dtypes = {kFloatOrBf16, kFloatOrBf16, kFloatOrBf16, kFloat, kFloatOrBf16, kFloat, kFloat},
            .samples = backward_samples,

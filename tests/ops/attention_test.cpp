@@ -131,3 +131,35 @@ TEST_CASE("flash_attention refuses operands that do not fit, naming them") {
   fails({3, 4}, {5, 4}, {5, 4}, {4, 5}, "mask [4,5] must broadcast");
   fails({4}, {5, 4}, {5, 4}, {1}, "q (operand 0)");
 }
+
+TEST_CASE("flash_attention's causal drops the keys past the bottom-right diagonal, and is 0 or 1") {
+  // T 2, S 3: query 0 sees keys 0, 1; query 1 all three. An explicit mask of
+  // the same gives the same results.
+  const Case c{{1, 2, 4}, {1, 3, 4}, {1, 3, 2}, {1, 2, 3}};
+  std::vector<Tensor> values = values_for(c, 9);
+  for (float& m : values[3].f32()) m = 0.0f;
+  const auto attention = [&](bool causal) {
+    return [causal](Builder& b, Value q, Value k, Value v, Value mask) {
+      const auto [o, lse] = ops::flash_attention(b, q, k, v, mask, 0.5, 0, causal);
+      const std::vector<Value> d = b.emit("flash_attention_backward",
+                                          {q, k, v, mask, o, lse, ops::fill(b, {1, 2, 2}, 1.0)},
+                                          {{"scale", 0.5}, {"causal", int64_t{causal}}});
+      return std::vector<Value>{o, lse, d[0], d[1], d[2]};
+    };
+  };
+  const std::vector<Tensor> causal = run(c, values, attention(true));
+  values[3].f32()(0, 0, 2) = -kInf;
+  const std::vector<Tensor> masked = run(c, values, attention(false));
+  for (size_t i = 0; i < causal.size(); ++i)
+    for (size_t e = 0; e < causal[i].f32().size(); ++e)
+      CHECK(causal[i].f32().data()[e] == doctest::Approx(masked[i].f32().data()[e]).epsilon(1e-6));
+  Graph g("bad");
+  Builder b(g);
+  const Value x = b.input("x", {DType::f32, {2, 4}});
+  try {
+    b.emit("flash_attention", {x, x, x, ops::fill(b, {}, 0.0)}, {{"scale", 1.0}, {"causal", 2}});
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(std::string(e.what()).find("causal must be 0 or 1, got 2") != std::string::npos, e.what());
+  }
+}

@@ -1,0 +1,17 @@
+#pragma once
+// flash_attention and flash_attention_backward for long sequences and causal
+// attention (attention_blocked.cpp): FlashAttention 2's blocks, whose loops over
+// keys and queries run at run time and whose buffers are sized by the blocks,
+// never by the sequence.
+#include "compiler/codegen/emitter_registry.h"
+
+namespace kiln::compiler {
+
+// Whether `node` (either op) takes the blocked kernels: causal, or more keys
+// than the row kernel (attention_emitters.cpp) unrolls.
+bool takes_blocked_attention(const NodeRef& node);
+
+void emit_blocked_attention_forward(const KernelEmitArgs& args);
+void emit_blocked_attention_backward(const KernelEmitArgs& args);
+
+}  // namespace kiln::compiler
