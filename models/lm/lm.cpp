@@ -209,7 +209,7 @@ class Net {
       const Value values = write_cache(b_.state(cache_name(layer, "value_cache"), cache), step->pos, v);
       context = ops::flash_attention(b_, q, keys, values, step->mask, scale, cfg_.heads).first;
     } else {
-      context = ops::flash_attention(b_, q, k, v, ops::causal_mask(b_, len), scale, cfg_.heads).first;
+      context = ops::flash_attention(b_, q, k, v, scalar(0.0), scale, cfg_.heads, true).first;
     }
     return linear(ops::reshape(b_, context, {batch * len, d}), prefix, "wo", "bo");
   }
