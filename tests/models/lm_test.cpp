@@ -11,6 +11,7 @@
 #include "check_error.h"
 #include "cli/temp_dir.h"
 #include "compiler/backend.h"
+#include "compiler/jit_executable.h"
 #include "engine/ir/verifier.h"
 #include "engine/param_init.h"
 #include "models/checkpoint.h"
@@ -281,4 +282,20 @@ TEST_CASE("training the language model: the loss falls, the checkpoint is an lm'
   }
   o.settings.d_model = 32;
   CHECK_THROWS_WITH_AS(train_lm(o), doctest::Contains("--d-model 32 differs from the run's 16"), Error);
+}
+
+TEST_CASE("the language model's training step holds no [T, T] buffer, and its memory grows linearly in T") {
+  LmConfig cfg = lm_config("rope");
+  cfg.layers = 1;
+  const auto arena_at = [&](int64_t len) {
+    cfg.context = cfg.max_len = len;
+    AdamOptions adam;
+    adam.d_model = cfg.d_model;
+    const compiler::JitExecutable jit(build_lm_train_graph(cfg, 1, len, adam));
+    for (const compiler::ProgramBuffer& buffer : jit.compiled().program.buffers)
+      CHECK_MESSAGE(buffer.type.numel() < len * len, buffer.name);
+    return jit.compiled().program.plan.arena_bytes;
+  };
+  const auto short_arena = static_cast<double>(arena_at(1024)), long_arena = static_cast<double>(arena_at(16384));
+  CHECK(long_arena < 20 * short_arena);  // 16 times the length: quadratic would be 256 times
 }
