@@ -158,3 +158,26 @@ def test_translate_errors(checkpoint, tmp_path):
         kiln.translate(str(tmp_path / "missing"), "1 2 3")
     with pytest.raises(kiln.Error, match=r"beam: 0"):
         kiln.Translator(path, beam=0)
+
+
+def test_language_model_trains_generates_and_continues(tmp_path):
+    # kiln.train(model='lm') and kiln.generate, as `kiln train --model lm` and `kiln generate`.
+    text = tmp_path / "train.txt"
+    text.write_text("to be or not to be, that is the question. " * 40)
+    path = str(tmp_path / "gpt")
+    lm = dict(model="lm", checkpoint=path, train=str(text), valid=str(text), context=16, d_model=16, heads=2,
+              d_ff=32, layers=1, batch_size=4, warmup=5)
+    lines = []
+    first = kiln.train(steps=10, log=lines.append, **lm)
+    assert (first["first_step"], first["last_step"]) == (0, 10)
+    assert len(first["dev"]) == 5 and any("dev at step" in line for line in lines)
+    again = kiln.train(steps=5, **lm)
+    assert again["first_step"] == 10
+    a = kiln.generate(path, "to be", max_tokens=20, seed=3, top_k=5)
+    assert a == kiln.generate(path, "to be", max_tokens=20, seed=3, top_k=5)
+    assert len(a) == 1 and a[0].startswith("to be")
+    assert len(kiln.generate(path, samples=2, max_tokens=5, temperature=0)) == 2
+    with pytest.raises(kiln.Error, match="differs from the run's 16"):
+        kiln.train(steps=1, **dict(lm, d_model=32))
+    with pytest.raises(kiln.Error, match="does not exist"):
+        kiln.generate(str(tmp_path / "nope"))

@@ -10,7 +10,8 @@ PYBIND11_MODULE(kiln, m) {
       "differentiate it (kiln.grad, kiln.train_graph), optimize it (kiln.optimize), compile\n"
       "it with the LLVM JIT or the interpreter (kiln.compile) and run it on numpy arrays.\n"
       "kiln.import_onnx reads ONNX models; kiln.train, kiln.translate, kiln.evaluate, kiln.score\n"
-      "and kiln.average train and use the Transformer, as the kiln command does. Every error is a kiln.Error carrying the message the kiln command prints.";
+      "and kiln.average train and use the Transformer, kiln.train(model='lm', ...) and kiln.generate\n"
+      "the language model, as the kiln command does. Every error is a kiln.Error carrying the message the kiln command prints.";
   kiln::python::define_errors(m);
   kiln::python::define_graph(m);
   kiln::python::define_builder(m);

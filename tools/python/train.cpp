@@ -13,6 +13,9 @@
 #include "engine/ir/error.h"
 #include "engine/tensor/collectives.h"
 #include "models/checkpoint.h"
+#include "models/lm/byte_corpus.h"
+#include "models/lm/generator.h"
+#include "models/lm/lm_trainer.h"
 #include "models/train/trained_model.h"
 #include "models/train/attention_maps.h"
 #include "models/train/translate_lines.h"
@@ -163,6 +166,85 @@ models::TrainResult train(const std::string& task, const std::string& checkpoint
   }
   if (sink) sink->rethrow();
   return r;
+}
+
+// kiln.train(model="lm", ...): `kiln train --model lm`.
+py::dict train_lm(const std::string& model, const std::string& checkpoint, const std::string& train_path,
+                  const std::string& valid, int64_t steps, double minutes, std::optional<int64_t> context,
+                  std::optional<std::string> positions, std::optional<std::string> norm,
+                  std::optional<int64_t> d_model, std::optional<int64_t> heads, std::optional<int64_t> d_ff,
+                  std::optional<int64_t> layers, std::optional<double> dropout, std::optional<int64_t> batch_size,
+                  std::optional<double> lr, std::optional<int64_t> warmup, std::optional<uint64_t> seed,
+                  int64_t eval_every, double eval_minutes, int64_t log_every, const std::string& backend,
+                  int64_t threads, const py::object& log) {
+  if (model != "lm")
+    throw Error("train: model '" + model + "' is not the language model; the Transformer trains with "
+                "kiln.train(task, checkpoint, ...)");
+  models::LmTrainOptions o;
+  o.train = train_path;
+  o.valid = valid;
+  o.checkpoint_dir = checkpoint;
+  o.steps = steps;
+  o.minutes = minutes;
+  o.settings = {d_model, heads, d_ff, layers, context, std::nullopt, positions, norm, dropout, batch_size, lr,
+                warmup, seed};
+  check_not_negative("eval_minutes", eval_minutes);
+  if (eval_every < 0 || log_every <= 0) throw Error("eval_every must not be negative, log_every must be positive");
+  o.eval_every = eval_every;
+  o.eval_minutes = eval_minutes;
+  o.log_every = log_every;
+  o.exec = backend_options(backend, threads, "f32");
+  std::optional<LineSink> sink;
+  std::optional<std::ostream> stream;
+  if (!log.is_none()) {
+    sink.emplace(log);
+    stream.emplace(&*sink);
+    o.log = &*stream;
+  }
+  models::LmTrainResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = models::train_lm(o);
+  }
+  if (sink) sink->rethrow();
+  py::list dev;
+  for (const models::LmEvalPoint& p : r.dev) dev.append(py::make_tuple(p.step, p.minutes, p.loss));
+  py::dict out;
+  out["first_step"] = r.first_step;
+  out["last_step"] = r.last_step;
+  out["dev"] = dev;
+  out["tokens_per_second"] = r.tokens_per_second;
+  out["train_minutes"] = r.train_minutes;
+  return out;
+}
+
+// kiln.generate: `kiln generate`, each sample (the prompt and its continuation) a str.
+py::list generate(const std::string& checkpoint, const std::string& prompt, int64_t max_tokens, int64_t samples,
+                  double temperature, int64_t top_k, double top_p, uint64_t seed, const std::string& backend,
+                  int64_t threads) {
+  if (max_tokens < 1 || samples < 1 || temperature < 0 || top_k < 0 || !(top_p > 0 && top_p <= 1))
+    throw Error("generate: max_tokens and samples must be positive, temperature and top_k not negative, top_p in "
+                "(0, 1]");
+  const models::Checkpoint ckpt = models::load_any_checkpoint(checkpoint);
+  if (ckpt.model != "lm")
+    throw Error(checkpoint + " holds a checkpoint of model '" + ckpt.model + "', not a language model's");
+  const models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  const std::vector<int32_t> ids = models::byte_ids(prompt);
+  const int64_t positions = std::max<int64_t>(1, static_cast<int64_t>(ids.size())) + max_tokens;
+  std::vector<std::string> texts;
+  {
+    py::gil_scoped_release unlocked;
+    models::LmGenerator generator(cfg, ckpt.tensors, std::min(positions, cfg.max_len),
+                                  backend_options(backend, threads, "f32"));
+    for (int64_t i = 0; i < samples; ++i) {
+      models::Sampler sampler({temperature, top_k, top_p, seed}, static_cast<uint64_t>(i));
+      texts.push_back(prompt + models::bytes_of(generator.generate(ids, max_tokens, sampler)));
+    }
+  }
+  py::list out;
+  for (const std::string& t : texts)
+    out.append(py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "replace")));
+  return out;
 }
 
 py::list step_losses(const std::vector<models::EvalPoint>& points) {
@@ -326,6 +408,26 @@ void define_train(py::module_& m) {
         py::arg("vocab_size") = models::TextTaskOptions{}.vocab_size, py::arg("vocab") = "joint",
         py::arg("prepared") = "", py::arg("keep_best") = models::TrainOptions{}.keep_best,
         py::arg("best_metric") = "", py::arg("patience") = 0, kTrainDoc);
+  m.def("train", &train_lm, py::kw_only(), py::arg("model"), py::arg("checkpoint"), py::arg("train"),
+        py::arg("valid"), py::arg("steps") = 0, py::arg("minutes") = 0.0, py::arg("context") = py::none(),
+        py::arg("positions") = py::none(), py::arg("norm") = py::none(), py::arg("d_model") = py::none(),
+        py::arg("heads") = py::none(), py::arg("d_ff") = py::none(), py::arg("layers") = py::none(),
+        py::arg("dropout") = py::none(), py::arg("batch_size") = py::none(), py::arg("lr") = py::none(),
+        py::arg("warmup") = py::none(), py::arg("seed") = py::none(), py::arg("eval_every") = 0,
+        py::arg("eval_minutes") = 0.0, py::arg("log_every") = 100, py::arg("backend") = "jit",
+        py::arg("threads") = 0, py::arg("log") = py::none(),
+        "kiln.train(model='lm', checkpoint=DIR, train=FILE, valid=FILE, minutes=M or steps=N, ...): trains the\n"
+        "language model as `kiln train --model lm` does (a directory that holds a run continues it) and\n"
+        "returns {'first_step', 'last_step', 'dev': [(step, minutes, loss)], 'tokens_per_second',\n"
+        "'train_minutes'}. Settings left None take the defaults, or the run's when it continues.\n\n"
+        "    r = kiln.train(model='lm', checkpoint='gpt', train='train.txt', valid='valid.txt', minutes=5)");
+  m.def("generate", &generate, py::arg("checkpoint"), py::arg("prompt") = "", py::kw_only(),
+        py::arg("max_tokens") = 256, py::arg("samples") = 1, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
+        py::arg("top_p") = 1.0, py::arg("seed") = 0, py::arg("backend") = "jit", py::arg("threads") = 0,
+        "The prompt and its continuation by a language model's checkpoint (kiln.train(model='lm', ...)), one\n"
+        "str per sample, as `kiln generate` writes them: temperature 0 is greedy; top_k and top_p keep the\n"
+        "most likely tokens; the same seed gives the same text.\n\n"
+        "    kiln.generate('gpt', 'In the beginning', max_tokens=200, temperature=0.8, top_k=40)");
 
   const std::string default_data_dir = models::TrainOptions{}.data_dir;
   py::class_<Translator>(m, "Translator",
