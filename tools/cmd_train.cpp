@@ -154,8 +154,12 @@ CLI::App* add_train_command(CLI::App& app, models::TrainOptions& opts) {
                   "run is one; flags on the command line win");
   cmd->footer([] { return models::recipes_help(); });  // before the passes footer
   // Exactly one budget: CLI11 names the flags in its message (exit 2).
-  cmd->callback([minutes, steps, task, &opts] {
+  cmd->callback([cmd, minutes, steps, task, &opts] {
     if (minutes->count() == 0 && steps->count() == 0) throw CLI::RequiredError("--minutes or --steps");
+    // The other model kinds' flags (cmd_lm.h) check their own.
+    if (const CLI::Option* model = cmd->get_option_no_throw("--model"); model && model->count() > 0 &&
+        model->as<std::string>() != "transformer")
+      return;
     const bool corpus = !opts.text.train.empty() || !opts.text.valid.empty() || !opts.prepared_dir.empty();
     if (task->count() == 0 && !corpus) throw CLI::RequiredError("--task (or --train and --valid for your own corpus)");
     if (corpus && task->count() > 0 && opts.task != "text")
