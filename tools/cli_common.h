@@ -173,6 +173,7 @@ struct EvalOptions {
   compiler::BackendOptions exec;
   std::string dump_ids;  // write the split's subword ids here instead of decoding
   std::string text_path;  // a language model's checkpoint: the perplexity of this text file or folder
+  int64_t context = 0;    // with text_path: windows of this many tokens (0: the model's trained context)
 };
 CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts);
 void eval(const EvalOptions& opts);

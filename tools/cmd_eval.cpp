@@ -54,12 +54,17 @@ CLI::App* add_eval_command(CLI::App& app, EvalOptions& opts) {
                   "also write what was scored to this directory, one sentence a line: src.txt, hyp.txt, ref.txt "
                   "(and ref2.txt... for more references; all or none)")
       ->check(dir_to_write());
-  cmd->add_option("--text", opts.text_path,
+  auto* text = cmd->add_option("--text", opts.text_path,
                   "a language model's checkpoint (kiln train --model lm): the loss, perplexity and bits per byte of "
                   "this text file or folder, every window of the model's context")
       ->check(CLI::ExistingPath)
       ->excludes(src)
       ->excludes(split);
+  cmd->add_option("--context", opts.context,
+                  "with --text: windows of this many tokens instead of the trained context (rotary and sinusoidal "
+                  "positions reach past it, to the model's positions; learned ones do not)")
+      ->check(positive(opts.context))
+      ->needs(text);
   add_decoding_flags(*cmd, opts.decode, opts.data_dir, opts.exec);
   return cmd;
 }
@@ -178,7 +183,12 @@ void eval_lm(const EvalOptions& opts) {
   if (ckpt.model != "lm")
     throw Error("--text scores a language model's checkpoint; " + opts.checkpoint_dir + " holds a '" + ckpt.model +
                 "' (its scores: --split or --src and --ref)");
-  const models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  if (opts.context > cfg.max_len)
+    throw Error("--context " + std::to_string(opts.context) + ": the model places at most " +
+                std::to_string(cfg.max_len) + " positions" +
+                (cfg.positions == "learned" ? " (learned positions: its trained context)" : ""));
+  if (opts.context > 0) cfg.context = opts.context;
   const models::ByteCorpus text = models::read_byte_corpus(opts.text_path, cfg.context + 1);
   const models::LmTextScore s = models::score_text(cfg, ckpt.tensors, text, 32, opts.exec);
   std::ostringstream line;
