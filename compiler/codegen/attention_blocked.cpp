@@ -84,11 +84,13 @@ Problem problem_of(const NodeRef& node) {
   return a;
 }
 
-// exp(x) for the forward's softmax, x = s - max <= 0 (or -inf, or nan): emit_exp's
-// range reduction and polynomial (fast_math.cpp) without the overflow and
-// subnormal handling such x never need, a third fewer instructions on the
-// forward's critical port. x below ln of the smallest normal float gives 0.
-llvm::Value* exp_nonpositive(LoweringContext& cx, llvm::Value* x) {
+// exp(x) for the softmax's x = s - max or s - lse, about 0 at most (or -inf, or
+// nan): emit_exp's range reduction and polynomial (fast_math.cpp) without the
+// overflow and subnormal handling such x never need, a third fewer
+// instructions on the critical port. x below ln of the smallest normal float
+// gives 0; with `may_be_positive` (the backward's x, rounded), x is held below
+// exp's overflow.
+llvm::Value* softmax_exp(LoweringContext& cx, llvm::Value* x, bool may_be_positive) {
   static constexpr float kPoly[] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
                                     4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
   static constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f, kSmallest = -87.33654475f;
@@ -97,6 +99,7 @@ llvm::Value* exp_nonpositive(LoweringContext& cx, llvm::Value* x) {
   const auto f = [&](float v) { return cx.f32c(v, w); };
   llvm::Value* low = b.CreateFCmpOLT(x, f(kSmallest));  // nan stays nan
   llvm::Value* xc = b.CreateSelect(low, f(kSmallest), x);
+  if (may_be_positive) xc = b.CreateSelect(b.CreateFCmpOGT(xc, f(88.0f)), f(88.0f), xc);
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, f(1.44269504088896341f)));
   llvm::Value* r = b.CreateFSub(b.CreateFSub(xc, b.CreateFMul(n, f(kLn2Hi))), b.CreateFMul(n, f(kLn2Lo)));
   llvm::Value* p = emit_polynomial(cx, r, kPoly, static_cast<int>(std::size(kPoly)));
@@ -273,7 +276,7 @@ struct Forward {
       LoweringContext::Carried next;
       for (int64_t v = 0; v < vectors; ++v) {
         llvm::Value* at = offset(cx, j, br, v * w);
-        llvm::Value* e = exp_nonpositive(cx, b.CreateFSub(lanes.load(p, at, w), shift[static_cast<size_t>(v)]));
+        llvm::Value* e = softmax_exp(cx, b.CreateFSub(lanes.load(p, at, w), shift[static_cast<size_t>(v)]), false);
         lanes.store(e, p, at, w);
         next.push_back(b.CreateFAdd(sums[static_cast<size_t>(v)], e));
       }
@@ -408,54 +411,80 @@ struct Backward {
     return cx.splat(add_lanes(cx, acc), w);
   }
 
-  // p and ds of query i (its row clamped to `row`) against the key block, from the
-  // products s = q_i . k_j and dp = do_i . v_j (key vectors); into p and ds at row r.
-  void weights_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& s,
-                   const std::vector<llvm::Value*>& dp) const {
+  // Whether query i (its row `row`, its lse `row_lse`) passes a gradient: not a
+  // row past T, nor one that attended to nothing (lse -inf).
+  llvm::Value* live(llvm::Value* i, llvm::Value* row_lse) const {
+    return cx.b().CreateAnd(cx.b().CreateICmpSLT(i, cx.i64c(a.t)), cx.b().CreateFCmpONE(row_lse, cx.f32c(-kInfinity)));
+  }
+
+  llvm::Value* lse_of(llvm::Value* row) const {
+    return cx.b().CreateLoad(cx.b().getFloatTy(), cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), lse, row));
+  }
+
+  // p of query i (its row clamped to `row`) against the key block, from the
+  // products s = q_i . k_j (key vectors), into p at row r.
+  void weights_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& s) const {
     auto& b = cx.b();
     const int w = cx.vector_width();
-    llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, row));
-    // A row past T, or one that attended to nothing (lse -inf), passes no gradient.
-    llvm::Value* live = b.CreateAnd(b.CreateICmpSLT(i, cx.i64c(a.t)), b.CreateFCmpONE(row_lse, cx.f32c(-kInfinity)));
+    llvm::Value* row_lse = lse_of(row);
     llvm::Value* shift = cx.splat(row_lse, w);
-    llvm::Value* d = row_dot(row);
+    llvm::Value* row_kept = b.CreateVectorSplat(static_cast<unsigned>(w), live(i, row_lse));
     llvm::Value* mask_at = offset(cx, row, a.mask_t_stride);
     for (int64_t v = 0; v < key_vectors; ++v) {
-      const auto u = static_cast<size_t>(v);
       llvm::Value* first = b.CreateAdd(k0, cx.i64c(v * w));
       llvm::Value* keys = lane_indices(cx, first);
       llvm::Value* m = mask_lanes(cx, lanes, x.mask, mask_at, first, a.s, a.mask_s_stride);
-      llvm::Value* kept = b.CreateAnd(b.CreateVectorSplat(static_cast<unsigned>(w), live),
-                                      b.CreateICmpSLT(keys, splat_i32(cx, cx.i64c(a.s))));
+      llvm::Value* kept = b.CreateAnd(row_kept, b.CreateICmpSLT(keys, splat_i32(cx, cx.i64c(a.s))));
       if (a.causal)  // j <= i + S - T
         kept = b.CreateAnd(kept, b.CreateICmpSLE(keys, splat_i32(cx, b.CreateAdd(i, cx.i64c(a.s - a.t)))));
-      llvm::Value* weight = emit_exp(cx, b.CreateFSub(lanes.fma(s[u], lanes.splat(a.scale), m), shift));
-      weight = b.CreateSelect(kept, weight, lanes.splat(0.0f));
-      llvm::Value* d_score = b.CreateFMul(b.CreateFMul(weight, b.CreateFSub(dp[u], d)), lanes.splat(a.scale));
-      d_score = b.CreateSelect(kept, d_score, lanes.splat(0.0f));
-      llvm::Value* at = offset(cx, r, bc, v * w);
-      lanes.store(weight, p, at, w);
-      lanes.store(d_score, ds, at, w);
+      llvm::Value* score = lanes.fma(s[static_cast<size_t>(v)], lanes.splat(a.scale), m);
+      llvm::Value* weight = softmax_exp(cx, b.CreateFSub(score, shift), true);
+      lanes.store(b.CreateSelect(kept, weight, lanes.splat(0.0f)), p, offset(cx, r, bc, v * w), w);
     }
   }
 
-  // p and ds of the rows i0 + r0 .. + per_tile.
+  // ds = p (dp - D_i) scale of query i at row r of p, from the products dp =
+  // do_i . v_j (key vectors); 0 for a row that passes no gradient (where do
+  // may be anything: 0 times it could be nan).
+  void score_gradients_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& dp) const {
+    auto& b = cx.b();
+    const int w = cx.vector_width();
+    llvm::Value* row_kept = live(i, lse_of(row));
+    llvm::Value* d = row_dot(row);
+    for (int64_t v = 0; v < key_vectors; ++v) {
+      llvm::Value* at = offset(cx, r, bc, v * w);
+      llvm::Value* d_score =
+          b.CreateFMul(b.CreateFMul(lanes.load(p, at, w), b.CreateFSub(dp[static_cast<size_t>(v)], d)), lanes.splat(a.scale));
+      lanes.store(b.CreateSelect(row_kept, d_score, lanes.splat(0.0f)), ds, at, w);
+    }
+  }
+
+  // p and ds of the rows i0 + r0 .. + per_tile: the s tile's weights are stored
+  // before the dp tile is made (both tiles live at once would spill).
   void weights_tile(llvm::Value* i0, llvm::Value* r0) const {
     auto& b = cx.b();
-    std::vector<llvm::Value*> is, rows, q_at, do_at;
+    std::vector<llvm::Value*> is, rows, q_at, do_at, rs;
     for (int64_t r = 0; r < per_tile; ++r) {
       is.push_back(b.CreateAdd(i0, b.CreateAdd(r0, cx.i64c(r))));
       rows.push_back(clamped_row(is.back()));
       q_at.push_back(offset(cx, rows.back(), qk_stride()));
       do_at.push_back(offset(cx, rows.back(), v_stride()));
+      rs.push_back(b.CreateAdd(r0, cx.i64c(r)));
     }
+    const auto of_row = [&](const LoweringContext::Carried& tile, int64_t r) {
+      const auto from = tile.begin() + static_cast<std::ptrdiff_t>(r * key_vectors);
+      return std::vector<llvm::Value*>(from, from + key_vectors);
+    };
     const LoweringContext::Carried zeros(static_cast<size_t>(per_tile * key_vectors), lanes.splat(0.0f));
     const LoweringContext::Carried s = broadcast_tile(cx, lanes, x.q, q_at, a.qkv, k_t, bc, key_vectors, a.d, zeros);
+    for (int64_t r = 0; r < per_tile; ++r) {
+      const auto k = static_cast<size_t>(r);
+      weights_row(is[k], rows[k], rs[k], of_row(s, r));
+    }
     const LoweringContext::Carried dp = broadcast_tile(cx, lanes, d_o, do_at, DType::f32, v_t, bc, key_vectors, a.dv, zeros);
     for (int64_t r = 0; r < per_tile; ++r) {
-      const auto from = static_cast<std::ptrdiff_t>(r * key_vectors), to = from + key_vectors;
-      weights_row(is[static_cast<size_t>(r)], rows[static_cast<size_t>(r)], b.CreateAdd(r0, cx.i64c(r)),
-                  {s.begin() + from, s.begin() + to}, {dp.begin() + from, dp.begin() + to});
+      const auto k = static_cast<size_t>(r);
+      score_gradients_row(is[k], rows[k], rs[k], of_row(dp, r));
     }
   }
 
