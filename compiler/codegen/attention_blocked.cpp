@@ -19,6 +19,7 @@
 #include "compiler/codegen/attention_blocked.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -31,11 +32,12 @@ namespace {
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 // The row kernel unrolls every key vector of a row (its compile time and
-// registers grow with S); past this many keys the blocked kernel takes over.
-constexpr int64_t kRowKernelMaxKeys = 256;
+// registers grow with S). Measured (4 heads of 64, 1 thread, f32): it is 1.2 to
+// 1.5x faster at S = 32 and 64, even at 128, and 1.8x slower at 256; a decoder
+// step's one row against 256 keys is 5x faster in it.
+constexpr int64_t kRowKernelMaxKeys = 128;
+constexpr int64_t kFewRowsMaxKeys = 256;
 constexpr int64_t kForwardKeyBlock = 64;  // Bc of the forward
-constexpr int64_t kKeysPerTile = 4;       // keys whose scores one tile of FMAs makes
-constexpr int64_t kColumnsPerTile = 4;    // columns of o^T, dk^T, dv^T per tile of FMAs
 constexpr int64_t kBackwardQueryBlock = 32;
 
 struct Problem {
@@ -81,6 +83,35 @@ Problem problem_of(const NodeRef& node) {
   a.mask_batch_strides = strides;
   return a;
 }
+
+// exp(x) for the softmax's x = s - max or s - lse, about 0 at most (or -inf, or
+// nan): emit_exp's range reduction and polynomial (fast_math.cpp) without the
+// overflow and subnormal handling such x never need, a third fewer
+// instructions on the critical port. x below ln of the smallest normal float
+// gives 0; with `may_be_positive` (the backward's x, rounded), x is held below
+// exp's overflow.
+llvm::Value* softmax_exp(LoweringContext& cx, llvm::Value* x, bool may_be_positive) {
+  static constexpr float kPoly[] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
+                                    4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
+  static constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f, kSmallest = -87.33654475f;
+  auto& b = cx.b();
+  const int w = cx.vector_width();
+  const auto f = [&](float v) { return cx.f32c(v, w); };
+  llvm::Value* low = b.CreateFCmpOLT(x, f(kSmallest));  // nan stays nan
+  llvm::Value* xc = b.CreateSelect(low, f(kSmallest), x);
+  if (may_be_positive) xc = b.CreateSelect(b.CreateFCmpOGT(xc, f(88.0f)), f(88.0f), xc);
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, f(1.44269504088896341f)));
+  llvm::Value* r = b.CreateFSub(b.CreateFSub(xc, b.CreateFMul(n, f(kLn2Hi))), b.CreateFMul(n, f(kLn2Lo)));
+  llvm::Value* p = emit_polynomial(cx, r, kPoly, static_cast<int>(std::size(kPoly)));
+  p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {p->getType()}, {p, b.CreateFMul(r, r), b.CreateFAdd(r, f(1.0f))});
+  llvm::Value* bits = b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, cx.reg_type(DType::i32, w)), cx.i32c(127, w)),
+                                  cx.i32c(23, w));
+  llvm::Value* y = b.CreateFMul(p, b.CreateBitCast(bits, p->getType()));
+  return b.CreateSelect(low, f(0.0f), y);
+}
+
+// Accumulators of a tile of FMAs: half the vector registers.
+int64_t accumulators(const LoweringContext& cx) { return cx.vector_width() >= 16 ? 16 : 8; }
 
 llvm::Value* min_i64(LoweringContext& cx, llvm::Value* x, llvm::Value* y) {
   return cx.b().CreateSelect(cx.b().CreateICmpSLT(x, y), x, y);
@@ -177,6 +208,7 @@ struct Forward {
   const Lanes& lanes;
   const Problem& a;
   int64_t vectors, br;  // query vectors per block, and Br = vectors * W
+  int64_t per_tile;     // keys per tile of scores, columns of o^T per tile of its sums
   Head x;
   llvm::Value *q0, *q_t, *p, *o_t;  // the block's first query; stack buffers
 
@@ -214,21 +246,22 @@ struct Forward {
     const int w = cx.vector_width();
     const int64_t stride = a.row_stride(a.d);
     LoweringContext::Carried init(static_cast<size_t>(vectors), lanes.splat(-kInfinity));
-    return cx.for_range(0, kForwardKeyBlock, kKeysPerTile, init, [&](llvm::Value* jj, const LoweringContext::Carried& max) {
+    return cx.for_range(0, kForwardKeyBlock, per_tile, init, [&](llvm::Value* jj, const LoweringContext::Carried& max) {
       std::vector<llvm::Value*> keys, rows;
-      for (int64_t u = 0; u < kKeysPerTile; ++u) {
+      for (int64_t u = 0; u < per_tile; ++u) {
         keys.push_back(b.CreateAdd(k0, b.CreateAdd(jj, cx.i64c(u))));
         rows.push_back(offset(cx, min_i64(cx, keys.back(), cx.i64c(a.s - 1)), stride));
       }
       const LoweringContext::Carried products =
           broadcast_tile(cx, lanes, x.k, rows, a.qkv, q_t, br, vectors, a.d,
-                         LoweringContext::Carried(static_cast<size_t>(kKeysPerTile * vectors), lanes.splat(0.0f)));
+                         LoweringContext::Carried(static_cast<size_t>(per_tile * vectors), lanes.splat(0.0f)));
       LoweringContext::Carried next = max;
-      for (int64_t u = 0; u < kKeysPerTile; ++u)
+      for (int64_t u = 0; u < per_tile; ++u)
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* s = score(products[static_cast<size_t>(u * vectors + v)], keys[static_cast<size_t>(u)], v);
           lanes.store(s, p, offset(cx, b.CreateAdd(jj, cx.i64c(u)), br, v * w), w);
-          next[static_cast<size_t>(v)] = b.CreateMaxNum(next[static_cast<size_t>(v)], s);
+          llvm::Value*& max = next[static_cast<size_t>(v)];
+          max = b.CreateSelect(b.CreateFCmpOGT(s, max), s, max);  // one vmaxps; a nan s passes, as maxnum
         }
       return next;
     });
@@ -243,7 +276,7 @@ struct Forward {
       LoweringContext::Carried next;
       for (int64_t v = 0; v < vectors; ++v) {
         llvm::Value* at = offset(cx, j, br, v * w);
-        llvm::Value* e = emit_exp(cx, b.CreateFSub(lanes.load(p, at, w), shift[static_cast<size_t>(v)]));
+        llvm::Value* e = softmax_exp(cx, b.CreateFSub(lanes.load(p, at, w), shift[static_cast<size_t>(v)]), false);
         lanes.store(e, p, at, w);
         next.push_back(b.CreateFAdd(sums[static_cast<size_t>(v)], e));
       }
@@ -280,9 +313,8 @@ struct Forward {
   }
 
   void all_values(llvm::Value* k0, llvm::Value* keys, const LoweringContext::Carried& alpha) const {
-    const int64_t main = a.dv / kColumnsPerTile * kColumnsPerTile;
-    cx.for_range(0, main, kColumnsPerTile,
-                 [&](llvm::Value* c0) { weighted_values(c0, kColumnsPerTile, k0, keys, alpha); });
+    const int64_t main = a.dv / per_tile * per_tile;
+    cx.for_range(0, main, per_tile, [&](llvm::Value* c0) { weighted_values(c0, per_tile, k0, keys, alpha); });
     if (main < a.dv) weighted_values(cx.i64c(main), a.dv - main, k0, keys, alpha);
   }
 
@@ -356,7 +388,8 @@ struct Backward {
   LoweringContext& cx;
   const Lanes& lanes;
   const Problem& a;
-  int64_t rows_per_tile, bc, key_vectors;  // Bc = key_vectors * W
+  int64_t key_vectors, bc;      // Bc = key_vectors * W
+  int64_t per_tile, dq_per_tile;  // rows per tile of p and ds, columns per tile of dk^T and dv^T; rows of dq
   DType o_dtype;
   Head x;
   llvm::Value *o, *lse, *d_o, *dq;
@@ -378,54 +411,80 @@ struct Backward {
     return cx.splat(add_lanes(cx, acc), w);
   }
 
-  // p and ds of query i (its row clamped to `row`) against the key block, from the
-  // products s = q_i . k_j and dp = do_i . v_j (key vectors); into p and ds at row r.
-  void weights_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& s,
-                   const std::vector<llvm::Value*>& dp) const {
+  // Whether query i (its row `row`, its lse `row_lse`) passes a gradient: not a
+  // row past T, nor one that attended to nothing (lse -inf).
+  llvm::Value* live(llvm::Value* i, llvm::Value* row_lse) const {
+    return cx.b().CreateAnd(cx.b().CreateICmpSLT(i, cx.i64c(a.t)), cx.b().CreateFCmpONE(row_lse, cx.f32c(-kInfinity)));
+  }
+
+  llvm::Value* lse_of(llvm::Value* row) const {
+    return cx.b().CreateLoad(cx.b().getFloatTy(), cx.b().CreateInBoundsGEP(cx.b().getFloatTy(), lse, row));
+  }
+
+  // p of query i (its row clamped to `row`) against the key block, from the
+  // products s = q_i . k_j (key vectors), into p at row r.
+  void weights_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& s) const {
     auto& b = cx.b();
     const int w = cx.vector_width();
-    llvm::Value* row_lse = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), lse, row));
-    // A row past T, or one that attended to nothing (lse -inf), passes no gradient.
-    llvm::Value* live = b.CreateAnd(b.CreateICmpSLT(i, cx.i64c(a.t)), b.CreateFCmpONE(row_lse, cx.f32c(-kInfinity)));
+    llvm::Value* row_lse = lse_of(row);
     llvm::Value* shift = cx.splat(row_lse, w);
-    llvm::Value* d = row_dot(row);
+    llvm::Value* row_kept = b.CreateVectorSplat(static_cast<unsigned>(w), live(i, row_lse));
     llvm::Value* mask_at = offset(cx, row, a.mask_t_stride);
     for (int64_t v = 0; v < key_vectors; ++v) {
-      const auto u = static_cast<size_t>(v);
       llvm::Value* first = b.CreateAdd(k0, cx.i64c(v * w));
       llvm::Value* keys = lane_indices(cx, first);
       llvm::Value* m = mask_lanes(cx, lanes, x.mask, mask_at, first, a.s, a.mask_s_stride);
-      llvm::Value* kept = b.CreateAnd(b.CreateVectorSplat(static_cast<unsigned>(w), live),
-                                      b.CreateICmpSLT(keys, splat_i32(cx, cx.i64c(a.s))));
+      llvm::Value* kept = b.CreateAnd(row_kept, b.CreateICmpSLT(keys, splat_i32(cx, cx.i64c(a.s))));
       if (a.causal)  // j <= i + S - T
         kept = b.CreateAnd(kept, b.CreateICmpSLE(keys, splat_i32(cx, b.CreateAdd(i, cx.i64c(a.s - a.t)))));
-      llvm::Value* weight = emit_exp(cx, b.CreateFSub(lanes.fma(s[u], lanes.splat(a.scale), m), shift));
-      weight = b.CreateSelect(kept, weight, lanes.splat(0.0f));
-      llvm::Value* d_score = b.CreateFMul(b.CreateFMul(weight, b.CreateFSub(dp[u], d)), lanes.splat(a.scale));
-      d_score = b.CreateSelect(kept, d_score, lanes.splat(0.0f));
-      llvm::Value* at = offset(cx, r, bc, v * w);
-      lanes.store(weight, p, at, w);
-      lanes.store(d_score, ds, at, w);
+      llvm::Value* score = lanes.fma(s[static_cast<size_t>(v)], lanes.splat(a.scale), m);
+      llvm::Value* weight = softmax_exp(cx, b.CreateFSub(score, shift), true);
+      lanes.store(b.CreateSelect(kept, weight, lanes.splat(0.0f)), p, offset(cx, r, bc, v * w), w);
     }
   }
 
-  // p and ds of the rows i0 + r0 .. + rows_per_tile.
+  // ds = p (dp - D_i) scale of query i at row r of p, from the products dp =
+  // do_i . v_j (key vectors); 0 for a row that passes no gradient (where do
+  // may be anything: 0 times it could be nan).
+  void score_gradients_row(llvm::Value* i, llvm::Value* row, llvm::Value* r, const std::vector<llvm::Value*>& dp) const {
+    auto& b = cx.b();
+    const int w = cx.vector_width();
+    llvm::Value* row_kept = live(i, lse_of(row));
+    llvm::Value* d = row_dot(row);
+    for (int64_t v = 0; v < key_vectors; ++v) {
+      llvm::Value* at = offset(cx, r, bc, v * w);
+      llvm::Value* d_score =
+          b.CreateFMul(b.CreateFMul(lanes.load(p, at, w), b.CreateFSub(dp[static_cast<size_t>(v)], d)), lanes.splat(a.scale));
+      lanes.store(b.CreateSelect(row_kept, d_score, lanes.splat(0.0f)), ds, at, w);
+    }
+  }
+
+  // p and ds of the rows i0 + r0 .. + per_tile: the s tile's weights are stored
+  // before the dp tile is made (both tiles live at once would spill).
   void weights_tile(llvm::Value* i0, llvm::Value* r0) const {
     auto& b = cx.b();
-    std::vector<llvm::Value*> is, rows, q_at, do_at;
-    for (int64_t r = 0; r < rows_per_tile; ++r) {
+    std::vector<llvm::Value*> is, rows, q_at, do_at, rs;
+    for (int64_t r = 0; r < per_tile; ++r) {
       is.push_back(b.CreateAdd(i0, b.CreateAdd(r0, cx.i64c(r))));
       rows.push_back(clamped_row(is.back()));
       q_at.push_back(offset(cx, rows.back(), qk_stride()));
       do_at.push_back(offset(cx, rows.back(), v_stride()));
+      rs.push_back(b.CreateAdd(r0, cx.i64c(r)));
     }
-    const LoweringContext::Carried zeros(static_cast<size_t>(rows_per_tile * key_vectors), lanes.splat(0.0f));
+    const auto of_row = [&](const LoweringContext::Carried& tile, int64_t r) {
+      const auto from = tile.begin() + static_cast<std::ptrdiff_t>(r * key_vectors);
+      return std::vector<llvm::Value*>(from, from + key_vectors);
+    };
+    const LoweringContext::Carried zeros(static_cast<size_t>(per_tile * key_vectors), lanes.splat(0.0f));
     const LoweringContext::Carried s = broadcast_tile(cx, lanes, x.q, q_at, a.qkv, k_t, bc, key_vectors, a.d, zeros);
+    for (int64_t r = 0; r < per_tile; ++r) {
+      const auto k = static_cast<size_t>(r);
+      weights_row(is[k], rows[k], rs[k], of_row(s, r));
+    }
     const LoweringContext::Carried dp = broadcast_tile(cx, lanes, d_o, do_at, DType::f32, v_t, bc, key_vectors, a.dv, zeros);
-    for (int64_t r = 0; r < rows_per_tile; ++r) {
-      const auto from = static_cast<std::ptrdiff_t>(r * key_vectors), to = from + key_vectors;
-      weights_row(is[static_cast<size_t>(r)], rows[static_cast<size_t>(r)], b.CreateAdd(r0, cx.i64c(r)),
-                  {s.begin() + from, s.begin() + to}, {dp.begin() + from, dp.begin() + to});
+    for (int64_t r = 0; r < per_tile; ++r) {
+      const auto k = static_cast<size_t>(r);
+      score_gradients_row(is[k], rows[k], rs[k], of_row(dp, r));
     }
   }
 
@@ -459,9 +518,9 @@ struct Backward {
 
   void accumulate(llvm::Value* acc_t, int64_t cols, llvm::Value* xs, DType x_dtype, int64_t stride,
                   llvm::Value* weights, llvm::Value* i0) const {
-    const int64_t main = cols / kColumnsPerTile * kColumnsPerTile;
-    cx.for_range(0, main, kColumnsPerTile, [&](llvm::Value* c0) {
-      accumulate_columns(acc_t, c0, kColumnsPerTile, xs, x_dtype, stride, weights, i0);
+    const int64_t main = cols / per_tile * per_tile;
+    cx.for_range(0, main, per_tile, [&](llvm::Value* c0) {
+      accumulate_columns(acc_t, c0, per_tile, xs, x_dtype, stride, weights, i0);
     });
     if (main < cols) accumulate_columns(acc_t, cx.i64c(main), cols - main, xs, x_dtype, stride, weights, i0);
   }
@@ -470,20 +529,20 @@ struct Backward {
   void query_gradient_tile(llvm::Value* i0, llvm::Value* r0, int64_t c0, int64_t n, llvm::Value* keys) const {
     auto& b = cx.b();
     const int w = cx.vector_width();
-    LoweringContext::Carried acc(static_cast<size_t>(rows_per_tile * n), lanes.splat(0.0f));
+    LoweringContext::Carried acc(static_cast<size_t>(dq_per_tile * n), lanes.splat(0.0f));
     acc = cx.for_range(cx.i64c(0), keys, 1, acc, [&](llvm::Value* j, const LoweringContext::Carried& sums) {
       std::vector<llvm::Value*> k_row;
       for (int64_t c = 0; c < n; ++c)
         k_row.push_back(lanes.load(x.k, offset(cx, b.CreateAdd(k0, j), qk_stride(), (c0 + c) * w),
                                    lanes.in_vector(c0 + c, a.d), a.qkv));
       LoweringContext::Carried next;
-      for (int64_t r = 0; r < rows_per_tile; ++r) {
+      for (int64_t r = 0; r < dq_per_tile; ++r) {
         llvm::Value* weight = lanes.broadcast(ds, b.CreateAdd(offset(cx, b.CreateAdd(r0, cx.i64c(r)), bc), j));
         for (int64_t c = 0; c < n; ++c) next.push_back(lanes.fma(weight, k_row[static_cast<size_t>(c)], sums[next.size()]));
       }
       return next;
     });
-    for (int64_t r = 0; r < rows_per_tile; ++r) {
+    for (int64_t r = 0; r < dq_per_tile; ++r) {
       llvm::Value* i = b.CreateAdd(i0, b.CreateAdd(r0, cx.i64c(r)));
       cx.if_else(
           b.CreateICmpSLT(i, cx.i64c(a.t)),
@@ -501,13 +560,13 @@ struct Backward {
   // One block of queries at i0 against the key block.
   void query_block(llvm::Value* i0, llvm::Value* keys) const {
     const int w = cx.vector_width();
-    cx.for_range(0, kBackwardQueryBlock, rows_per_tile, [&](llvm::Value* r0) { weights_tile(i0, r0); });
+    cx.for_range(0, kBackwardQueryBlock, per_tile, [&](llvm::Value* r0) { weights_tile(i0, r0); });
     accumulate(dv_t, a.dv, d_o, DType::f32, v_stride(), p, i0);
     accumulate(dk_t, a.d, x.q, a.qkv, qk_stride(), ds, i0);
     const int64_t d_vectors = (a.d + w - 1) / w;
-    cx.for_range(0, kBackwardQueryBlock, rows_per_tile, [&](llvm::Value* r0) {
-      for (int64_t c0 = 0; c0 < d_vectors; c0 += kColumnsPerTile)
-        query_gradient_tile(i0, r0, c0, std::min(kColumnsPerTile, d_vectors - c0), keys);
+    cx.for_range(0, kBackwardQueryBlock, dq_per_tile, [&](llvm::Value* r0) {
+      for (int64_t c0 = 0; c0 < d_vectors; c0 += dq_per_tile)
+        query_gradient_tile(i0, r0, c0, std::min(dq_per_tile, d_vectors - c0), keys);
     });
   }
 
@@ -525,9 +584,13 @@ struct Backward {
 
 }  // namespace
 
-bool takes_blocked_attention(const NodeRef& node) {
-  const Shape& k = node.in(1).shape;
-  return node.attrs().get_int("causal") == 1 || k[k.size() - 2] > kRowKernelMaxKeys;
+bool takes_blocked_attention(const KernelEmitArgs& args) {
+  const Shape &q = args.node.in(0).shape, &k = args.node.in(1).shape;
+  const int64_t s = k[k.size() - 2];
+  // Fewer query rows than a vector's lanes (a decoder step's one) leave most of
+  // the blocks' query lanes idle; the row kernel reads K in place for them.
+  if (q[q.size() - 2] < args.cx.vector_width()) return s > kFewRowsMaxKeys;
+  return s > kRowKernelMaxKeys;
 }
 
 void emit_blocked_attention_forward(const KernelEmitArgs& args) {
@@ -536,8 +599,10 @@ void emit_blocked_attention_forward(const KernelEmitArgs& args) {
   const int w = cx.vector_width();
   const Lanes lanes(cx);
   const Problem a = problem_of(args.node);
-  // Up to 4 vectors of queries (2 with 16 registers), fewer when T is short.
-  const int64_t vectors = std::clamp<int64_t>((a.t + w - 1) / w, 1, w >= 16 ? 4 : 2);
+  // Up to 4 vectors of queries (a quarter of the tile's accumulators each), fewer
+  // when T is short; a power of two, so that the tiles divide the key block.
+  const auto wanted = static_cast<uint64_t>((a.t + w - 1) / w);
+  const int64_t vectors = std::min<int64_t>(w >= 16 ? 4 : 2, static_cast<int64_t>(std::bit_ceil(wanted)));
   const int64_t br = vectors * w, blocks = (a.t + br - 1) / br;
   cx.parallel_for(cx.unique_name("flash_attention"), a.batch * blocks, 1, [&](llvm::Value* begin, llvm::Value* end) {
     llvm::Value* q_t = cx.stack_buffer(a.d * br, "q_t");
@@ -547,7 +612,7 @@ void emit_blocked_attention_forward(const KernelEmitArgs& args) {
     cx.for_range(begin, end, 1, [&](llvm::Value* task) {
       llvm::Value* bh = b.CreateUDiv(task, cx.i64c(blocks));
       llvm::Value* q0 = offset(cx, balanced_block(cx, b.CreateURem(task, cx.i64c(blocks)), blocks), br);
-      const Forward f{cx, lanes, a, vectors, br, head_at(cx, args, a, bh), q0, q_t, p, o_t};
+      const Forward f{cx, lanes, a, vectors, br, accumulators(cx) / vectors, head_at(cx, args, a, bh), q0, q_t, p, o_t};
       transpose_block(cx, q_t, br, f.x.q, a.qkv, q0, a.t, a.d, a.row_stride(a.d));
       zero(cx, o_t, a.dv * br);
       LoweringContext::Carried init(static_cast<size_t>(vectors), lanes.splat(-kInfinity));
@@ -569,7 +634,7 @@ void emit_blocked_attention_backward(const KernelEmitArgs& args) {
   const int w = cx.vector_width();
   const Lanes lanes(cx);
   const Problem a = problem_of(args.node);
-  const int64_t rows_per_tile = w >= 16 ? 4 : 2, key_vectors = 4, bc = key_vectors * w;
+  const int64_t key_vectors = 4, bc = key_vectors * w;
   cx.parallel_for(cx.unique_name("flash_attention_backward"), a.batch, 1, [&](llvm::Value* begin, llvm::Value* end) {
     llvm::Value* k_t = cx.stack_buffer(a.d * bc, "k_t");
     llvm::Value* v_t = cx.stack_buffer(a.dv * bc, "v_t");
@@ -581,9 +646,10 @@ void emit_blocked_attention_backward(const KernelEmitArgs& args) {
       Backward g{cx,
                  lanes,
                  a,
-                 rows_per_tile,
-                 bc,
                  key_vectors,
+                 bc,
+                 accumulators(cx) / key_vectors,
+                 accumulators(cx) / 4,
                  args.node.in(4).dtype,
                  head_at(cx, args, a, bh),
                  head_matrix_ptr(cx, a.heads, args.operand_ptr(4), bh, a.t, a.dv, args.node.in(4).dtype),

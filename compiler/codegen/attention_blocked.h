@@ -7,9 +7,9 @@
 
 namespace kiln::compiler {
 
-// Whether `node` (either op) takes the blocked kernels: causal, or more keys
-// than the row kernel (attention_emitters.cpp) unrolls.
-bool takes_blocked_attention(const NodeRef& node);
+// Whether the node (either op) takes the blocked kernels rather than the row
+// kernel (attention_emitters.cpp), which unrolls every key vector of a row.
+bool takes_blocked_attention(const KernelEmitArgs& args);
 
 void emit_blocked_attention_forward(const KernelEmitArgs& args);
 void emit_blocked_attention_backward(const KernelEmitArgs& args);

@@ -6,7 +6,9 @@
 // of keys, with every key vector of the row in its own accumulator (the key
 // count is a compile-time constant, so the vectors and their tail masks are
 // unrolled). The row then lives in a stack buffer of S floats, in L1, and never
-// reaches memory the caller sees: that is the whole point of the op. The
+// reaches memory the caller sees: that is the whole point of the op. Hence
+// only for short S (takes_blocked_attention: attention_blocked.cpp's blocks
+// take longer ones, and a few query rows' fewer). The
 // backward recomputes each row's weights from the forward's log-sum-exp.
 // Operands packed by heads ({heads}: [..., T, H*d]) are read and written in
 // place: a head's rows are H*d floats apart instead of d. q, k, v (and the
@@ -36,6 +38,7 @@ struct Dims {
   int64_t heads = 0;                // packed: [..., T, heads*d]; 0: [..., T, d] per head
   int64_t key_vectors = 0, sp = 0;  // ceil(s / W) and that many W: a padded row
   float scale = 0;
+  bool causal = false;              // key j dropped for query i past i + s - t
   DType qkv = DType::f32;           // q's, k's and v's dtype (f32 or bf16)
 
   // Floats between rows of a matrix of `cols` columns per head.
@@ -61,6 +64,7 @@ Dims dims_of(const KernelEmitArgs& args, int w) {
   a.key_vectors = (a.s + w - 1) / w;
   a.sp = a.key_vectors * w;
   a.scale = static_cast<float>(args.node.attrs().get_float("scale"));
+  a.causal = args.node.attrs().get_int("causal") == 1;
   a.qkv = args.node.in(0).dtype;
   return a;
 }
@@ -192,7 +196,8 @@ llvm::Value* row_times_rows(LoweringContext& cx, const Lanes& lanes, const Dims&
 }
 
 // Row i of one batch's scores, q_i . k_j * scale + mask_ij, as key vectors, from
-// the raw products of each key vector, `raw(j)`; lanes past the keys are -inf.
+// the raw products of each key vector, `raw(j)`; lanes past the keys (and, with
+// causal, past the diagonal) are -inf.
 // `batch_index` is the batch's multi-index. With `skip_dropped`, a key vector
 // the mask drops entirely is -inf without its products (a decoder step's
 // positions not yet decoded: half its cache on average).
@@ -217,6 +222,12 @@ std::vector<llvm::Value*> score_row(LoweringContext& cx, const KernelEmitArgs& a
       std::vector<int> pick;
       for (int l = 0; l < w; ++l) pick.push_back(l < n ? l : static_cast<int>(n));
       m = b.CreateShuffleVector(m, cx.f32c(-kInf, static_cast<int>(n)), pick);
+    }
+    if (a.causal) {  // key j * W + lane is dropped past i + S - T
+      std::vector<llvm::Constant*> keys;
+      for (int l = 0; l < w; ++l) keys.push_back(b.getInt64(static_cast<uint64_t>(j * w + l)));
+      llvm::Value* last = cx.splat(b.CreateAdd(i, cx.i64c(a.s - a.t)), w);
+      m = b.CreateSelect(b.CreateICmpSLE(llvm::ConstantVector::get(keys), last), m, lanes.splat(-kInf));
     }
     const auto score_of = [&] {
       llvm::Value* score = lanes.fma(raw(j), lanes.splat(a.scale), m);
@@ -420,13 +431,13 @@ void register_attention_emitters(EmitterRegistry& r) {
   r.add_kernel(
       "flash_attention",
       [](const KernelEmitArgs& args) {
-        takes_blocked_attention(args.node) ? emit_blocked_attention_forward(args) : emit_forward(args);
+        takes_blocked_attention(args) ? emit_blocked_attention_forward(args) : emit_forward(args);
       },
       KernelReads::memory);
   r.add_kernel(
       "flash_attention_backward",
       [](const KernelEmitArgs& args) {
-        takes_blocked_attention(args.node) ? emit_blocked_attention_backward(args) : emit_backward(args);
+        takes_blocked_attention(args) ? emit_blocked_attention_backward(args) : emit_backward(args);
       },
       KernelReads::memory);
 }

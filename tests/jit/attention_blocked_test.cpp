@@ -1,8 +1,8 @@
-// flash_attention's blocked kernels (compiler/codegen/attention_blocked.cpp:
-// causal, or more than 256 keys) against the interpreter, forward and backward:
-// causal and not, heads packed and not, a key padding mask, a full [T, S] mask,
-// T != S with causal, and S from 1 to 1030; and causal attention at
-// T = S = 16,384, whose program holds nothing of T x T.
+// flash_attention's kernels against the interpreter, forward and backward: the
+// blocked ones (compiler/codegen/attention_blocked.cpp: more than 128 keys) and
+// the row kernel, causal and not, heads packed and not, a key padding mask, a
+// full [T, S] mask, T != S with causal, and S from 1 to 1030; and causal
+// attention at T = S = 16,384, whose program holds nothing of T x T.
 //
 // Tolerance {5e-4, 5e-4}: the reference computes in double, the kernel in f32
 // with its fast exp (1.5 ulp). With q, k, v in [-4, 4] and scale 1/sqrt(d) a
@@ -93,7 +93,7 @@ void check(const Case& c, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("blocked flash_attention and its backward match the interpreter, causal or not") {
+TEST_CASE("compiled flash_attention and its backward match the interpreter, causal or not, S from 1 to 1030") {
   uint64_t seed = 40;
   for (bool causal : {false, true})
     for (int64_t s : {1, 17, 300, 1030}) {
@@ -103,9 +103,9 @@ TEST_CASE("blocked flash_attention and its backward match the interpreter, causa
     }
 }
 
-TEST_CASE("blocked causal flash_attention aligns T != S bottom-right, with full and padding masks") {
+TEST_CASE("compiled causal flash_attention aligns T != S bottom-right, with full and padding masks") {
   uint64_t seed = 60;
-  for (auto [t, s] : {std::pair<int64_t, int64_t>{5, 300}, {70, 40}, {33, 100}, {100, 33}})
+  for (auto [t, s] : {std::pair<int64_t, int64_t>{5, 300}, {70, 40}, {33, 100}, {100, 33}, {200, 150}, {150, 200}})
     for (Mask mask : {Mask::none, Mask::padding, Mask::full}) check({2, 2, t, s, 19, mask != Mask::full, true, mask}, ++seed);
 }
 

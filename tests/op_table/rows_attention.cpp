@@ -93,12 +93,14 @@ std::vector<Sample> forward_samples(Rng& rng) {
   Sample packed = attention_sample(rng, {{2}, 17, 19, 16, 8, true, 4});
   packed.note = "packed heads";
   out.push_back(in_bf16(std::move(packed), {0, 1, 2}));
-  // The blocked kernels: causal ones, and more keys than the row kernel takes.
+  // Causal ones, and more keys than the row kernel takes (the blocked kernels).
   for (int i = 0; i < 3; ++i) out.push_back(causal(attention_sample(rng, random_sizes(rng))));
   out.push_back(causal(attention_sample(rng, {{2}, 5, 3, 8, 8, false, 2})));  // rows 0, 1 see no key
   out.push_back(in_bf16(causal(attention_sample(rng, random_sizes(rng))), {0, 1, 2}));
   out.push_back(attention_sample(rng, {{1}, 9, 300, 16, 8, false, 2}));
   out.back().note = "300 keys";
+  out.push_back(causal(attention_sample(rng, {{1}, 140, 150, 8, 5, true, 2})));
+  out.back().note = "150 keys, causal";
   return out;
 }
 
