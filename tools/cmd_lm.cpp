@@ -21,13 +21,12 @@ namespace kiln::cli {
 namespace {
 
 // The train command's flags that only the Transformer reads.
-const char* const kTransformerOnly[] = {"--task",        "--prepared",       "--config",       "--resume",
-                                        "--batch-tokens", "--max-train-len", "--update-freq",  "--lr-factor",
-                                        "--save-every",  "--keep-snapshots", "--best-metric",  "--patience",
-                                        "--keep-best",   "--eval-sentences", "--label-smoothing", "--unfused-loss",
-                                        "--data-dir",    "--profile",        "--test",         "--src-lang",
-                                        "--tgt-lang",    "--vocab-size",     "--vocab",        "--spm-model",
-                                        "--max-len",     "--max-line-bytes", "--max-ratio"};
+const char* const kTransformerOnly[] = {
+    "--task",        "--prepared",       "--config",          "--resume",         "--batch-tokens", "--max-train-len",
+    "--update-freq", "--lr-factor",      "--save-every",      "--keep-snapshots", "--best-metric",  "--patience",
+    "--keep-best",   "--eval-sentences", "--label-smoothing", "--unfused-loss",   "--data-dir",     "--profile",
+    "--test",        "--src-lang",       "--tgt-lang",        "--vocab-size",     "--vocab",        "--spm-model",
+    "--max-len",     "--max-line-bytes", "--max-ratio"};
 
 template <class T>
 void given(const CLI::App& cmd, const char* flag, const T& value, std::optional<T>& into) {
@@ -44,24 +43,30 @@ void add_model_flags(CLI::App& train, ModelFlags& f) {
   train.add_option("--context", f.context, "tokens (bytes) a training sequence holds (default 256)")
       ->check(in_range(f.context, 1, 1 << 20))
       ->group(group);
-  train.add_option("--positions", f.positions,
-                   "positions: learned (a trained table, as GPT-2 and BERT), sinusoidal (the paper's) or rope "
-                   "(rotary, as LLaMA; the default)")
+  train
+      .add_option("--positions", f.positions,
+                  "positions: learned (a trained table, as GPT-2 and BERT), sinusoidal (the paper's) or rope "
+                  "(rotary, as LLaMA; the default)")
       ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}))
       ->group(group);
-  train.add_option("--norm", f.norm, "pre (GPT-2's x + f(LN(x)) and a final LN; the default) or post (the paper's LN(x + f(x)))")
+  train
+      .add_option("--norm", f.norm,
+                  "pre (GPT-2's x + f(LN(x)) and a final LN; the default) or post (the paper's LN(x + f(x)))")
       ->check(CLI::IsMember({"pre", "post"}))
       ->group(group);
-  train.add_option("--positions-max", f.max_len,
-                   "positions sinusoidal and rotary tables cover, for generating past the trained context "
-                   "(default: 4 x --context; learned: --context)")
+  train
+      .add_option("--positions-max", f.max_len,
+                  "positions sinusoidal and rotary tables cover, for generating past the trained context "
+                  "(default: 4 x --context; learned: --context)")
       ->check(in_range(f.max_len, 1, 1 << 22))
       ->group(group);
   train.add_option("--batch-size", f.batch, "sequences a step (default 32)")
       ->check(in_range(f.batch, 1, 1 << 16))
       ->group(group);
-  train.add_option("--lr", f.lr, "the peak learning rate, at the end of the warm-up, then decaying as 1/sqrt(step) "
-                                 "(default 1e-3)")
+  train
+      .add_option("--lr", f.lr,
+                  "the peak learning rate, at the end of the warm-up, then decaying as 1/sqrt(step) "
+                  "(default 1e-3)")
       ->check(in_range(f.lr, 1e-8, 1.0))
       ->group(group);
 }
@@ -114,8 +119,9 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& opts) {
   cmd->add_option("--checkpoint", opts.checkpoint_dir, "the checkpoint directory of `kiln train --model lm`")
       ->check(dir_to_read())
       ->required();
-  auto* prompt = cmd->add_option("PROMPT", opts.prompt, "the text to continue (words joined by spaces; default: "
-                                                        "a line break)");
+  auto* prompt = cmd->add_option("PROMPT", opts.prompt,
+                                 "the text to continue (words joined by spaces; default: "
+                                 "a line break)");
   cmd->add_option("-i,--input", opts.prompt_file, "continue the text of this file")
       ->check(file_to_read())
       ->excludes(prompt);
@@ -171,9 +177,11 @@ void generate(const GenerateOptions& opts) {
     write(prompt);
     models::Sampler sampler(opts.sampling, static_cast<uint64_t>(i));
     tokens += static_cast<int64_t>(ids.size()) + 1;  // the prompt's positions (a line break if none) run too
-    tokens += static_cast<int64_t>(generator.generate(ids, opts.max_tokens, sampler, [&](int32_t token) {
-                                     write(std::string(1, static_cast<char>(static_cast<uint8_t>(token))));
-                                   }).size());
+    tokens += static_cast<int64_t>(
+        generator
+            .generate(ids, opts.max_tokens, sampler,
+                      [&](int32_t token) { write(std::string(1, static_cast<char>(static_cast<uint8_t>(token)))); })
+            .size());
   }
   write("\n");
   const std::chrono::duration<double> compile = compiled - start, run = std::chrono::steady_clock::now() - compiled;

@@ -120,21 +120,22 @@ void validate(const LmConfig& c) {
   require(one_of(c.positions, kLmPositions),
           "\"positions\" must be learned, sinusoidal or rope, got \"" + c.positions + "\"");
   require(one_of(c.norm, kLmNorms), "\"norm\" must be pre or post, got \"" + c.norm + "\"");
-  require(c.d_model % c.heads == 0, "\"d_model\" (" + std::to_string(c.d_model) + ") must be a multiple of \"heads\" (" +
-                                        std::to_string(c.heads) + ")");
+  require(c.d_model % c.heads == 0, "\"d_model\" (" + std::to_string(c.d_model) +
+                                        ") must be a multiple of \"heads\" (" + std::to_string(c.heads) + ")");
   if (c.positions == "rope")
     require((c.d_model / c.heads) % 2 == 0,
             "rope rotates pairs of dims: the head size d_model / heads must be even, got " +
                 std::to_string(c.d_model / c.heads));
   if (c.positions == "sinusoidal")
-    require(c.d_model % 2 == 0, "sinusoidal positions pair dims: \"d_model\" must be even, got " +
-                                    std::to_string(c.d_model));
+    require(c.d_model % 2 == 0,
+            "sinusoidal positions pair dims: \"d_model\" must be even, got " + std::to_string(c.d_model));
   require(c.context <= c.max_len, "\"context\" (" + std::to_string(c.context) + ") must be at most \"max_len\" (" +
                                       std::to_string(c.max_len) + ")");
   if (c.positions == "learned")
-    require(c.max_len == c.context, "learned positions have a row per trained position: \"max_len\" must equal "
-                                    "\"context\" (" + std::to_string(c.context) + "), got " +
-                                        std::to_string(c.max_len));
+    require(c.max_len == c.context,
+            "learned positions have a row per trained position: \"max_len\" must equal "
+            "\"context\" (" +
+                std::to_string(c.context) + "), got " + std::to_string(c.max_len));
   require(c.dropout >= 0 && c.dropout < 1, "\"dropout\" must be in [0, 1), got " + std::to_string(c.dropout));
   checked_bytes(model_elements(c), sizeof(float),
                 std::string(kOrigin) + ": a model of d_model " + std::to_string(c.d_model) + ", " +

@@ -13,9 +13,9 @@ struct LmConfig {
   // The window a training step sees; learned positions are a table of this
   // many rows, sinusoidal and rotary ones are computed for max_len positions.
   int64_t context = 256;
-  int64_t max_len = 256;          // positions the model can place (>= context)
+  int64_t max_len = 256;           // positions the model can place (>= context)
   std::string positions = "rope";  // learned | sinusoidal | rope
-  std::string norm = "pre";       // pre (GPT-2: x + f(LN(x)), a final LN) | post (the paper's LN(x + f(x)))
+  std::string norm = "pre";        // pre (GPT-2: x + f(LN(x)), a final LN) | post (the paper's LN(x + f(x)))
   double dropout = 0.0;
 };
 

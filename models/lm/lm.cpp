@@ -61,15 +61,13 @@ std::vector<ParamSpec> param_specs(const LmConfig& cfg) {
 
 const std::string kPosEnc = "pos_enc", kRope = "rope", kTokens = "tokens";
 
-std::string cache_name(int64_t layer, const char* what) {
-  return "h." + std::to_string(layer) + ".attn." + what;
-}
+std::string cache_name(int64_t layer, const char* what) { return "h." + std::to_string(layer) + ".attn." + what; }
 
 // Where a layer's attention reads its keys and values: the whole window
 // (training, causal), or a step's caches (generation, masked after %pos).
 struct StepAt {
-  Value pos;                   // i32[]
-  Value mask;                  // f32[1, 1, 1, cache_len]: -inf after pos
+  Value pos;   // i32[]
+  Value mask;  // f32[1, 1, 1, cache_len]: -inf after pos
   int64_t cache_len = 0;
 };
 
@@ -94,8 +92,8 @@ class Net {
     Value x = ops::gather(b_, param("embed"), ops::reshape(b_, tokens, {rows}));
     if (cfg_.positions != "rope") {
       const Value table = cfg_.positions == "learned" ? param("pos_embed") : table_;
-      const Value at = pos ? ops::gather(b_, table, ops::reshape(b_, *pos, {1}))
-                           : ops::slice(b_, table, {0}, {0}, {len});
+      const Value at =
+          pos ? ops::gather(b_, table, ops::reshape(b_, *pos, {1})) : ops::slice(b_, table, {0}, {0}, {len});
       x = ops::reshape(b_, ops::add(b_, ops::reshape(b_, x, {s[0], len, d}), at), {rows, d});
     }
     return dropout(x);
@@ -144,8 +142,8 @@ class Net {
   // GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   Value gelu(Value x) {
     const Value cube = ops::mul(b_, ops::mul(b_, x, x), x);
-    const Value inner = ops::mul(b_, ops::add(b_, x, ops::mul(b_, cube, scalar(0.044715))),
-                                 scalar(std::sqrt(2.0 / M_PI)));
+    const Value inner =
+        ops::mul(b_, ops::add(b_, x, ops::mul(b_, cube, scalar(0.044715))), scalar(std::sqrt(2.0 / M_PI)));
     return ops::mul(b_, ops::mul(b_, x, scalar(0.5)), ops::add(b_, ops::tanh(b_, inner), scalar(1.0)));
   }
 
@@ -195,8 +193,8 @@ class Net {
     };
     Value q = project("q"), k = project("k"), v = project("v");
     if (cfg_.positions == "rope") {
-      const Value at = step ? ops::gather(b_, table_, ops::reshape(b_, step->pos, {1}))
-                            : ops::slice(b_, table_, {0}, {0}, {len});
+      const Value at =
+          step ? ops::gather(b_, table_, ops::reshape(b_, step->pos, {1})) : ops::slice(b_, table_, {0}, {0}, {len});
       const auto [sin, cos] = rope_sin_cos(at);
       q = rotate(q, sin, cos);
       k = rotate(k, sin, cos);

@@ -78,8 +78,8 @@ void settle_all(const LmSettings& g, RunSettings& r, bool continued, const std::
 nlohmann::ordered_json state_json(const RunSettings& r, double train_seconds,
                                   const std::vector<std::pair<double, double>>& train_losses,
                                   const std::vector<LmEvalPoint>& dev) {
-  nlohmann::ordered_json j{{"batch", r.batch}, {"lr", r.lr},           {"warmup", r.warmup},
-                           {"seed", r.seed},   {"train_seconds", train_seconds}};
+  nlohmann::ordered_json j{
+      {"batch", r.batch}, {"lr", r.lr}, {"warmup", r.warmup}, {"seed", r.seed}, {"train_seconds", train_seconds}};
   j["train_losses"] = train_losses;
   nlohmann::ordered_json d = nlohmann::ordered_json::array();
   for (const LmEvalPoint& p : dev) d.push_back({p.step, p.minutes, p.loss});
@@ -109,7 +109,8 @@ Continued read_run(const std::string& dir, RunSettings& r) {
     r.seed = j.at("seed").get<uint64_t>();
     c.train_seconds = j.at("train_seconds").get<double>();
     c.train_losses = j.at("train_losses").get<std::vector<std::pair<double, double>>>();
-    for (const auto& p : j.at("dev")) c.dev.push_back({p.at(0).get<int64_t>(), p.at(1).get<double>(), p.at(2).get<double>()});
+    for (const auto& p : j.at("dev"))
+      c.dev.push_back({p.at(0).get<int64_t>(), p.at(1).get<double>(), p.at(2).get<double>()});
   } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": " + e.what());
   }
@@ -174,26 +175,27 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
 
   const int64_t first_step = exe->binding(kStepState).i32()();
   RunLog run_log(o.checkpoint_dir, first_step);
-  nlohmann::ordered_json settings{{"model", "lm"},
-                                  {"config", nlohmann::ordered_json::parse(lm_config_to_json(cfg))},
-                                  {"train", o.train},
-                                  {"valid", o.valid},
-                                  {"batch", run.batch},
-                                  {"lr", run.lr},
-                                  {"warmup", run.warmup},
-                                  {"seed", run.seed}};
+  nlohmann::ordered_json settings{
+      {"model", "lm"},        {"config", nlohmann::ordered_json::parse(lm_config_to_json(cfg))},
+      {"train", o.train},     {"valid", o.valid},
+      {"batch", run.batch},   {"lr", run.lr},
+      {"warmup", run.warmup}, {"seed", run.seed}};
   run_log.start(first_step, settings);
   log << (continued ? "continuing" : "training") << " a language model " << describe(cfg) << " on "
       << train.bytes.size() << " bytes of " << o.train << " (dev: " << dev.windows << " windows of " << cfg.context
-      << " from " << o.valid << "), " << run.batch << " sequences a step, peak lr " << run.lr << " after "
-      << run.warmup << " warm-up steps\n";
+      << " from " << o.valid << "), " << run.batch << " sequences a step, peak lr " << run.lr << " after " << run.warmup
+      << " warm-up steps\n";
 
   TrainClock clock(past.train_seconds);
   const double budget_seconds = o.minutes * 60;
   const int64_t last_step = o.steps > 0 ? first_step + o.steps : -1;
   // When to evaluate and save: every eval_every steps or eval_minutes, else each fifth of the budget.
-  const double eval_seconds = o.eval_minutes > 0 ? o.eval_minutes * 60 : o.eval_every == 0 && o.minutes > 0 ? budget_seconds / 5 : 0;
-  const int64_t eval_steps = o.eval_every > 0 ? o.eval_every : o.eval_minutes == 0 && o.steps > 0 ? std::max<int64_t>(1, o.steps / 5) : 0;
+  const double eval_seconds = o.eval_minutes > 0                   ? o.eval_minutes * 60
+                              : o.eval_every == 0 && o.minutes > 0 ? budget_seconds / 5
+                                                                   : 0;
+  const int64_t eval_steps = o.eval_every > 0                     ? o.eval_every
+                             : o.eval_minutes == 0 && o.steps > 0 ? std::max<int64_t>(1, o.steps / 5)
+                                                                  : 0;
   if (budget_seconds > 0 && clock.resumed_seconds() >= budget_seconds) {
     log << "the run in " << o.checkpoint_dir << " has trained its " << o.minutes << " minutes already\n";
     return {first_step, first_step, cfg, past.dev, 0, clock.resumed_seconds() / 60};
@@ -202,7 +204,8 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
   ProgressLine progress(log, !o.log && isatty(STDERR_FILENO), o.log_every);
   const auto tokens_per_step = static_cast<double>(run.batch * cfg.context);
   int64_t step = first_step;
-  double next_eval_seconds = eval_seconds > 0 ? (std::floor(clock.resumed_seconds() / eval_seconds) + 1) * eval_seconds : 0;
+  double next_eval_seconds =
+      eval_seconds > 0 ? (std::floor(clock.resumed_seconds() / eval_seconds) + 1) * eval_seconds : 0;
   LmTrainResult result{first_step, first_step, cfg, past.dev, 0, 0};
   std::vector<std::pair<double, double>> train_losses = past.train_losses;
   double trained_seconds_this_call = 0;
@@ -210,7 +213,9 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
 
   const auto evaluate_and_save = [&] {
     const TrainClock::Pause pause(clock);
-    if (!dev_exe) dev_exe = compiler::make_executable(build_lm_loss_graph(cfg, dev.batches.front().shape()[0], cfg.context), o.exec);
+    if (!dev_exe)
+      dev_exe =
+          compiler::make_executable(build_lm_loss_graph(cfg, dev.batches.front().shape()[0], cfg.context), o.exec);
     bind_initial_values(*dev_exe, run.seed);
     const double loss = dev_loss(*dev_exe, *exe, dev);
     const double minutes = clock.run_seconds() / 60;
@@ -219,9 +224,11 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
     result.dev.push_back({step, minutes, loss});
     std::ostringstream line;
     line << "dev at step " << step << " (" << duration_text(clock.run_seconds()) << "): loss " << loss
-         << "  perplexity " << std::exp(loss) << "  " << loss / std::log(2.0) << " bits/byte" << (best ? "  (best)" : "");
+         << "  perplexity " << std::exp(loss) << "  " << loss / std::log(2.0) << " bits/byte"
+         << (best ? "  (best)" : "");
     progress.message(line.str());
-    run_log.dev_metrics(step, minutes, {{"loss", loss}, {"perplexity", std::exp(loss)}, {"bits_per_byte", loss / std::log(2.0)}}, best);
+    run_log.dev_metrics(
+        step, minutes, {{"loss", loss}, {"perplexity", std::exp(loss)}, {"bits_per_byte", loss / std::log(2.0)}}, best);
     save_checkpoint(o.checkpoint_dir,
                     checkpoint_of(*exe, run, state_json(run, clock.run_seconds(), train_losses, result.dev)));
     write_curve(o.checkpoint_dir, train_losses, result.dev);
@@ -243,7 +250,8 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
                   ": training diverged (a lower --lr or a longer --warmup may help); the last checkpoint in " +
                   o.checkpoint_dir + " is kept");
     trained_seconds_this_call = clock.run_seconds() - call_start_seconds;
-    const double tps = tokens_per_step * static_cast<double>(step - first_step) / std::max(trained_seconds_this_call, 1e-9);
+    const double tps =
+        tokens_per_step * static_cast<double>(step - first_step) / std::max(trained_seconds_this_call, 1e-9);
     const double eta = last_step >= 0 ? static_cast<double>(last_step - step) * trained_seconds_this_call /
                                             static_cast<double>(step - first_step)
                                       : budget_seconds - clock.run_seconds();
@@ -261,8 +269,9 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
   }
   if (!saved_last) evaluate_and_save();
   result.last_step = step;
-  result.tokens_per_second =
-      trained_seconds_this_call > 0 ? tokens_per_step * static_cast<double>(step - first_step) / trained_seconds_this_call : 0;
+  result.tokens_per_second = trained_seconds_this_call > 0
+                                 ? tokens_per_step * static_cast<double>(step - first_step) / trained_seconds_this_call
+                                 : 0;
   result.train_minutes = clock.run_seconds() / 60;
   return result;
 }

@@ -23,18 +23,18 @@ struct LmSettings {
   std::optional<int64_t> d_model, heads, d_ff, layers, context, max_len;
   std::optional<std::string> positions, norm;
   std::optional<double> dropout;
-  std::optional<int64_t> batch;    // sequences of `context` tokens per step; default 32
-  std::optional<double> lr;        // the peak learning rate, reached at the end of the warm-up; default 1e-3
-  std::optional<int64_t> warmup;   // steps; default 100
-  std::optional<uint64_t> seed;    // param init, dropout and batches; default 0
+  std::optional<int64_t> batch;   // sequences of `context` tokens per step; default 32
+  std::optional<double> lr;       // the peak learning rate, reached at the end of the warm-up; default 1e-3
+  std::optional<int64_t> warmup;  // steps; default 100
+  std::optional<uint64_t> seed;   // param init, dropout and batches; default 0
 };
 
 struct LmTrainOptions {
   std::string train, valid;  // a text file, or a folder of them
   std::string checkpoint_dir;
   LmSettings settings;
-  double minutes = 0;  // exactly one of minutes and steps is > 0: the run's training time,
-  int64_t steps = 0;   // or the steps of this call
+  double minutes = 0;       // exactly one of minutes and steps is > 0: the run's training time,
+  int64_t steps = 0;        // or the steps of this call
   double eval_minutes = 0;  // between dev evaluations and saves; with eval_every 0 too: each fifth of the budget
   int64_t eval_every = 0;
   int64_t dev_windows = 256;  // dev windows of `context` tokens, spread over the dev file

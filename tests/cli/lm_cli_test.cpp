@@ -16,9 +16,28 @@ std::string trained_lm(const TempDir& dir) {
   std::string text;
   for (int i = 0; i < 50; ++i) text += "In the beginning was the word. ";
   write_file(dir.file("train.txt"), text);
-  const KilnResult r = run_kiln({"train", "--model", "lm", "--train", dir.file("train.txt"), "--valid",
-                                 dir.file("train.txt"), "--checkpoint", ckpt, "--steps", "6", "--context", "32",
-                                 "--d-model", "16", "--heads", "2", "--d-ff", "32", "--layers", "1", "--batch-size",
+  const KilnResult r = run_kiln({"train",
+                                 "--model",
+                                 "lm",
+                                 "--train",
+                                 dir.file("train.txt"),
+                                 "--valid",
+                                 dir.file("train.txt"),
+                                 "--checkpoint",
+                                 ckpt,
+                                 "--steps",
+                                 "6",
+                                 "--context",
+                                 "32",
+                                 "--d-model",
+                                 "16",
+                                 "--heads",
+                                 "2",
+                                 "--d-ff",
+                                 "32",
+                                 "--layers",
+                                 "1",
+                                 "--batch-size",
                                  "4"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.out.find("trained steps 0..6") != std::string::npos);
@@ -38,8 +57,8 @@ std::vector<std::string> lm_args(const TempDir& dir, std::vector<std::string> ex
 TEST_CASE("kiln generate writes the same text from the same seed, and kiln eval --text its perplexity") {
   const TempDir dir;
   const std::string ckpt = trained_lm(dir);
-  const std::vector<std::string> gen{"generate", "--checkpoint", ckpt, "In the", "--max-tokens", "20",
-                                     "--seed", "4", "--top-p", "0.9", "-n", "2"};
+  const std::vector<std::string> gen{"generate", "--checkpoint", ckpt, "In the", "--max-tokens", "20", "--seed", "4",
+                                     "--top-p",  "0.9",          "-n", "2"};
   const KilnResult a = run_kiln(gen), b = run_kiln(gen);
   REQUIRE_MESSAGE(a.status == 0, a.err);
   CHECK(a.out == b.out);
@@ -64,8 +83,7 @@ TEST_CASE("bad input to the language model's commands is named, with a non-zero 
   fails(run_kiln(lm_args(dir, {"--train", text})), 1, "--model lm needs --train and --valid");
   fails(run_kiln(lm_args(dir, {"--train", text, "--valid", text, "--task", "copy"})), 1,
         "--task is a Transformer flag");
-  fails(run_kiln(lm_args(dir, {"--train", dir.file("missing.txt"), "--valid", text})), 1,
-        "missing.txt: no such file");
+  fails(run_kiln(lm_args(dir, {"--train", dir.file("missing.txt"), "--valid", text})), 1, "missing.txt: no such file");
   fails(run_kiln(lm_args(dir, {"--train", text, "--valid", text, "--context", "1000"})), 1,
         "fewer than the 1001 one window");
   fails(run_kiln(lm_args(dir, {"--train", text, "--valid", text, "--positions", "alibi"})), 2, "--positions");

@@ -1,6 +1,8 @@
 // The decoder-only language model: its config, graphs (the JIT against the
 // interpreter, the KV-cached step against the full forward), data, sampling,
 // and training with checkpoints that continue exactly.
+#include "models/lm/lm.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,7 +19,6 @@
 #include "models/checkpoint.h"
 #include "models/lm/byte_corpus.h"
 #include "models/lm/generator.h"
-#include "models/lm/lm.h"
 #include "models/lm/lm_trainer.h"
 #include "models/model.h"
 
@@ -93,7 +94,8 @@ TEST_CASE("the language model's config: JSON round trip, and errors naming the k
   bad.d_model = 1 << 30;
   bad.heads = 1;
   CHECK_THROWS_AS(validate(bad), Error);  // does not fit in memory
-  CHECK_THROWS_WITH_AS(build_lm_train_graph(c, 2, 9, {}), doctest::Contains("sequence length 9 must be in 1..8"), Error);
+  CHECK_THROWS_WITH_AS(build_lm_train_graph(c, 2, 9, {}), doctest::Contains("sequence length 9 must be in 1..8"),
+                       Error);
 }
 
 TEST_CASE("the model registry knows both kinds and names them in errors") {
