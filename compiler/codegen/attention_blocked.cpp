@@ -1,7 +1,8 @@
 // flash_attention and its backward as FlashAttention 2 computes them: blocks of
 // queries against blocks of keys, with the softmax's running max and sum per
 // query row, so that the loops over keys and queries run at run time and every
-// buffer is sized by the blocks (a few KiB on the stack), whatever S and T are.
+// buffer is sized by the blocks (48 KiB on the stack for heads of 64), whatever
+// S and T are.
 // With {causal=1}, blocks of keys entirely past a block of queries' diagonal are
 // skipped (half the work when T == S) and the blocks across it are masked by
 // element. The additive mask operand is read as it broadcasts (a scalar, a
@@ -36,7 +37,7 @@ constexpr float kInfinity = std::numeric_limits<float>::infinity();
 // T = S, forward and backward ms, row kernel / blocked: S 32 (batch 32) 0.8 /
 // 1.0 and 3.1 / 2.6; S 64 (batch 32) 5.2 / 2.0 and 15.9 / 5.1, with a [T, S]
 // mask 4.8 / 2.6 and 14.4 / 6.6; S 128 (batch 8) 3.5 / 1.9 and 11.9 / 4.8. A
-// decoder step's one query row against 256 keys (batch 64): 1.4 / 4.7.
+// decoder step's one query row against 256 keys (batch 64): 1.4 / 4.7 (257).
 constexpr int64_t kRowKernelMaxKeys = 32;
 constexpr int64_t kFewRowsMaxKeys = 256;
 constexpr int64_t kForwardKeyBlock = 64;  // Bc of the forward
