@@ -1,7 +1,8 @@
 // flash_attention and its backward as FlashAttention 2 computes them: blocks of
 // queries against blocks of keys, with the softmax's running max and sum per
 // query row, so that the loops over keys and queries run at run time and every
-// buffer is sized by the blocks (a few KiB on the stack), whatever S and T are.
+// buffer is sized by the blocks (48 KiB on the stack for heads of 64), whatever
+// S and T are.
 // With {causal=1}, blocks of keys entirely past a block of queries' diagonal are
 // skipped (half the work when T == S) and the blocks across it are masked by
 // element. The additive mask operand is read as it broadcasts (a scalar, a
@@ -32,10 +33,12 @@ namespace {
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 // The row kernel unrolls every key vector of a row (its compile time and
-// registers grow with S). Measured (4 heads of 64, 1 thread, f32): it is 1.2 to
-// 1.5x faster at S = 32 and 64, even at 128, and 1.8x slower at 256; a decoder
-// step's one row against 256 keys is 5x faster in it.
-constexpr int64_t kRowKernelMaxKeys = 128;
+// registers grow with S). Measured on one Sapphire Rapids core, 4 heads of 64,
+// T = S, forward and backward ms, row kernel / blocked: S 32 (batch 32) 0.8 /
+// 1.0 and 3.1 / 2.6; S 64 (batch 32) 5.2 / 2.0 and 15.9 / 5.1, with a [T, S]
+// mask 4.8 / 2.6 and 14.4 / 6.6; S 128 (batch 8) 3.5 / 1.9 and 11.9 / 4.8. A
+// decoder step's one query row against 256 keys (batch 64): 1.4 / 4.7 (257).
+constexpr int64_t kRowKernelMaxKeys = 32;
 constexpr int64_t kFewRowsMaxKeys = 256;
 constexpr int64_t kForwardKeyBlock = 64;  // Bc of the forward
 constexpr int64_t kBackwardQueryBlock = 32;

@@ -1,8 +1,8 @@
 #pragma once
-// flash_attention and flash_attention_backward for long sequences and causal
-// attention (attention_blocked.cpp): FlashAttention 2's blocks, whose loops over
-// keys and queries run at run time and whose buffers are sized by the blocks,
-// never by the sequence.
+// flash_attention and flash_attention_backward past a few dozen keys, up to
+// long sequences (attention_blocked.cpp): FlashAttention 2's blocks, whose loops
+// over keys and queries run at run time and whose buffers are sized by the
+// blocks, never by the sequence.
 #include "compiler/codegen/emitter_registry.h"
 
 namespace kiln::compiler {

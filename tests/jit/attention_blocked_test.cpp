@@ -1,5 +1,5 @@
 // flash_attention's kernels against the interpreter, forward and backward: the
-// blocked ones (compiler/codegen/attention_blocked.cpp: more than 128 keys) and
+// blocked ones (compiler/codegen/attention_blocked.cpp: more than 32 keys) and
 // the row kernel, causal and not, heads packed and not, a key padding mask, a
 // full [T, S] mask, T != S with causal, and S from 1 to 1030; and causal
 // attention at T = S = 16,384, whose program holds nothing of T x T.

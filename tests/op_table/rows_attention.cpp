@@ -101,6 +101,7 @@ std::vector<Sample> forward_samples(Rng& rng) {
   out.back().note = "300 keys";
   out.push_back(causal(attention_sample(rng, {{1}, 140, 150, 8, 5, true, 2})));
   out.back().note = "150 keys, causal";
+  out.push_back(in_bf16(causal(attention_sample(rng, {{2}, 40, 70, 16, 8, false})), {0, 1, 2}));
   return out;
 }
 
