@@ -149,3 +149,25 @@ TEST_CASE("causal flash_attention at T = S = 16,384 keeps nothing of T x T and m
 }
 
 }  // namespace blocked_attention_test
+
+namespace blocked_attention_test {
+
+TEST_CASE("blocks of keys a key mask drops entirely are skipped, rows with no key left give zeros") {
+  uint64_t seed = 80;
+  for (bool causal : {false, true})
+    for (int64_t t : {1, 37}) {
+      const Case c{2, 2, t, 300, 16, true, causal, Mask::padding};
+      INFO("T " << t << " causal " << causal);
+      Rng rng(++seed);
+      const Graph g = attention_graph(c);
+      std::map<std::string, Tensor> values = bindings(g, rng);
+      Tensor::F32& mask = values.at("mask").f32();
+      for (size_t j = 0; j < 300; ++j) {
+        mask(0, 0, 0, j) = j >= 64 && j < 192 ? -kInf : 0.0f;  // two whole blocks of the forward's 64
+        mask(1, 0, 0, j) = j < 256 ? -kInf : 0.0f;             // the first four blocks (causal: rows see none)
+      }
+      check_jit_matches_interpreter(g, values, kBlocked);
+    }
+}
+
+}  // namespace blocked_attention_test
