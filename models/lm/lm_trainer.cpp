@@ -212,25 +212,24 @@ LmTrainResult train_lm(const LmTrainOptions& o) {
   bool saved_last = false;
 
   const auto evaluate_and_save = [&] {
+    const double trained = clock.run_seconds();  // the evaluation's own time is not training
     const TrainClock::Pause pause(clock);
     if (!dev_exe)
       dev_exe =
           compiler::make_executable(build_lm_loss_graph(cfg, dev.batches.front().shape()[0], cfg.context), o.exec);
     bind_initial_values(*dev_exe, run.seed);
     const double loss = dev_loss(*dev_exe, *exe, dev);
-    const double minutes = clock.run_seconds() / 60;
+    const double minutes = trained / 60;
     bool best = true;
     for (const LmEvalPoint& p : result.dev) best = best && loss < p.loss;
     result.dev.push_back({step, minutes, loss});
     std::ostringstream line;
-    line << "dev at step " << step << " (" << duration_text(clock.run_seconds()) << "): loss " << loss
-         << "  perplexity " << std::exp(loss) << "  " << loss / std::log(2.0) << " bits/byte"
-         << (best ? "  (best)" : "");
+    line << "dev at step " << step << " (" << duration_text(trained) << "): loss " << loss << "  perplexity "
+         << std::exp(loss) << "  " << loss / std::log(2.0) << " bits/byte" << (best ? "  (best)" : "");
     progress.message(line.str());
     run_log.dev_metrics(
         step, minutes, {{"loss", loss}, {"perplexity", std::exp(loss)}, {"bits_per_byte", loss / std::log(2.0)}}, best);
-    save_checkpoint(o.checkpoint_dir,
-                    checkpoint_of(*exe, run, state_json(run, clock.run_seconds(), train_losses, result.dev)));
+    save_checkpoint(o.checkpoint_dir, checkpoint_of(*exe, run, state_json(run, trained, train_losses, result.dev)));
     write_curve(o.checkpoint_dir, train_losses, result.dev);
     saved_last = true;
   };
