@@ -17,7 +17,7 @@
 #include "engine/run_dir_lock.h"
 #include "models/best_checkpoints.h"
 #include "models/checkpoint_average.h"
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 #include "tools/flag_checks.h"
 #include "tools/path_checks.h"
 

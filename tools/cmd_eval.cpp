@@ -11,7 +11,7 @@
 #include "engine/atomic_file.h"
 #include "engine/ir/error.h"
 #include "models/train/evaluate.h"
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 #include "models/train/trained_model.h"
 #include "models/checkpoint.h"
 #include "models/lm/lm_eval.h"

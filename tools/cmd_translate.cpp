@@ -10,7 +10,7 @@
 #include "engine/ir/error.h"
 #include "models/checkpoint.h"
 #include "models/train/attention_maps.h"
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 #include "models/train/translate_lines.h"
 #include "tools/cli_common.h"
 #include "tools/flag_checks.h"
@@ -153,7 +153,7 @@ void translate(const TranslateOptions& opts) {
   }
   TranslationOutput output(opts);
   models::TrainedModel m = models::load_trained_model(opts.checkpoint_dir, opts.data_dir, opts.exec);
-  // A long input shows its progress on stderr (models/train/progress.h), typed lines
+  // A long input shows its progress on stderr (models/run/progress.h), typed lines
   // not; live only where no translation is printed on the same terminal.
   const bool typed = opts.texts.empty() && opts.input_path.empty() && isatty(STDIN_FILENO);
   const bool prints_here = is_stdout(opts.output_path) && isatty(STDOUT_FILENO);

@@ -4,7 +4,7 @@
 // cross-attention keys and values), then the decoder step graph
 // (models/transformer/decoder_step.h) once per position, attending to the
 // keys and values its caches hold for earlier positions. Both are compiled per
-// shape (models/train/executable_cache.h), all bound to one set of params; one
+// shape (models/run/executable_cache.h), all bound to one set of params; one
 // step graph serves every position of a batch. Greedy and beam search drive it.
 #include <map>
 #include <string>
@@ -12,7 +12,7 @@
 #include "compiler/backend.h"
 #include "engine/tensor/tensor.h"
 #include "models/decode/step_decoder.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 #include "models/transformer/config.h"
 
 namespace kiln::models {

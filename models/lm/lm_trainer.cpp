@@ -16,10 +16,10 @@
 #include "models/lm/byte_corpus.h"
 #include "models/lm/lm.h"
 #include "models/lm/lm_eval.h"
-#include "models/train/loss_curve_svg.h"
-#include "models/train/progress.h"
-#include "models/train/run_log.h"
-#include "models/train/train_clock.h"
+#include "models/run/loss_curve_svg.h"
+#include "models/run/progress.h"
+#include "models/run/run_log.h"
+#include "models/run/train_clock.h"
 
 namespace kiln::models {
 namespace {

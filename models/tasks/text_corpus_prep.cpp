@@ -13,7 +13,7 @@
 #include "engine/ir/read_file.h"
 #include "models/tasks/subwords.h"
 #include "models/tasks/token_corpus.h"
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 
 namespace kiln::models {
 namespace {

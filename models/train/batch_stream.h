@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "models/tasks/task.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 #include "models/train/trainer_state.h"
 
 namespace kiln::models {

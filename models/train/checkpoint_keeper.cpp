@@ -10,7 +10,7 @@
 #include "models/checkpoint.h"
 #include "models/checkpoint_average.h"
 #include "models/tasks/text_task.h"
-#include "models/train/loss_curve_svg.h"
+#include "models/run/loss_curve_svg.h"
 
 namespace kiln::models {
 namespace {

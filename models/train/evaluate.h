@@ -9,7 +9,7 @@
 #include "models/eval/bleu.h"
 #include "models/eval/chrf.h"
 #include "models/tasks/task.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 
 namespace kiln::models {
 

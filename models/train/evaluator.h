@@ -14,7 +14,7 @@
 #include "models/decode/decoder.h"
 #include "models/tasks/task.h"
 #include "models/train/evaluate.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 #include "models/train/trainer_state.h"
 #include "models/transformer/config.h"
 

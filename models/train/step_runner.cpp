@@ -7,7 +7,7 @@
 #include "compiler/jit_executable.h"
 #include "engine/tensor/collectives.h"
 #include "models/train/batch_stream.h"
-#include "models/train/train_clock.h"
+#include "models/run/train_clock.h"
 #include "models/train/update_parts.h"
 #include "models/transformer/transformer.h"
 

@@ -17,7 +17,7 @@
 #include "engine/ir/error.h"
 #include "models/optimizer.h"
 #include "models/tasks/task.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 #include "models/train/trainer.h"
 #include "models/train/trainer_state.h"
 #include "models/transformer/config.h"

@@ -20,14 +20,14 @@
 #include "models/train/eval_cadence.h"
 #include "models/train/evaluator.h"
 #include "models/train/job_start.h"
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 #include "models/train/recipe.h"
 #include "models/train/resume_settings.h"
-#include "models/train/run_log.h"
+#include "models/run/run_log.h"
 #include "models/train/run_start.h"
 #include "models/train/step_runner.h"
 #include "models/train/task_setup.h"
-#include "models/train/train_clock.h"
+#include "models/run/train_clock.h"
 #include "models/train/trainer_state.h"
 
 namespace kiln::models {

@@ -197,7 +197,7 @@ TEST_CASE("no source of kiln opens a file for writing but the atomic writer, and
   const std::vector<std::string> allowed = {
       "engine/atomic_file.cpp",        // the atomic writer itself
       "compiler/jit/perf_map.cpp",     // perf's /tmp/perf-PID.map: a fixed name, appended to, O_NOFOLLOW
-      "models/train/run_log.h",        // DIR/log.jsonl, appended a line at a time after an atomic rewrite
+      "models/run/run_log.h",        // DIR/log.jsonl, appended a line at a time after an atomic rewrite
       "tools/python/onnx_import.cpp",  // kiln-import's stderr, in a fresh mkdtemp directory
   };
   std::string found;  // FILE:LINE of each

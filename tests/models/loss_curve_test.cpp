@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "models/train/loss_curve_svg.h"
+#include "models/run/loss_curve_svg.h"
 
 using namespace kiln::models;
 

@@ -1,4 +1,4 @@
-// The progress lines (models/train/progress.h): the trainer's, live on a terminal and
+// The progress lines (models/run/progress.h): the trainer's, live on a terminal and
 // through a pipe a line every N steps and at least one every so many seconds; and
 // ItemProgress, the commands' over sentences and checkpoints.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 
 using namespace kiln::models;
 

@@ -1,7 +1,7 @@
-// The run's log (models/train/run_log.h): one JSON object a line per event, in
+// The run's log (models/run/run_log.h): one JSON object a line per event, in
 // the documented field order, and a resumed run's log drops the lines past its
 // checkpoint's step.
-#include "models/train/run_log.h"
+#include "models/run/run_log.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
-// The training clock (models/train/train_clock.h): it counts the time since it
+// The training clock (models/run/train_clock.h): it counts the time since it
 // started and what the run trained before, and not the time a pause lasted
 // (an evaluation, a save).
-#include "models/train/train_clock.h"
+#include "models/run/train_clock.h"
 
 #include <doctest/doctest.h>
 

@@ -10,7 +10,7 @@
 
 #include "cli/temp_dir.h"
 #include "compiler/backend.h"
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 #include "models/train/trainer.h"
 #include "models/transformer/transformer.h"
 #include "interpreter_run.h"

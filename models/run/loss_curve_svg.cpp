@@ -1,4 +1,4 @@
-#include "models/train/loss_curve_svg.h"
+#include "models/run/loss_curve_svg.h"
 
 #include <algorithm>
 #include <cmath>

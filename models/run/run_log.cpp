@@ -1,4 +1,4 @@
-#include "models/train/run_log.h"
+#include "models/run/run_log.h"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "models/train/train_clock.h"
+#include "models/run/train_clock.h"
 
 namespace kiln::models {
 

@@ -1,4 +1,4 @@
-#include "models/train/executable_cache.h"
+#include "models/run/executable_cache.h"
 
 #include <algorithm>
 #include <chrono>

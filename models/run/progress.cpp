@@ -1,4 +1,4 @@
-#include "models/train/progress.h"
+#include "models/run/progress.h"
 
 #include <algorithm>
 #include <cmath>
