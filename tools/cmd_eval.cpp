@@ -14,6 +14,7 @@
 #include "models/run/progress.h"
 #include "models/train/trained_model.h"
 #include "models/checkpoint.h"
+#include "models/lm/lm_checkpoint.h"
 #include "models/lm/lm_eval.h"
 #include "tools/output_file.h"
 #include "models/train/translate_lines.h"
@@ -179,11 +180,7 @@ void check_output_apart(const EvalOptions& opts) {
 
 // kiln eval --text: a language model's loss on a text.
 void eval_lm(const EvalOptions& opts) {
-  const models::Checkpoint ckpt = models::load_any_checkpoint(opts.checkpoint_dir);
-  if (ckpt.model != "lm")
-    throw Error("--text scores a language model's checkpoint; " + opts.checkpoint_dir + " holds a '" + ckpt.model +
-                "' (its scores: --split or --src and --ref)");
-  models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  auto [ckpt, cfg] = models::load_lm_checkpoint(opts.checkpoint_dir);
   if (opts.context > cfg.max_len)
     throw Error("--context " + std::to_string(opts.context) + ": the model places at most " +
                 std::to_string(cfg.max_len) + " positions" +

@@ -79,10 +79,10 @@ CLI::App* add_export_command(CLI::App& app, ExportOptions& opts) {
   cmd->add_option("--heads", opts.lm.heads, "attention heads")->check(positive(opts.lm.heads))->group(lm)->capture_default_str();
   cmd->add_option("--d-ff", opts.lm.d_ff, "feed-forward width")->check(positive(opts.lm.d_ff))->group(lm)->capture_default_str();
   cmd->add_option("--positions", opts.lm.positions, "learned, sinusoidal or rope")
-      ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}))
+      ->check(CLI::IsMember(models::choices(models::kLmPositions)))
       ->group(lm)
       ->capture_default_str();
-  cmd->add_option("--norm", opts.lm.norm, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group(lm)->capture_default_str();
+  cmd->add_option("--norm", opts.lm.norm, "pre or post")->check(CLI::IsMember(models::choices(models::kLmNorms)))->group(lm)->capture_default_str();
   cmd->add_option("--vocab", opts.vocab, "joint vocabulary size")
       ->check(in_range(opts.vocab, int64_t{4}, int64_t{1} << 30))
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include "models/checkpoint.h"
 #include "models/lm/byte_corpus.h"
 #include "models/lm/generator.h"
+#include "models/lm/lm_checkpoint.h"
 #include "models/lm/lm_trainer.h"
 #include "models/model.h"
 #include "tools/flag_checks.h"
@@ -47,12 +48,12 @@ void add_model_flags(CLI::App& train, ModelFlags& f) {
       .add_option("--positions", f.positions,
                   "positions: learned (a trained table, as GPT-2 and BERT), sinusoidal (the paper's) or rope "
                   "(rotary, as LLaMA; the default)")
-      ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}))
+      ->check(CLI::IsMember(models::choices(models::kLmPositions)))
       ->group(group);
   train
       .add_option("--norm", f.norm,
                   "pre (GPT-2's x + f(LN(x)) and a final LN; the default) or post (the paper's LN(x + f(x)))")
-      ->check(CLI::IsMember({"pre", "post"}))
+      ->check(CLI::IsMember(models::choices(models::kLmNorms)))
       ->group(group);
   train
       .add_option("--positions-max", f.max_len,
@@ -150,12 +151,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& opts) {
 }
 
 void generate(const GenerateOptions& opts) {
-  const models::Checkpoint ckpt = models::load_any_checkpoint(opts.checkpoint_dir);
-  if (ckpt.model != "lm")
-    throw Error(opts.checkpoint_dir + " holds a checkpoint of model '" + ckpt.model +
-                "': kiln generate takes a language model's (kiln train --model lm); kiln translate takes a "
-                "Transformer's");
-  const models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  const auto [ckpt, cfg] = models::load_lm_checkpoint(opts.checkpoint_dir);
   std::string prompt;
   if (!opts.prompt_file.empty()) {
     prompt = read_file(opts.prompt_file, 64 * kMiB, "a prompt");

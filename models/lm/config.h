@@ -3,7 +3,9 @@
 // causal self-attention blocks over one token stream, tied input and output
 // embeddings) and their JSON form, which checkpoints keep.
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace kiln::models {
 
@@ -22,6 +24,10 @@ struct LmConfig {
 // The choices of positions and norm, for flags and errors.
 inline constexpr const char* kLmPositions[] = {"learned", "sinusoidal", "rope"};
 inline constexpr const char* kLmNorms[] = {"pre", "post"};
+template <size_t N>
+std::vector<std::string> choices(const char* const (&names)[N]) {
+  return {std::begin(names), std::end(names)};
+}
 
 // "(vocab 256, d_model 128, 4 heads, d_ff 512, 4 layers, context 256, rope positions, pre-norm)"
 std::string describe(const LmConfig& cfg);

@@ -3,17 +3,14 @@
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
 #include "models/lm/lm.h"
+#include "models/lm/lm_checkpoint.h"
 
 namespace kiln::models {
 
 LmGenerator::LmGenerator(const LmConfig& cfg, const std::map<std::string, Tensor>& params, int64_t cache_len,
                          const compiler::BackendOptions& exec)
     : cfg_(cfg), cache_len_(cache_len), exe_(compiler::make_executable(build_lm_step_graph(cfg, 1, cache_len), exec)) {
-  for (const auto& [name, type] : lm_param_types(cfg)) {
-    const auto it = params.find(name);
-    if (it == params.end()) throw Error("language model: no tensor for param '" + name + "'");
-    exe_->bind(name, it->second);
-  }
+  bind_lm_params(*exe_, cfg, params);
   bind_initial_values(*exe_, 0);  // the caches (zeros) and the position tables
 }
 

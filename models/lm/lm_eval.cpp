@@ -5,6 +5,7 @@
 #include "engine/ir/error.h"
 #include "engine/param_init.h"
 #include "models/lm/lm.h"
+#include "models/lm/lm_checkpoint.h"
 
 namespace kiln::models {
 
@@ -23,11 +24,7 @@ LmTextScore score_text(const LmConfig& cfg, const std::map<std::string, Tensor>&
   const DevBatches windows = dev_batches(text, batch, cfg.context, std::numeric_limits<int64_t>::max());
   const int64_t rows = windows.batches.front().shape()[0];
   auto exe = compiler::make_executable(build_lm_loss_graph(cfg, rows, cfg.context), exec);
-  for (const auto& [name, type] : lm_param_types(cfg)) {
-    const auto it = params.find(name);
-    if (it == params.end()) throw Error("language model: no tensor for param '" + name + "'");
-    exe->bind(name, it->second);
-  }
+  bind_lm_params(*exe, cfg, params);
   bind_initial_values(*exe, 0);
   return {mean_lm_loss(*exe, windows.batches), windows.windows, windows.windows * cfg.context};
 }

@@ -15,6 +15,7 @@
 #include "models/checkpoint.h"
 #include "models/lm/byte_corpus.h"
 #include "models/lm/lm.h"
+#include "models/lm/lm_checkpoint.h"
 #include "models/lm/lm_eval.h"
 #include "models/run/loss_curve_svg.h"
 #include "models/run/progress.h"
@@ -69,9 +70,9 @@ void settle_all(const LmSettings& g, RunSettings& r, bool continued, const std::
   settle(g.warmup, r.warmup, "--warmup", continued, dir);
   settle(g.seed, r.seed, "--seed", continued, dir);
   // Rotary and sinusoidal positions can be placed past the trained window: the
-  // tables cover four times it unless --max-len says otherwise.
+  // tables cover four times it unless --positions-max says otherwise.
   if (!continued) c.max_len = g.max_len.value_or(c.positions == "learned" ? c.context : 4 * c.context);
-  settle(g.max_len, c.max_len, "--max-len", continued, dir);
+  settle(g.max_len, c.max_len, "--positions-max", continued, dir);
   validate(c);
 }
 
@@ -96,10 +97,9 @@ struct Continued {
 };
 
 Continued read_run(const std::string& dir, RunSettings& r) {
-  Continued c{load_any_checkpoint(dir), 0, {}, {}};
-  if (c.ckpt.model != "lm")
-    throw Error(dir + " holds a run of model '" + c.ckpt.model + "', not of a language model (--model lm)");
-  r.config = lm_config_from_json(c.ckpt.model_config);
+  LmCheckpoint run = load_lm_checkpoint(dir);
+  Continued c{std::move(run.ckpt), 0, {}, {}};
+  r.config = run.config;
   const std::string origin = checkpoint_file(dir) + ": trainer state";
   try {
     const auto j = nlohmann::json::parse(c.ckpt.trainer_state);

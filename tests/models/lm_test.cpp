@@ -284,6 +284,9 @@ TEST_CASE("training the language model: the loss falls, the checkpoint is an lm'
   }
   o.settings.d_model = 32;
   CHECK_THROWS_WITH_AS(train_lm(o), doctest::Contains("--d-model 32 differs from the run's 16"), Error);
+  o.settings.d_model = 16;
+  o.settings.max_len = 100;  // the run's: 4 x its context of 16
+  CHECK_THROWS_WITH_AS(train_lm(o), doctest::Contains("--positions-max 100 differs from the run's 64"), Error);
 }
 
 TEST_CASE("the language model's training step holds no [T, T] buffer, and its memory grows linearly in T") {

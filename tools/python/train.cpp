@@ -15,6 +15,7 @@
 #include "models/checkpoint.h"
 #include "models/lm/byte_corpus.h"
 #include "models/lm/generator.h"
+#include "models/lm/lm_checkpoint.h"
 #include "models/lm/lm_trainer.h"
 #include "models/train/trained_model.h"
 #include "models/train/attention_maps.h"
@@ -225,10 +226,7 @@ py::list generate(const std::string& checkpoint, const std::string& prompt, int6
   if (max_tokens < 1 || samples < 1 || temperature < 0 || top_k < 0 || !(top_p > 0 && top_p <= 1))
     throw Error("generate: max_tokens and samples must be positive, temperature and top_k not negative, top_p in "
                 "(0, 1]");
-  const models::Checkpoint ckpt = models::load_any_checkpoint(checkpoint);
-  if (ckpt.model != "lm")
-    throw Error(checkpoint + " holds a checkpoint of model '" + ckpt.model + "', not a language model's");
-  const models::LmConfig cfg = models::lm_config_from_json(ckpt.model_config);
+  const auto [ckpt, cfg] = models::load_lm_checkpoint(checkpoint);
   const std::vector<int32_t> ids = models::byte_ids(prompt);
   const int64_t positions = std::max<int64_t>(1, static_cast<int64_t>(ids.size())) + max_tokens;
   std::vector<std::string> texts;
